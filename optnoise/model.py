@@ -1,0 +1,213 @@
+"""A solver-neutral sparse linear model (LP/MILP) and a small builder for it.
+
+Every optimisation in optnoise (noise design, the permute-and-flip LP, the
+partition-selection LP, the count-query LP) is written once as a
+:class:`LinearModel` and handed to a thin backend in :mod:`optnoise.solvers`::
+
+    minimise    c @ x + offset
+    subject to  row_lower <= A @ x <= row_upper
+                col_lower <=     x <= col_upper
+                x[j] integer where integrality[j]
+
+Example
+-------
+>>> mb = ModelBuilder()
+>>> x = mb.add_vars(2, lb=0.0, ub=1.0, name="x")
+>>> mb.add_row(x, [1.0, 1.0], upper=1.0)
+>>> mb.set_objective(x, [-1.0, -2.0])
+>>> model = mb.build()
+>>> model.shape
+(1, 2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LinearModel", "ModelBuilder"]
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """A minimisation LP/MILP in sparse row form (see module docstring)."""
+
+    c: np.ndarray
+    A: sp.csr_matrix
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    integrality: np.ndarray
+    offset: float = 0.0
+    blocks: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(number of rows, number of columns)."""
+        return self.A.shape
+
+    @property
+    def is_mip(self) -> bool:
+        """True when any variable is integer."""
+        return bool(np.any(self.integrality))
+
+    @property
+    def size(self) -> dict[str, int]:
+        """Rows, columns, integer columns and nonzeros, for reports."""
+        return {
+            "rows": int(self.A.shape[0]),
+            "cols": int(self.A.shape[1]),
+            "integers": int(np.count_nonzero(self.integrality)),
+            "nonzeros": int(self.A.nnz),
+        }
+
+    def block(self, name: str) -> np.ndarray:
+        """Column indices of a named variable block (as given to ``add_vars``)."""
+        try:
+            return self.blocks[name]
+        except KeyError:
+            raise ValueError(f"block must be one of {sorted(self.blocks)}; got {name!r}") from None
+
+    def residuals(self, x: np.ndarray) -> dict[str, float]:
+        """Largest violation of rows, bounds and integrality by ``x`` (for checks)."""
+        ax = self.A @ x
+        row = np.maximum(self.row_lower - ax, ax - self.row_upper)
+        col = np.maximum(self.col_lower - x, x - self.col_upper)
+        xi = x[self.integrality]
+        return {
+            "rows": float(np.max(row, initial=0.0)),
+            "bounds": float(np.max(col, initial=0.0)),
+            "integrality": float(np.max(np.abs(xi - np.round(xi)), initial=0.0)),
+        }
+
+    def to_mps(self, path: str | Path) -> Path:
+        """Write the model in (free) MPS format through HiGHS' writer."""
+        from .solvers import highs_instance
+
+        path = Path(path)
+        if path.suffix.lower() != ".mps":
+            raise ValueError(f"path must end in .mps; got {str(path)!r}")
+        h = highs_instance(self)
+        status = h.writeModel(str(path))
+        if str(status).endswith("kError"):
+            raise OSError(f"could not write MPS file {path}")
+        return path
+
+
+class ModelBuilder:
+    """Accumulates variables, rows and an objective; ``build()`` returns a :class:`LinearModel`.
+
+    Rows are added in batches of COO triplets, so a formulation over
+    thousands of noise values stays vectorised.
+    """
+
+    def __init__(self) -> None:
+        self._lb: list[np.ndarray] = []
+        self._ub: list[np.ndarray] = []
+        self._int: list[np.ndarray] = []
+        self._n = 0
+        self._rows: list[np.ndarray] = []
+        self._cols: list[np.ndarray] = []
+        self._vals: list[np.ndarray] = []
+        self._rlo: list[np.ndarray] = []
+        self._rup: list[np.ndarray] = []
+        self._m = 0
+        self._obj: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self._offset = 0.0
+        self._blocks: dict[str, np.ndarray] = {}
+
+    @property
+    def num_vars(self) -> int:
+        return self._n
+
+    @property
+    def num_rows(self) -> int:
+        return self._m
+
+    def add_vars(
+        self,
+        count: int,
+        *,
+        lb: Any = 0.0,
+        ub: Any = np.inf,
+        integer: bool = False,
+        name: str | None = None,
+    ) -> np.ndarray:
+        """Add ``count`` variables; returns their column indices."""
+        idx = np.arange(self._n, self._n + count, dtype=np.int64)
+        self._lb.append(np.broadcast_to(np.asarray(lb, dtype=float), (count,)).copy())
+        self._ub.append(np.broadcast_to(np.asarray(ub, dtype=float), (count,)).copy())
+        self._int.append(np.full(count, bool(integer)))
+        self._n += count
+        if name is not None:
+            self._blocks[name] = idx
+        return idx
+
+    def add_rows(self, rows: Any, cols: Any, vals: Any, *, lower: Any = -np.inf, upper: Any = np.inf) -> np.ndarray:
+        """Add a batch of rows from COO triplets.
+
+        ``rows`` are local row numbers ``0..m-1`` of this batch; ``lower`` and
+        ``upper`` broadcast to ``m``. Returns the global indices of the new rows.
+        """
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        vals = np.broadcast_to(np.asarray(vals, dtype=float), rows.shape).ravel()
+        if rows.shape != cols.shape:
+            raise ValueError("rows and cols must have the same length")
+        m = int(rows.max()) + 1 if rows.size else 0
+        lo = np.broadcast_to(np.asarray(lower, dtype=float), (m,)).copy()
+        up = np.broadcast_to(np.asarray(upper, dtype=float), (m,)).copy()
+        if cols.size and (cols.min() < 0 or cols.max() >= self._n):
+            raise IndexError("column index out of range")
+        self._rows.append(rows + self._m)
+        self._cols.append(cols)
+        self._vals.append(vals)
+        self._rlo.append(lo)
+        self._rup.append(up)
+        out = np.arange(self._m, self._m + m, dtype=np.int64)
+        self._m += m
+        return out
+
+    def add_row(self, cols: Any, vals: Any, *, lower: float = -np.inf, upper: float = np.inf) -> int:
+        """Add a single row ``lower <= sum vals * x[cols] <= upper``."""
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        return int(self.add_rows(np.zeros(cols.size, dtype=np.int64), cols, vals, lower=lower, upper=upper)[0])
+
+    def set_objective(self, cols: Any, vals: Any, *, offset: float = 0.0) -> None:
+        """Minimise ``sum vals * x[cols] + offset`` (replaces any earlier objective)."""
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        vals = np.broadcast_to(np.asarray(vals, dtype=float), cols.shape)
+        self._obj = (cols, vals.astype(float))
+        self._offset = float(offset)
+
+    def build(self) -> LinearModel:
+        """Freeze the model."""
+        c = np.zeros(self._n)
+        np.add.at(c, *self._obj)
+        if self._rows:
+            rows = np.concatenate(self._rows)
+            cols = np.concatenate(self._cols)
+            vals = np.concatenate(self._vals)
+            A = sp.csr_matrix((vals, (rows, cols)), shape=(self._m, self._n))
+            A.sum_duplicates()
+            rlo = np.concatenate(self._rlo)
+            rup = np.concatenate(self._rup)
+        else:
+            A = sp.csr_matrix((0, self._n))
+            rlo = rup = np.zeros(0)
+        cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+        return LinearModel(
+            c=c,
+            A=A,
+            row_lower=rlo,
+            row_upper=rup,
+            col_lower=cat(self._lb, float),
+            col_upper=cat(self._ub, float),
+            integrality=cat(self._int, bool),
+            offset=self._offset,
+            blocks=dict(self._blocks),
+        )

@@ -1,0 +1,322 @@
+"""Privacy accounting: exact delta(eps) curves for noise PMFs and mechanism matrices.
+
+Three notions are computed, each as the worst case over neighbouring pairs:
+
+``"dp"``  -- (eps, delta)-DP, the hockey stick
+    ``H_eps(P||Q) = sum_o [P(o) - e^eps Q(o)]_+`` (Dwork et al. 2006; Kadam et al.
+    2024, Definition 1).
+``"pdp"`` -- (eps, delta)-probabilistic DP, Definition 2 of Kadam et al. taken
+    literally: ``Pr_P(L > eps) = sum_o P(o) 1[P(o) > e^eps Q(o)]``, each pair
+    separately. An output with ``Q(o) = 0 < P(o)`` has infinite privacy loss and
+    always counts as leakage.
+``"pdp-kadam"`` -- the notion behind the published MILP (13a)-(13h): one
+    indicator ``u(eta)`` per noise value *shared by every shift*. ``u(eta) = 1``
+    is forced when ``eta`` leaks for some shift (13f) and is allowed only when
+    ``f(eta) >= e^eps f(eta + mu)`` for *every* shift (13g); the leak mass
+    ``sum_eta u(eta) f(eta)`` is bounded once (13c). The delta of a PMF under
+    this notion is the smallest delta for which (13) is feasible, ``inf`` when
+    no delta is (a value that leaks for one shift but not "weakly" for all).
+
+For a delta > 0 the notions are ordered: ``dp <= pdp <= pdp-kadam`` (PDP implies
+DP, Theorem 1; the shared indicator only adds constraints). For delta = 0 all
+three coincide with pure eps-DP.
+
+Neighbourhoods are *directed*: each shift ``mu`` is one ordered pair
+``(X, X')`` with ``Q(X) - Q(X') = mu (mod n+1)``. Pass a
+:class:`~optnoise.neighborhood.Neighborhood` (symmetric by default) or an
+explicitly symmetric shift list to cover both orders.
+
+Tolerances: the functions here are exact for the floating-point numbers they
+are given (``tol=0``). A solver returns PMFs that meet constraints only up to
+its feasibility tolerance; ``tol`` lets an indicator ``P(o) > e^eps Q(o)``
+ignore violations of at most ``tol`` (absolute) so that such a PMF is judged
+by the constraints it was built for. Exact guarantees for a sampled design
+come from :mod:`optnoise.certify`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_choice, check_delta, check_pmf
+
+__all__ = [
+    "NOTIONS",
+    "hockey_stick",
+    "pdp_leak",
+    "shifted_pmfs",
+    "delta_dp",
+    "delta_pdp",
+    "delta_pdp_kadam",
+    "achieved_deltas",
+    "eps_for_delta",
+    "mechanism_delta",
+    "mechanism_delta_dp",
+    "mechanism_delta_pdp",
+    "adjacent_pairs",
+]
+
+#: The privacy notions optnoise designs for and accounts in.
+NOTIONS = ("pdp", "pdp-kadam", "dp")
+
+
+def _eps_array(eps: Any) -> tuple[np.ndarray, bool]:
+    arr = np.asarray(eps, dtype=float)
+    scalar = arr.ndim == 0
+    arr = np.atleast_1d(arr)
+    if np.any(~np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"eps must be finite and >= 0; got {eps!r}")
+    return arr, scalar
+
+
+def _ret(values: np.ndarray, scalar: bool) -> Any:
+    return float(values[0]) if scalar else values
+
+
+def hockey_stick(p: Any, q: Any, eps: Any) -> Any:
+    """Hockey-stick divergence ``H_eps(P||Q) = sum_o [P(o) - e^eps Q(o)]_+``.
+
+    Parameters
+    ----------
+    p, q : array_like
+        Probability masses over the same outputs (any shape; summed over all axes).
+    eps : float or array_like
+        Privacy level(s); the result has the shape of ``eps``.
+
+    Returns
+    -------
+    float or ndarray
+        The smallest delta with ``P(S) <= e^eps Q(S) + delta`` for every event S
+        (Definition 1 of Kadam et al. 2024, one direction).
+    """
+    p = np.asarray(p, dtype=float).ravel()
+    q = np.asarray(q, dtype=float).ravel()
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same number of outputs; got {p.size} and {q.size}")
+    e, scalar = _eps_array(eps)
+    # Only outputs where P > Q can contribute for eps >= 0; sorting by the log
+    # ratio turns the sum over a grid of eps into cumulative sums.
+    mask = p > 0
+    p, q = p[mask], q[mask]
+    with np.errstate(divide="ignore"):
+        ratio = np.where(q > 0, np.log(p) - np.log(np.where(q > 0, q, 1.0)), np.inf)
+    order = np.argsort(-ratio)
+    ratio, p, q = ratio[order], p[order], q[order]
+    cp = np.concatenate([[0.0], np.cumsum(p)])
+    cq = np.concatenate([[0.0], np.cumsum(q)])
+    # number of outputs with log ratio > eps
+    k = np.searchsorted(-ratio, -e, side="left")
+    out = np.maximum(cp[k] - np.exp(e) * cq[k], 0.0)
+    return _ret(out, scalar)
+
+
+def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0) -> Any:
+    """Probability of privacy loss above eps: ``sum_o P(o) 1[P(o) > e^eps Q(o) + tol]``.
+
+    This is the per-pair quantity bounded by (eps, delta)-PDP (Definition 2,
+    eq. (3) of Kadam et al. 2024). Outputs with ``Q(o) = 0 < P(o)`` always leak.
+    """
+    p = np.asarray(p, dtype=float).ravel()
+    q = np.asarray(q, dtype=float).ravel()
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same number of outputs; got {p.size} and {q.size}")
+    e, scalar = _eps_array(eps)
+    leak = p[None, :] > np.exp(e)[:, None] * q[None, :] + tol
+    out = (leak * p[None, :]).sum(axis=1)
+    return _ret(out, scalar)
+
+
+def _resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
+    """Shift vectors as an int array of shape (k, d), reduced modulo n+1."""
+    from .neighborhood import Neighborhood
+
+    n = pmf.shape[0] - 1
+    if isinstance(shifts, Neighborhood):
+        return shifts.resolve(n=n, dim=pmf.ndim)
+    arr = np.asarray(shifts)
+    if arr.size == 0:
+        raise ValueError("shifts must be a non-empty set of query shifts")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"shifts must be integers; got {shifts!r}")
+        arr = arr.astype(np.int64)
+    if pmf.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    elif arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.shape[1] != pmf.ndim:
+        raise ValueError(f"each shift must have {pmf.ndim} coordinates to match the pmf; got shape {arr.shape}")
+    arr = np.mod(arr, n + 1)
+    if np.any(np.all(arr == 0, axis=1)):
+        raise ValueError("shifts must not contain 0 (mod n+1): a shift of 0 is not a neighbour")
+    return arr
+
+
+def shifted_pmfs(pmf: Any, shifts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The pmf and, for each shift ``mu``, the array ``g_mu(eta) = f(eta + mu)``.
+
+    Returns ``(f, g)`` with ``f`` of shape ``(N,)`` and ``g`` of shape ``(k, N)``
+    where ``N = (n+1)**d``; the shift is modulo ``n+1`` in every coordinate.
+    """
+    f = check_pmf("pmf", pmf, atol=1e-6)
+    if f.ndim > 1 and len(set(f.shape)) != 1:
+        raise ValueError(f"pmf must have shape (n+1,)*d; got {f.shape}")
+    mus = _resolve_shifts(f, shifts)
+    g = np.stack([np.roll(f, shift=tuple(-m for m in mu), axis=tuple(range(f.ndim))).ravel() for mu in mus])
+    return f.ravel(), g
+
+
+def delta_dp(pmf: Any, shifts: Any, eps: Any) -> Any:
+    """(eps, delta)-DP delta of the modulo-addition mechanism with noise ``pmf``.
+
+    ``max_mu sum_eta [f(eta) - e^eps f(eta + mu)]_+`` over the shift set
+    (Kadam et al. 2024, eq. (8) with the hockey stick of Definition 1).
+    Vectorised over ``eps``. With a symmetric shift set this covers both
+    orders of every neighbouring pair.
+    """
+    f, g = shifted_pmfs(pmf, shifts)
+    vals = np.stack([np.atleast_1d(hockey_stick(f, gm, eps)) for gm in g])
+    out = vals.max(axis=0)
+    return float(out[0]) if np.ndim(eps) == 0 else out
+
+
+def delta_pdp(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0) -> Any:
+    """(eps, delta)-PDP delta (Definition 2 taken literally, one indicator per shift).
+
+    ``max_mu sum_eta f(eta) 1[f(eta) > e^eps f(eta+mu) + tol]``. Vectorised over ``eps``.
+    """
+    f, g = shifted_pmfs(pmf, shifts)
+    vals = np.stack([np.atleast_1d(pdp_leak(f, gm, eps, tol=tol)) for gm in g])
+    out = vals.max(axis=0)
+    return float(out[0]) if np.ndim(eps) == 0 else out
+
+
+def delta_pdp_kadam(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0) -> Any:
+    """Smallest delta for which ``pmf`` is feasible in the published MILP (13).
+
+    ``u(eta) = 1`` iff ``f(eta) > e^eps f(eta+mu) + tol`` for some shift (13f);
+    (13g) then needs ``f(eta) >= e^eps f(eta+mu) - tol`` for every shift, and
+    the delta is ``sum_eta u(eta) f(eta)`` (13c). Returns ``inf`` at an eps where
+    (13g) fails, since no delta makes the PMF feasible there.
+    """
+    f, g = shifted_pmfs(pmf, shifts)
+    e, scalar = _eps_array(eps)
+    scale = np.exp(e)[:, None, None]
+    leaks = f[None, None, :] > scale * g[None, :, :] + tol  # (eps, shift, eta)
+    u = leaks.any(axis=1)
+    weak_all = (f[None, None, :] >= scale * g[None, :, :] - tol).all(axis=1)
+    consistent = np.all(~u | weak_all, axis=1)
+    out = np.where(consistent, (u * f[None, :]).sum(axis=1), np.inf)
+    return _ret(out, scalar)
+
+
+def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0) -> dict[str, float]:
+    """Delta of ``pmf`` under each notion at ``eps``: ``{"pdp", "pdp-kadam", "dp"}``."""
+    return {
+        "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol)),
+        "pdp-kadam": float(delta_pdp_kadam(pmf, shifts, eps, tol=tol)),
+        "dp": float(delta_dp(pmf, shifts, eps)),
+    }
+
+
+_DELTA_FUNCS = {"dp": delta_dp, "pdp": delta_pdp, "pdp-kadam": delta_pdp_kadam}
+
+
+def eps_for_delta(pmf: Any, shifts: Any, delta: float, *, notion: str = "dp") -> float:
+    """Smallest eps >= 0 with ``delta_<notion>(pmf, shifts, eps) <= delta``.
+
+    All three delta curves are non-increasing in eps and change only at the
+    log-likelihood ratios ``ln f(eta) - ln f(eta+mu)``; the DP curve is
+    ``a - e^eps b`` between consecutive ratios. The answer is therefore either
+    a ratio, 0, or the root of that linear-in-``e^eps`` piece. Returns ``inf``
+    when no finite eps achieves ``delta`` (a leak through a zero mass).
+    """
+    check_delta(delta)
+    check_choice("notion", notion, NOTIONS)
+    f, g = shifted_pmfs(pmf, shifts)
+    func = _DELTA_FUNCS[notion]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.log(f)[None, :] - np.log(g)
+    cand = np.unique(ratios[np.isfinite(ratios) & (ratios > 0)])
+    cand = np.concatenate([[0.0], cand])
+    vals = np.atleast_1d(func(pmf, shifts, cand))
+    ok = np.nonzero(vals <= delta + 1e-15)[0]
+    if ok.size == 0:
+        return float("inf")
+    i = int(ok[0])
+    if notion != "dp" or i == 0:
+        return float(cand[i])
+    # On (cand[i-1], cand[i]] the maximising shift may change, so bisect the
+    # monotone curve there instead of solving one linear piece.
+    lo, hi = float(cand[i - 1]), float(cand[i])
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if delta_dp(pmf, shifts, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-15 * max(1.0, hi):
+            break
+    return hi
+
+
+# --------------------------------------------------------------------------
+# General mechanisms given as a matrix P[input, output]
+# --------------------------------------------------------------------------
+
+
+def adjacent_pairs(n_inputs: int, *, sensitivity: int = 1, symmetric: bool = True) -> np.ndarray:
+    """Ordered neighbour pairs ``(x, x')`` of a count query on ``{0..n_inputs-1}``.
+
+    Neighbours differ by 1..``sensitivity`` in value; ``symmetric`` adds both orders.
+    """
+    pairs = [(x, x + s) for s in range(1, sensitivity + 1) for x in range(n_inputs - s)]
+    arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    if symmetric:
+        arr = np.concatenate([arr, arr[:, ::-1]])
+    return arr
+
+
+def _check_mechanism(P: Any, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+    P = np.asarray(P, dtype=float)
+    if P.ndim != 2:
+        raise ValueError(f"P must be a 2-D matrix P[input, output]; got shape {P.shape}")
+    if not np.all(np.isfinite(P)) or np.any(P < 0):
+        raise ValueError("P must contain finite, non-negative probabilities")
+    if np.any(np.abs(P.sum(axis=1) - 1) > 1e-6):
+        raise ValueError("each row of P must sum to 1 (P[input, :] is the output distribution)")
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if pairs.size == 0:
+        raise ValueError("pairs must contain at least one neighbouring pair")
+    if pairs.min() < 0 or pairs.max() >= P.shape[0]:
+        raise ValueError(f"pairs must index inputs 0..{P.shape[0] - 1}")
+    return P, pairs
+
+
+def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: float = 0.0) -> Any:
+    """Delta of a general mechanism ``P[input, output]`` over ordered neighbour ``pairs``.
+
+    ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2). Use this
+    for clamped mechanisms, eqs. (55)-(56), and any baseline that is not a
+    modulo-addition mechanism. Vectorised over ``eps``.
+    """
+    check_choice("notion", notion, ("dp", "pdp"))
+    P, pairs = _check_mechanism(P, pairs)
+    if notion == "dp":
+        vals = [np.atleast_1d(hockey_stick(P[a], P[b], eps)) for a, b in pairs]
+    else:
+        vals = [np.atleast_1d(pdp_leak(P[a], P[b], eps, tol=tol)) for a, b in pairs]
+    out = np.max(np.stack(vals), axis=0)
+    return float(out[0]) if np.ndim(eps) == 0 else out
+
+
+def mechanism_delta_dp(P: Any, pairs: Any, eps: Any) -> Any:
+    """(eps, delta)-DP delta of a mechanism matrix; see :func:`mechanism_delta`."""
+    return mechanism_delta(P, pairs, eps, notion="dp")
+
+
+def mechanism_delta_pdp(P: Any, pairs: Any, eps: Any, *, tol: float = 0.0) -> Any:
+    """(eps, delta)-PDP delta of a mechanism matrix; see :func:`mechanism_delta`."""
+    return mechanism_delta(P, pairs, eps, notion="pdp", tol=tol)
+

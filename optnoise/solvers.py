@@ -1,0 +1,349 @@
+"""Thin backends that solve a :class:`~optnoise.model.LinearModel`.
+
+``solve_model(model, solver=...)`` is the single entry point:
+
+``"highs"``  HiGHS through highspy, model passed in memory (the default).
+``"cbc"``    COIN-OR CBC through PuLP (ships with PuLP).
+``"gurobi"`` / ``"cplex"``  through PuLP, when the user has them installed and licensed.
+``"cvxpy"``  cvxpy, for the LP variants and convex extensions (Clarabel for LPs,
+             HiGHS through cvxpy for MILPs).
+
+Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
+is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
+exceptions.
+
+Tolerances. HiGHS is run with primal/MIP feasibility tolerances of ``1e-9``
+and a relative MIP gap of ``1e-9``: a returned point meets every row to about
+``1e-9`` absolute, and a MILP "optimal" is optimal to that gap. Callers that
+need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
+(:mod:`optnoise.certify`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_choice, check_positive
+from .model import LinearModel
+
+__all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance"]
+
+#: Solver names accepted by :func:`solve_model`.
+SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
+#: Possible values of :attr:`SolverOutput.status`.
+STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
+
+FEASIBILITY_TOL = 1e-9
+MIP_REL_GAP = 1e-9
+
+
+@dataclass
+class SolverOutput:
+    """What a backend returns.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, ``"infeasible"``, ``"unbounded"``, ``"time_limit"`` or ``"error"``.
+    x : ndarray or None
+        The solution (the incumbent at a time limit), ``None`` when there is none.
+    objective : float or None
+        Objective value of ``x`` (including the model offset).
+    bound : float or None
+        Best proven lower bound (MILP); equals ``objective`` at optimality.
+    gap : float or None
+        Relative gap ``(objective - bound) / max(|objective|, 1e-10)``; 0 for LPs.
+    solve_time : float
+        Wall-clock seconds spent in the backend.
+    solver : str
+        Backend name.
+    message : str
+        Backend-specific detail (e.g. the raw status).
+    """
+
+    status: str
+    x: np.ndarray | None
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solve_time: float
+    solver: str
+    message: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _gap(obj: float | None, bound: float | None) -> float | None:
+    if obj is None or bound is None or not np.isfinite(bound):
+        return None
+    return max(0.0, (obj - bound) / max(abs(obj), 1e-10))
+
+
+# --------------------------------------------------------------------------
+# HiGHS
+# --------------------------------------------------------------------------
+
+
+def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_gap: float = MIP_REL_GAP,
+                   verbose: bool = False, threads: int | None = None) -> Any:
+    """A ``highspy.Highs`` object holding ``model`` with optnoise's options."""
+    import highspy
+
+    A = model.A.tocsc()
+    lp = highspy.HighsLp()
+    lp.num_col_ = int(A.shape[1])
+    lp.num_row_ = int(A.shape[0])
+    lp.col_cost_ = np.asarray(model.c, dtype=float)
+    lp.col_lower_ = np.asarray(model.col_lower, dtype=float)
+    lp.col_upper_ = np.asarray(model.col_upper, dtype=float)
+    lp.row_lower_ = np.asarray(model.row_lower, dtype=float)
+    lp.row_upper_ = np.asarray(model.row_upper, dtype=float)
+    lp.offset_ = float(model.offset)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(float)
+    if model.is_mip:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous for b in model.integrality
+        ]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
+    h.setOptionValue("dual_feasibility_tolerance", FEASIBILITY_TOL)
+    h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOL)
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("mip_abs_gap", 1e-12)
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.passModel(lp)
+    return h
+
+
+def _solve_highs(model: LinearModel, time_limit: float | None, mip_gap: float, verbose: bool) -> SolverOutput:
+    import highspy
+
+    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
+    t0 = time.perf_counter()
+    h.run()
+    dt = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    S = highspy.HighsModelStatus
+    has_x = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=float) if has_x else None
+    obj = float(info.objective_function_value) if has_x else None
+    bound = float(info.mip_dual_bound) if model.is_mip else obj
+    if ms == S.kOptimal:
+        status = "optimal"
+    elif ms in (S.kInfeasible, S.kUnboundedOrInfeasible):
+        status = "infeasible"
+    elif ms == S.kUnbounded:
+        status = "unbounded"
+    elif ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kInterrupt):
+        status = "time_limit"
+    else:
+        status = "error"
+    gap = 0.0 if status == "optimal" and not model.is_mip else _gap(obj, bound)
+    return SolverOutput(status, x, obj, bound, gap, dt, "highs", message=h.modelStatusToString(ms))
+
+
+# --------------------------------------------------------------------------
+# PuLP (CBC, Gurobi, CPLEX)
+# --------------------------------------------------------------------------
+
+
+def _pulp_solver(name: str, time_limit: float | None, mip_gap: float, verbose: bool) -> Any:
+    import pulp
+
+    kw: dict[str, Any] = {"msg": bool(verbose)}
+    if time_limit is not None:
+        kw["timeLimit"] = float(time_limit)
+    kw["gapRel"] = float(mip_gap)
+    candidates = {
+        "cbc": ["PULP_CBC_CMD", "COIN_CMD"],
+        "gurobi": ["GUROBI", "GUROBI_CMD"],
+        "cplex": ["CPLEX_PY", "CPLEX_CMD"],
+    }[name]
+    available = set(pulp.listSolvers(onlyAvailable=True))
+    for cls in candidates:
+        if cls in available:
+            return getattr(pulp, cls)(**kw)
+    raise ValueError(
+        f"solver {name!r} is not available on this machine (PuLP sees: {', '.join(sorted(available)) or 'none'}); "
+        f"solver must be one of {', '.join(available_solvers())}"
+    )
+
+
+def _solve_pulp(model: LinearModel, name: str, time_limit: float | None, mip_gap: float, verbose: bool) -> SolverOutput:
+    import pulp
+
+    solver = _pulp_solver(name, time_limit, mip_gap, verbose)
+    prob = pulp.LpProblem("optnoise", pulp.LpMinimize)
+    xs = []
+    for j in range(model.shape[1]):
+        lo = model.col_lower[j] if np.isfinite(model.col_lower[j]) else None
+        up = model.col_upper[j] if np.isfinite(model.col_upper[j]) else None
+        cat = pulp.LpInteger if model.integrality[j] else pulp.LpContinuous
+        xs.append(pulp.LpVariable(f"x{j}", lowBound=lo, upBound=up, cat=cat))
+    prob += pulp.lpSum(float(cj) * xs[j] for j, cj in enumerate(model.c) if cj != 0) + model.offset
+    A = model.A.tocsr()
+    for i in range(A.shape[0]):
+        sl = slice(A.indptr[i], A.indptr[i + 1])
+        expr = pulp.LpAffineExpression([(xs[j], float(v)) for j, v in zip(A.indices[sl], A.data[sl])])
+        lo, up = model.row_lower[i], model.row_upper[i]
+        if np.isfinite(lo) and np.isfinite(up) and lo == up:
+            prob += expr == float(lo)
+            continue
+        if np.isfinite(lo):
+            prob += expr >= float(lo)
+        if np.isfinite(up):
+            prob += expr <= float(up)
+    t0 = time.perf_counter()
+    prob.solve(solver)
+    dt = time.perf_counter() - t0
+    raw = pulp.LpStatus.get(prob.status, str(prob.status))
+    sol = getattr(prob, "sol_status", None)
+    x = np.array([v.varValue if v.varValue is not None else np.nan for v in xs], dtype=float)
+    has_x = bool(np.all(np.isfinite(x))) and sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    if prob.status == pulp.LpStatusOptimal and sol == pulp.LpSolutionOptimal:
+        status = "optimal"
+    elif prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible:
+        status = "infeasible"
+    elif prob.status == pulp.LpStatusUnbounded:
+        status = "unbounded"
+    elif sol == pulp.LpSolutionIntegerFeasible or prob.status == pulp.LpStatusNotSolved:
+        status = "time_limit"
+    else:
+        status = "error"
+    obj = float(model.c @ x + model.offset) if has_x else None
+    return SolverOutput(status, x if has_x else None, obj, obj if status == "optimal" else None,
+                        0.0 if status == "optimal" else None, dt, name, message=raw)
+
+
+# --------------------------------------------------------------------------
+# cvxpy
+# --------------------------------------------------------------------------
+
+
+def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) -> SolverOutput:
+    import cvxpy as cp
+
+    integ = model.integrality
+    A = model.A.tocsc()
+    parts, blocks = [], []
+    for mask, is_int in ((~integ, False), (integ, True)):
+        idx = np.nonzero(mask)[0]
+        if idx.size:
+            v = cp.Variable(idx.size, integer=is_int)
+            parts.append((idx, v))
+            blocks.append(A[:, idx] @ v)
+    ax = sum(blocks[1:], blocks[0])
+    cons = []
+    lo_rows = np.isfinite(model.row_lower)
+    up_rows = np.isfinite(model.row_upper)
+    if np.any(lo_rows):
+        cons.append(ax[np.nonzero(lo_rows)[0]] >= model.row_lower[lo_rows])
+    if np.any(up_rows):
+        cons.append(ax[np.nonzero(up_rows)[0]] <= model.row_upper[up_rows])
+    obj = 0
+    for idx, v in parts:
+        lo, up = model.col_lower[idx], model.col_upper[idx]
+        if np.any(np.isfinite(lo)):
+            k = np.nonzero(np.isfinite(lo))[0]
+            cons.append(v[k] >= lo[k])
+        if np.any(np.isfinite(up)):
+            k = np.nonzero(np.isfinite(up))[0]
+            cons.append(v[k] <= up[k])
+        obj = obj + model.c[idx] @ v
+    prob = cp.Problem(cp.Minimize(obj + model.offset), cons)
+    kwargs: dict[str, Any] = {"verbose": verbose}
+    if model.is_mip:
+        kwargs["solver"] = cp.HIGHS if "HIGHS" in cp.installed_solvers() else cp.SCIPY
+        if time_limit is not None and kwargs["solver"] == cp.HIGHS:
+            kwargs["time_limit"] = float(time_limit)
+    else:
+        kwargs["solver"] = cp.CLARABEL
+        if time_limit is not None:
+            kwargs["time_limit"] = float(time_limit)
+        kwargs.update(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
+    t0 = time.perf_counter()
+    try:
+        prob.solve(**kwargs)
+    except cp.error.SolverError as exc:
+        return SolverOutput("error", None, None, None, None, time.perf_counter() - t0, "cvxpy", message=str(exc))
+    dt = time.perf_counter() - t0
+    st = prob.status
+    if st in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        status = "optimal"
+    elif st in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        status = "infeasible"
+    elif st in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        status = "unbounded"
+    elif st == getattr(cp, "USER_LIMIT", "user_limit"):
+        status = "time_limit"
+    else:
+        status = "error"
+    x = None
+    if all(v.value is not None for _, v in parts) and status in ("optimal", "time_limit"):
+        x = np.zeros(model.shape[1])
+        for idx, v in parts:
+            x[idx] = np.asarray(v.value, dtype=float).ravel()
+    objv = float(model.c @ x + model.offset) if x is not None else None
+    return SolverOutput(status, x, objv, objv if status == "optimal" else None,
+                        0.0 if status == "optimal" else None, dt, "cvxpy", message=str(st))
+
+
+# --------------------------------------------------------------------------
+
+
+def available_solvers() -> list[str]:
+    """Solver names usable on this machine."""
+    import pulp
+
+    have = set(pulp.listSolvers(onlyAvailable=True))
+    out = ["highs"]
+    if have & {"PULP_CBC_CMD", "COIN_CMD"}:
+        out.append("cbc")
+    if have & {"GUROBI", "GUROBI_CMD"}:
+        out.append("gurobi")
+    if have & {"CPLEX_PY", "CPLEX_CMD"}:
+        out.append("cplex")
+    out.append("cvxpy")
+    return out
+
+
+def solve_model(
+    model: LinearModel,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    mip_gap: float = MIP_REL_GAP,
+    verbose: bool = False,
+) -> SolverOutput:
+    """Solve ``model`` with the named backend.
+
+    Parameters
+    ----------
+    model : LinearModel
+    solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
+    time_limit : float, optional
+        Seconds; on expiry the status is ``"time_limit"`` with the incumbent, if any.
+    mip_gap : float
+        Relative optimality gap at which a MILP counts as solved.
+    verbose : bool
+        Show the backend's log.
+    """
+    check_choice("solver", solver, SOLVERS)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
+    mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    if solver == "highs":
+        return _solve_highs(model, time_limit, mip_gap, verbose)
+    if solver == "cvxpy":
+        return _solve_cvxpy(model, time_limit, verbose)
+    return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
