@@ -21,6 +21,7 @@ __all__ = [
     "check_finite",
     "check_pmf",
     "check_probability",
+    "check_finite_array",
 ]
 
 
@@ -119,4 +120,19 @@ def check_pmf(name: str, pmf: Any, *, atol: float = 1e-9) -> np.ndarray:
     total = float(arr.sum())
     if abs(total - 1.0) > atol:
         raise ValueError(f"{name} must sum to 1 (within {atol:g}); it sums to {total!r}")
+    return arr
+
+
+def check_finite_array(name: str, value: Any, *, ndim: int = 1, min_size: int = 1) -> np.ndarray:
+    """A float array of exactly ``ndim`` dimensions, at least ``min_size`` entries, no NaN or inf."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers; got {type(value).__name__}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-dimensional array; got shape {arr.shape}")
+    if arr.size < min_size:
+        raise ValueError(f"{name} must have at least {min_size} entries; got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
