@@ -1,0 +1,792 @@
+"""Differentially private partition selection (Desfontaines, Voss, Gipson, Mandayam, PoPETs 2022).
+
+A partition with ``n`` unique users is released with probability ``pi(n)``
+(Definition 3). Everything here is about that primitive:
+
+* :func:`pi_opt` -- the optimal primitive in closed form (Theorem 1) with the
+  special cases of Theorem 2; vectorised over ``n``, exact for huge ``n``.
+* :func:`pi_opt_recursive` -- the recurrence of Lemma 1, an independent route
+  (also for relations where a user changes a count by up to ``c``).
+* :func:`partition_lp` -- the same optimum from the solver layer: maximise
+  ``sum_n pi(n)`` subject to inequalities (1)-(4) for every neighbouring pair.
+* The k-truncated symmetric geometric distribution and the truncated geometric
+  mechanism (Definitions 6-8, Theorems 4-6): :func:`tsgd_pmf`,
+  :func:`tsgd_sample`, :func:`tsgd_threshold_release`, :func:`pi_tsgd`.
+* Baselines: Laplace thresholding (Definition 9) and Gaussian thresholding with
+  the analytic Gaussian (Balle-Wang) and an optimised split of delta (Fig. 4).
+* ``kappa > 1`` partitions per user by splitting the budget (Sec. 5, Fig. 4).
+* Bounded (replace-one) DP: an exact check of the two-partition product
+  mechanism and primitives that beat the factor-2 reduction of Sec. 5.
+* :func:`select_partitions` -- the primitive applied to raw columns.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ._validation import check_choice, check_delta, check_eps, check_int, check_probability
+from .model import LinearModel, ModelBuilder
+from .solvers import SolverOutput, solve_model
+
+__all__ = [
+    "crossover_points",
+    "pi_opt",
+    "pi_opt_recursive",
+    "PartitionLP",
+    "partition_lp",
+    "partition_lp_pointwise",
+    "group_privacy_primitive",
+    "primitive_delta",
+    "tsgd_k",
+    "tsgd_pmf",
+    "tsgd_sample",
+    "truncated_geometric_mechanism",
+    "tsgd_threshold_release",
+    "pi_tsgd",
+    "laplace_threshold",
+    "pi_laplace",
+    "GaussianThreshold",
+    "gaussian_threshold",
+    "pi_gaussian",
+    "selection_percentile",
+    "bounded_dp_delta",
+    "bounded_dp_lp",
+    "bounded_dp_primitive",
+    "select_partitions",
+]
+
+METHODS = ("opt", "laplace", "gaussian")
+
+
+# --------------------------------------------------------------------------
+# Optimal primitive: closed form (Theorem 1, Theorem 2) and recursion (Lemma 1)
+# --------------------------------------------------------------------------
+
+
+def _log_n1_argument(eps: float, delta: float) -> float:
+    """``ln((e^eps + 2 delta - 1) / ((e^eps + 1) delta))`` without overflow (eq. (6))."""
+    # Divide numerator and denominator by e^eps so that large eps stays finite.
+    return math.log1p((2.0 * delta - 1.0) * math.exp(-eps)) - math.log1p(math.exp(-eps)) - math.log(delta)
+
+
+def _geom_sum(n: Any, eps: float) -> Any:
+    """``(e^{n eps} - 1)/(e^eps - 1)`` for ``n >= 0`` in logs (finite whenever the result is)."""
+    nf = np.asarray(n, dtype=float)
+    pos = np.maximum(nf, 1.0)
+    with np.errstate(over="ignore"):
+        val = np.exp((pos - 1.0) * eps + np.log(-np.expm1(-pos * eps)) - math.log(-math.expm1(-eps)))
+    return np.where(nf > 0, val, 0.0)
+
+
+def crossover_points(eps: float, delta: float) -> tuple[int, int]:
+    """Crossover points ``(n1, n2)`` of Theorem 1 (Lemmas 4 and 5).
+
+    ``pi_opt`` grows as ``delta (e^{n eps} - 1)/(e^eps - 1)`` up to ``n1``,
+    approaches 1 geometrically up to ``n2`` and equals 1 after ``n2``.
+    Requires ``eps > 0`` and ``0 < delta < 1``.
+    """
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for the crossover points of Theorem 1; got {delta!r}")
+    n1 = 1 + math.floor(_log_n1_argument(eps, delta) / eps)
+    pi_n1 = delta * float(_geom_sum(n1, eps))
+    # ln(1 + (e^eps - 1)(1 - pi(n1))/delta), in logs (Lemma 5).
+    rest = max(1.0 - pi_n1, 0.0)
+    if rest == 0.0:
+        return n1, n1
+    log_term = eps + math.log1p(-math.exp(-eps)) + math.log(rest) - math.log(delta)
+    n2 = n1 + math.floor(np.logaddexp(0.0, log_term) / eps)
+    return n1, n2
+
+
+def pi_opt(n: Any, eps: float, delta: float) -> Any:
+    """Optimal (eps, delta)-DP partition selection primitive ``pi_opt(n)``.
+
+    Theorem 1 for ``eps > 0``, ``0 < delta < 1``; Theorem 2 for the special
+    cases: ``delta = 0`` gives ``pi = 0`` and ``eps = 0`` gives
+    ``pi(n) = min(1, n delta)``. ``delta = 1`` gives ``pi(n) = 1`` for ``n >= 1``
+    (Lemma 1 with ``delta = 1``).
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Numbers of unique users (``n >= 0``).
+    eps : float
+        ``eps >= 0``.
+    delta : float
+        ``0 <= delta <= 1``.
+
+    Returns
+    -------
+    float or ndarray
+        Release probabilities, the shape of ``n``. Stable for any ``n`` (no
+        overflow: ``e^{n eps}`` is only formed for ``n <= n1``).
+    """
+    eps = check_eps(eps, allow_zero=True)
+    delta = check_delta(delta)
+    arr = np.asarray(n)
+    if arr.size and (not np.issubdtype(arr.dtype, np.integer)):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+            raise ValueError("n must contain non-negative integers")
+    if arr.size and np.any(arr < 0):
+        raise ValueError("n must contain non-negative integers")
+    nf = arr.astype(float)
+    scalar = arr.ndim == 0
+    if delta == 0.0:
+        out = np.zeros_like(nf)
+    elif eps == 0.0:
+        out = np.minimum(1.0, nf * delta)
+    elif delta == 1.0:
+        out = (nf >= 1).astype(float)
+    else:
+        n1, n2 = crossover_points(eps, delta)
+        pi_n1 = delta * float(_geom_sum(n1, eps))
+        low = delta * _geom_sum(np.minimum(nf, n1), eps)
+        m = np.maximum(nf - n1, 0.0)
+        # delta / (e^eps - 1) = delta e^-eps / (1 - e^-eps), finite for any eps
+        d_over = delta * math.exp(-eps) / -math.expm1(-eps)
+        mid = -np.expm1(-m * eps) * (1.0 + d_over) + np.exp(-m * eps) * pi_n1
+        out = np.where(nf <= n1, low, np.where(nf <= n2, np.minimum(mid, 1.0), 1.0))
+    return float(out) if scalar else out
+
+
+def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 1) -> np.ndarray:
+    """``pi_opt(0..n_max)`` by the recurrence of Lemma 1 (eq. (5)).
+
+    ``pi(n+1) = min(e^eps pi(n) + delta, 1 - e^-eps (1 - pi(n) - delta), 1)``.
+
+    With ``max_change = c > 1`` (each user changes a count by at most ``c``,
+    so counts ``n`` and ``n + j``, ``j <= c``, are neighbours) the minimum
+    runs over ``pi(n+1-j)`` for ``j = 1..c``. The sequence stays monotone, so
+    inequalities (2) and (3) hold, and the greedy choice is pointwise maximal
+    by induction, exactly as in the proof of Lemma 1.
+    """
+    n_max = check_int("n_max", n_max, minimum=0)
+    eps = check_eps(eps, allow_zero=True)
+    delta = check_delta(delta)
+    c = check_int("max_change", max_change, minimum=1)
+    a = math.exp(eps) if eps < 700 else math.inf
+    ia = math.exp(-eps)
+    pi = np.zeros(n_max + 1)
+    for n in range(1, n_max + 1):
+        prev = pi[max(0, n - c):n]  # pi(n-j) for the j <= c that exist
+        # pi(n - j) for j beyond n is pi of a negative count: not a neighbour.
+        up1 = np.where(prev > 0, a * np.where(prev > 0, prev, 1.0), 0.0) + delta
+        up4 = 1.0 - ia * (1.0 - prev - delta)
+        pi[n] = min(up1.min(), up4.min(), 1.0)
+    return pi
+
+
+# --------------------------------------------------------------------------
+# The LP over pi(0..N): constraints (1)-(4)
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class PartitionLP:
+    """Result of :func:`partition_lp`.
+
+    Attributes
+    ----------
+    pi : ndarray
+        ``pi(0..n_max)`` at the optimum (``None`` unless status is optimal).
+    status : str
+        Solver status.
+    model : LinearModel
+        The LP (maximise ``sum pi``, written as minimise ``-sum pi``).
+    output : SolverOutput
+    max_change : int
+    """
+
+    pi: np.ndarray | None
+    status: str
+    model: LinearModel
+    output: SolverOutput
+    max_change: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _pair_rows(
+    a_idx: np.ndarray,
+    b_idx: np.ndarray,
+    up: tuple[float, float],
+    down: tuple[float, float],
+    mid: tuple[float, float] | None,
+) -> tuple:
+    """COO triplets of inequalities (1)-(4) for pairs ``(pi[a], pi[b])``, ``b`` the larger count.
+
+    ``up = (eps, delta)`` is used in (1) ``pi(b) <= e^eps pi(a) + delta``,
+    ``down`` in (4) ``1 - pi(a) <= e^eps (1 - pi(b)) + delta``, and ``mid`` in
+    (2) and (3); ``mid=None`` replaces (2) and (3) by monotonicity
+    ``pi(a) <= pi(b)``, which implies them. For a binary output the hockey
+    stick is the larger of its two singleton events, so with one
+    ``(eps, delta)`` everywhere the four rows are exactly (eps, delta)-DP of the pair.
+    """
+    k = a_idx.size
+    r = np.arange(k)
+    ones = np.ones(k)
+    rows, cols, vals, upper = [], [], [], []
+
+    def add(c1: np.ndarray, v1: float, c2: np.ndarray, v2: float, rhs: float) -> None:
+        base = sum(u.size for u in upper)
+        rows.extend([r + base, r + base])
+        cols.extend([c1, c2])
+        vals.extend([v1 * ones, v2 * ones])
+        upper.append(np.full(k, rhs))
+
+    e1, d1 = math.exp(up[0]), up[1]
+    e4, d4 = math.exp(down[0]), down[1]
+    add(b_idx, 1.0, a_idx, -e1, d1)  # (1)
+    add(b_idx, e4, a_idx, -1.0, d4 - 1.0 + e4)  # (4)
+    if mid is None:
+        add(a_idx, 1.0, b_idx, -1.0, 0.0)
+    else:
+        e2, d2 = math.exp(mid[0]), mid[1]
+        add(a_idx, 1.0, b_idx, -e2, d2)  # (2)
+        add(a_idx, e2, b_idx, -1.0, d2 - 1.0 + e2)  # (3)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), np.concatenate(upper)
+
+
+def _partition_model(
+    n_max: int,
+    max_change: int,
+    up: tuple[float, float],
+    down: tuple[float, float],
+    mid: tuple[float, float] | None,
+) -> tuple[ModelBuilder, np.ndarray]:
+    mb = ModelBuilder()
+    ub = np.ones(n_max + 1)
+    ub[0] = 0.0  # pi(0) = 0 (Definition 3)
+    x = mb.add_vars(n_max + 1, lb=0.0, ub=ub, name="pi")
+    for j in range(1, min(max_change, n_max) + 1):
+        rows, cols, vals, upper = _pair_rows(x[: n_max + 1 - j], x[j:], up, down, mid)
+        mb.add_rows(rows, cols, vals, upper=upper)
+    mb.set_objective(x, -np.ones(x.size))
+    return mb, x
+
+
+def _solve_partition(mb: ModelBuilder, x: np.ndarray, c: int, solver: str, time_limit: float | None) -> PartitionLP:
+    model = mb.build()
+    out = solve_model(model, solver=solver, time_limit=time_limit)
+    pi = None
+    if out.status == "optimal" and out.x is not None:
+        pi = np.clip(out.x[x], 0.0, 1.0)
+    return PartitionLP(pi, out.status, model, out, c)
+
+
+def partition_lp(
+    n_max: int,
+    eps: float,
+    delta: float,
+    *,
+    max_change: int = 1,
+    solver: str = "highs",
+    time_limit: float | None = None,
+) -> PartitionLP:
+    """The optimal primitive on ``0..n_max`` as a linear program (Sec. 2.1).
+
+    Maximise ``sum_n pi(n)`` over ``pi(0..n_max)`` in ``[0, 1]`` with
+    ``pi(0) = 0``, subject to inequalities (1)-(4) for every pair of
+    neighbouring counts ``(n, n + j)``, ``1 <= j <= max_change``. With
+    ``max_change = 1`` this is the add/remove relation of the paper; larger
+    values model a user who can change a count by up to ``c`` (no closed form;
+    compare :func:`pi_opt_recursive` and :func:`group_privacy_primitive`).
+
+    The feasible set is a lattice (closed under pointwise max, since every
+    constraint bounds one coordinate by an increasing function of another), so
+    the maximiser of the sum is the pointwise maximum; see
+    :func:`partition_lp_pointwise` for the per-coordinate check.
+    """
+    n_max = check_int("n_max", n_max, minimum=1)
+    eps = check_eps(eps, allow_zero=True)
+    delta = check_delta(delta)
+    c = check_int("max_change", max_change, minimum=1)
+    mb, x = _partition_model(n_max, c, (eps, delta), (eps, delta), (eps, delta))
+    return _solve_partition(mb, x, c, solver, time_limit)
+
+
+def partition_lp_pointwise(
+    result: PartitionLP, indices: Any = None, *, solver: str = "highs"
+) -> np.ndarray:
+    """Maximise each ``pi(n)`` separately over the LP of ``result``.
+
+    Returns the per-coordinate maxima for ``indices`` (default all ``n``); the
+    sum-maximiser is pointwise maximal exactly when these equal ``result.pi``.
+    """
+    model = result.model
+    cols = model.block("pi")
+    idx = np.arange(cols.size) if indices is None else np.asarray(indices, dtype=np.int64)
+    best = np.empty(idx.size)
+    for i, n in enumerate(idx):
+        c = np.zeros(model.shape[1])
+        c[cols[n]] = -1.0
+        out = solve_model(replace(model, c=c), solver=solver)
+        if out.status != "optimal":
+            raise RuntimeError(f"pointwise LP for n={n} ended with status {out.status!r}")
+        best[i] = -out.objective
+    return best
+
+
+def primitive_delta(pi: Any, eps: float, *, max_change: int = 1) -> float:
+    """Smallest delta for which ``pi`` is (eps, delta)-DP for every neighbouring pair.
+
+    Evaluated from the definition, the hockey stick ``sum_o [P(o) - e^eps Q(o)]_+``
+    of the two Bernoulli outputs of counts ``n`` and ``n + j`` (``j <= max_change``),
+    both orders -- not from inequalities (1)-(4), so it checks an LP solution
+    independently. ``pi[0]`` must be 0.
+    """
+    p = np.asarray(pi, dtype=float)
+    eps = check_eps(eps, allow_zero=True)
+    c = check_int("max_change", max_change, minimum=1)
+    if p.ndim != 1 or p.size < 2 or p[0] != 0.0:
+        raise ValueError("pi must be a 1-D array pi(0..N) with pi(0) = 0")
+    e = math.exp(eps)
+    worst = 0.0
+    for j in range(1, min(c, p.size - 1) + 1):
+        for x, y in ((p[:-j], p[j:]), (p[j:], p[:-j])):
+            h = np.maximum(x - e * y, 0.0) + np.maximum((1.0 - x) - e * (1.0 - y), 0.0)
+            worst = max(worst, float(h.max()))
+    return worst
+
+
+def group_privacy_primitive(n: Any, eps: float, delta: float, *, max_change: int) -> Any:
+    """Baseline for counts that change by up to ``c``: ``pi_opt`` at a group-privacy budget.
+
+    An (eps', delta')-DP primitive for changes of 1 is, by group privacy,
+    ``(c eps', delta' sum_{j<c} e^{j eps'})``-DP for changes of up to ``c``; so
+    ``eps' = eps / c`` and ``delta' = delta / sum_{j<c} e^{j eps / c}``.
+    """
+    c = check_int("max_change", max_change, minimum=1)
+    eps = check_eps(eps, allow_zero=True)
+    delta = check_delta(delta)
+    e1 = eps / c
+    return pi_opt(n, e1, delta / float(np.sum(np.exp(e1 * np.arange(c)))))
+
+
+# --------------------------------------------------------------------------
+# Truncated geometric mechanism (Definitions 6-8, Theorems 4-6)
+# --------------------------------------------------------------------------
+
+
+def tsgd_k(eps: float, delta: float) -> int:
+    """``k = ceil( ln((e^eps + 2 delta - 1)/((e^eps + 1) delta)) / eps )`` (Definition 7).
+
+    The smallest k with ``P[X = k] <= delta`` for the k-TSGD of parameter
+    ``p = 1 - e^-eps``.
+    """
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+    return max(1, math.ceil(_log_n1_argument(eps, delta) / eps))
+
+
+def tsgd_pmf(k: int, p: float) -> np.ndarray:
+    """pmf of the k-TSGD (eq. (7)) on ``-k..k``: ``c (1-p)^|x|``.
+
+    ``c = p / (1 + (1 - p) - 2 (1 - p)^{k+1})`` (Definition 6).
+    """
+    k = check_int("k", k, minimum=1)
+    p = check_probability("p", p)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1); got {p!r}")
+    x = np.arange(-k, k + 1)
+    logq = math.log1p(-p)
+    c = p / (2.0 - p - 2.0 * math.exp((k + 1) * logq))
+    return c * np.exp(np.abs(x) * logq)
+
+
+def tsgd_sample(k: int, p: float, size: Any = None, *, rng: Any = None) -> Any:
+    """Draw from the k-TSGD of parameter ``p``.
+
+    Exact by construction (Sec. 3): a symmetric two-sided geometric (the
+    difference of two i.i.d. geometric variables on ``{0, 1, ...}`` with
+    success probability ``p``) conditioned on ``[-k, k]``, by rejection.
+    """
+    k = check_int("k", k, minimum=1)
+    p = check_probability("p", p)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1); got {p!r}")
+    rng = np.random.default_rng(rng)
+    shape = () if size is None else tuple(np.atleast_1d(size))
+    total = int(np.prod(shape)) if shape else 1
+    out = np.empty(total, dtype=np.int64)
+    filled = 0
+    while filled < total:
+        m = max(16, int(1.2 * (total - filled)) + 16)
+        x = rng.geometric(p, m) - rng.geometric(p, m)
+        x = x[np.abs(x) <= k]
+        take = min(x.size, total - filled)
+        out[filled:filled + take] = x[:take]
+        filled += take
+    return int(out[0]) if not shape else out.reshape(shape)
+
+
+def truncated_geometric_mechanism(mu: Any, eps: float, delta: float, *, rng: Any = None) -> Any:
+    """``mu + X`` with X from the k-TSGD, ``p = 1 - e^-eps`` and k of Definition 7 (Theorem 4)."""
+    eps = check_eps(eps)
+    k = tsgd_k(eps, delta)
+    mu = np.asarray(mu)
+    if mu.size and not np.issubdtype(mu.dtype, np.integer):
+        raise ValueError("mu must be integer-valued (an integer query with sensitivity 1)")
+    noise = tsgd_sample(k, -math.expm1(-eps), size=mu.shape if mu.ndim else None, rng=rng)
+    return mu + noise
+
+
+def tsgd_threshold_release(counts: Any, eps: float, delta: float, *, rng: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """k-TSGD thresholded release (Definition 8, Theorem 6).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Unique-user counts ``c_q(D) > 0`` of the partitions present in the data.
+
+    Returns
+    -------
+    (indices, noisy_counts)
+        Positions in ``counts`` of the released partitions and their noisy
+        counts ``c_q + X_q > k``; releasing the counts too is (eps, delta)-DP.
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or (counts.size and (not np.issubdtype(counts.dtype, np.integer) or counts.min() < 1)):
+        raise ValueError("counts must be a 1-D array of positive integers (partitions present in the data)")
+    k = tsgd_k(eps, delta)
+    noisy = truncated_geometric_mechanism(counts, eps, delta, rng=rng)
+    keep = np.nonzero(noisy > k)[0]
+    return keep, noisy[keep]
+
+
+def pi_tsgd(n: Any, eps: float, delta: float) -> Any:
+    """Release probability of the thresholded release: ``P[n + X >= k + 1]`` (Theorem 5)."""
+    eps = check_eps(eps)
+    k = tsgd_k(eps, delta)
+    pmf = tsgd_pmf(k, -math.expm1(-eps))
+    # tail[j] = P[X >= j - k] for j = 0..2k+1
+    tail = np.concatenate([np.cumsum(pmf[::-1])[::-1], [0.0]])
+    arr = np.asarray(n)
+    need = k + 1 - arr  # X must be >= need
+    j = np.clip(need + k, 0, 2 * k + 1)
+    out = tail[j]
+    return float(out) if arr.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------
+# Baselines: Laplace (Definition 9) and Gaussian thresholding (Fig. 4)
+# --------------------------------------------------------------------------
+
+
+def laplace_threshold(eps: float, delta: float) -> float:
+    """Threshold of Laplace partition selection, ``1 - ln(2 delta) / eps`` (Definition 9)."""
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 0.5:
+        raise ValueError(f"delta must be in (0, 0.5) for Laplace thresholding; got {delta!r}")
+    return 1.0 - math.log(2.0 * delta) / eps
+
+
+def _laplace_cdf(x: np.ndarray, b: float) -> np.ndarray:
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0) / b), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0) / b))
+
+
+def pi_laplace(n: Any, eps: float, delta: float) -> Any:
+    """``P[n + Lap(1/eps) >= 1 - ln(2 delta)/eps]`` (Definition 9; real ``n`` allowed)."""
+    t = laplace_threshold(eps, delta)
+    arr = np.asarray(n, dtype=float)
+    out = _laplace_cdf(arr - t, 1.0 / eps)  # P[L >= t - n] = F(n - t) by symmetry
+    return float(out) if arr.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class GaussianThreshold:
+    """Gaussian thresholding parameters (Fig. 4 of the partition paper).
+
+    ``sigma`` comes from the analytic Gaussian (Balle-Wang) at
+    ``(eps, delta_noise)`` with L2 sensitivity ``sqrt(kappa)``; a partition is
+    kept when ``n + N(0, sigma^2) >= threshold``.
+    """
+
+    sigma: float
+    threshold: float
+    delta_noise: float
+    delta_threshold: float
+    kappa: int
+
+
+def _gaussian_tau(eps: float, delta_noise: float, delta_thr: float, kappa: int) -> tuple[float, float]:
+    from .composition import analytic_gaussian_sigma
+
+    sigma = float(analytic_gaussian_sigma(eps, delta_noise, sensitivity=math.sqrt(kappa)))
+    # A user whose kappa partitions hold only them makes each appear with
+    # probability q = P[1 + Z >= tau]; 1 - (1 - q)^kappa <= delta_thr.
+    q = -math.expm1(math.log1p(-delta_thr) / kappa)
+    return sigma, 1.0 + sigma * float(stats.norm.isf(q))
+
+
+def gaussian_threshold(eps: float, delta: float, *, kappa: int = 1, split: float | None = None) -> GaussianThreshold:
+    """Gaussian thresholding with delta split to minimise the threshold (Fig. 4, [BW18]).
+
+    Parameters
+    ----------
+    eps, delta : float
+        Total budget; ``delta = delta_noise + delta_threshold``.
+    kappa : int
+        Partitions per user: every partition count moves by at most 1 and at
+        most ``kappa`` of them move, so the L2 sensitivity is ``sqrt(kappa)``
+        (non-weighted Gaussian thresholding).
+    split : float, optional
+        Fraction of delta given to the noise; by default the fraction that
+        minimises the threshold (a bounded scalar search on the logit scale).
+    """
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+    kappa = check_int("kappa", kappa, minimum=1)
+    if split is not None:
+        split = check_probability("split", split)
+        if not 0.0 < split < 1.0:
+            raise ValueError(f"split must be in (0, 1); got {split!r}")
+        s = split
+    else:
+        def tau(z: float) -> float:
+            s_ = special.expit(z)
+            return _gaussian_tau(eps, delta * s_, delta * (1.0 - s_), kappa)[1]
+
+        grid = np.linspace(-12.0, 12.0, 49)
+        vals = [tau(z) for z in grid]
+        i = int(np.argmin(vals))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+        res = optimize.minimize_scalar(tau, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
+        s = float(special.expit(res.x if res.fun <= vals[i] else grid[i]))
+    sigma, t = _gaussian_tau(eps, delta * s, delta * (1.0 - s), kappa)
+    return GaussianThreshold(sigma, t, delta * s, delta * (1.0 - s), kappa)
+
+
+def pi_gaussian(n: Any, eps: float, delta: float, *, kappa: int = 1) -> Any:
+    """``P[n + N(0, sigma^2) >= threshold]`` for :func:`gaussian_threshold`."""
+    g = gaussian_threshold(eps, delta, kappa=kappa)
+    arr = np.asarray(n, dtype=float)
+    out = stats.norm.cdf((arr - g.threshold) / g.sigma)
+    return float(out) if arr.ndim == 0 else out
+
+
+def selection_percentile(q: float, eps: float, delta: float, *, method: str = "opt", kappa: int = 1) -> float:
+    """The ``n`` with ``P[rho(n) = keep] = q`` (Figs. 2-4).
+
+    ``kappa > 1`` divides the budget by kappa for ``"opt"`` and ``"laplace"``
+    (Sec. 5); ``"gaussian"`` uses sensitivity ``sqrt(kappa)`` and the optimised
+    delta split. For ``"opt"`` counts are integers, so this is the smallest
+    integer ``n`` with ``pi_opt(n) >= q``; for the continuous-noise baselines
+    it is the real solution (for Laplace at q = 1/2, "simply the threshold").
+    """
+    q = check_probability("q", q)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"q must be in (0, 1); got {q!r}")
+    check_choice("method", method, METHODS)
+    kappa = check_int("kappa", kappa, minimum=1)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if method == "opt":
+        e, d = eps / kappa, delta / kappa
+        _, n2 = crossover_points(e, d)
+        lo, hi = 0, n2 + 1  # pi(lo) < q <= pi(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if pi_opt(mid, e, d) >= q:
+                hi = mid
+            else:
+                lo = mid
+        return float(hi)
+    if method == "laplace":
+        e, d = eps / kappa, delta / kappa
+        b = 1.0 / e
+        # P[n + L >= T] = F(n - T) = q
+        x = b * math.log(2.0 * q) if q < 0.5 else -b * math.log(2.0 * (1.0 - q))
+        return laplace_threshold(e, d) + x
+    g = gaussian_threshold(eps, delta, kappa=kappa)
+    return g.threshold + g.sigma * float(stats.norm.ppf(q))
+
+
+# --------------------------------------------------------------------------
+# Bounded (replace-one) DP
+# --------------------------------------------------------------------------
+
+
+def _extend(pi: np.ndarray, size: int) -> np.ndarray:
+    if pi.size >= size:
+        return pi[:size]
+    return np.concatenate([pi, np.full(size - pi.size, pi[-1])])
+
+
+def _pair_grid_terms(pa: np.ndarray, qa: np.ndarray, pb: np.ndarray, qb: np.ndarray, e: float) -> np.ndarray:
+    """Hockey stick of ``Bern(pa) x Bern(pb)`` against ``Bern(qa) x Bern(qb)`` (broadcast)."""
+    tot = 0.0
+    for xa, ya in ((pa, qa), (1.0 - pa, 1.0 - qa)):
+        for xb, yb in ((pb, qb), (1.0 - pb, 1.0 - qb)):
+            tot = tot + np.maximum(xa * xb - e * ya * yb, 0.0)
+    return tot
+
+
+def bounded_dp_delta(pi: Any, eps: float) -> float:
+    """Exact delta of the product mechanism under bounded (replace-one) DP.
+
+    A user who changes partition moves one count from ``a`` to ``a - 1`` and
+    another from ``b`` to ``b + 1``; the two release decisions are independent
+    Bernoullis, the other partitions do not change. Returns
+    ``max_{a >= 1, b >= 0} H_eps(Bern(pi(a)) x Bern(pi(b)) || Bern(pi(a-1)) x Bern(pi(b+1)))``;
+    the reverse order is the same family with the partitions swapped. ``pi`` is
+    taken constant after its last entry, which must be 1.
+    """
+    p = np.asarray(pi, dtype=float)
+    eps = check_eps(eps, allow_zero=True)
+    if p.ndim != 1 or p.size < 2 or p[0] != 0.0 or p[-1] != 1.0:
+        raise ValueError("pi must be a 1-D array pi(0..N) with pi(0) = 0 and pi(N) = 1")
+    ext = _extend(p, p.size + 1)
+    a = np.arange(1, p.size + 1)[:, None]
+    b = np.arange(0, p.size)[None, :]
+    h = _pair_grid_terms(ext[a], ext[a - 1], ext[b], ext[b + 1], math.exp(eps))
+    return float(h.max())
+
+
+def bounded_dp_lp(
+    n_max: int,
+    eps: float,
+    delta: float,
+    *,
+    eps_up: float | None = None,
+    delta_up: float | None = None,
+    solver: str = "highs",
+) -> PartitionLP:
+    """A primitive for bounded (replace-one) DP from the solver layer.
+
+    When a user moves from partition A (count ``a -> a-1``) to B
+    (``b -> b+1``), the privacy loss of the product output is the loss of A
+    plus the loss of B. For a monotone ``pi`` the positive part of A's loss is
+    on "keep", bounded by inequality (1), and of B's on "drop", bounded by (4).
+    Giving (1) the budget ``(eps_up, delta_up)`` and (4) the rest
+    ``(eps - eps_up, delta - delta_up)`` (and requiring monotonicity instead of
+    (2), (3)) is therefore a linear sufficient condition; the factor-2
+    reduction of Sec. 5 is the symmetric split ``eps_up = eps/2``,
+    ``delta_up = delta/2`` (the default). An asymmetric split lets ``pi`` rise
+    faster and approach 1 more slowly. The result is re-checked exactly with
+    :func:`bounded_dp_delta` (``extra["achieved_delta"]``).
+    """
+    n_max = check_int("n_max", n_max, minimum=1)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    eps_up = eps / 2.0 if eps_up is None else check_eps(eps_up)
+    delta_up = delta / 2.0 if delta_up is None else check_delta(delta_up, "delta_up")
+    if not 0.0 < eps_up < eps:
+        raise ValueError(f"eps_up must be in (0, eps={eps!r}); got {eps_up!r}")
+    if not 0.0 <= delta_up <= delta:
+        raise ValueError(f"delta_up must be in [0, delta={delta!r}]; got {delta_up!r}")
+    mb, x = _partition_model(n_max, 1, (eps_up, delta_up), (eps - eps_up, delta - delta_up), None)
+    res = _solve_partition(mb, x, 1, solver, None)
+    if res.pi is not None:
+        res.extra = {"eps_up": eps_up, "delta_up": delta_up}
+        if res.pi[-1] >= 1.0 - 1e-12:
+            res.pi[-1] = 1.0
+            res.extra["achieved_delta"] = bounded_dp_delta(res.pi, eps)
+    return res
+
+
+def bounded_dp_primitive(
+    eps: float,
+    delta: float,
+    *,
+    n_max: int | None = None,
+    splits: Any = None,
+    solver: str = "highs",
+) -> PartitionLP:
+    """Best split for :func:`bounded_dp_lp`: the most expected releases, exactly verified.
+
+    Scans ``eps_up`` over ``splits`` (fractions of eps; ``delta_up = delta/2``)
+    and keeps the primitive with the largest ``sum_n pi(n)`` among those whose
+    exact bounded-DP delta (:func:`bounded_dp_delta`) is at most ``delta``.
+    The symmetric split (the factor-2 reduction) is always among the candidates.
+    """
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if n_max is None:
+        # a split with eps_up >= eps/10 saturates before pi_opt at (eps/10, delta/2)
+        n_max = crossover_points(eps / 10.0, delta / 2.0)[1] + 2
+    fracs = np.linspace(0.1, 0.9, 17) if splits is None else np.asarray(splits, dtype=float)
+    fracs = np.unique(np.concatenate([fracs, [0.5]]))
+    best: PartitionLP | None = None
+    for f in fracs:
+        res = bounded_dp_lp(n_max, eps, delta, eps_up=f * eps, solver=solver)
+        ok = res.pi is not None and res.extra.get("achieved_delta", np.inf) <= delta * (1 + 1e-9)
+        if ok and (best is None or res.pi.sum() > best.pi.sum()):
+            best = res
+    if best is None:
+        raise RuntimeError("no split passed the exact bounded-DP check")
+    return best
+
+
+# --------------------------------------------------------------------------
+# Applying the primitive to raw columns
+# --------------------------------------------------------------------------
+
+
+def select_partitions(
+    user_ids: Any,
+    partition_keys: Any,
+    eps: float,
+    delta: float,
+    *,
+    max_partitions_per_user: int = 1,
+    rng: Any = None,
+) -> np.ndarray:
+    """(eps, delta)-DP set of partition keys from raw ``(user, partition)`` rows.
+
+    Counts the unique users of every partition and keeps each partition
+    independently with probability ``pi_opt(n)`` (Definition 3, Theorem 3).
+    Each user's contributions are first bounded to ``max_partitions_per_user``
+    partitions chosen uniformly at random (a per-user step, so DP is kept);
+    with ``kappa = max_partitions_per_user > 1`` the budget is split,
+    ``pi_opt(., eps/kappa, delta/kappa)`` (Sec. 5).
+
+    Parameters
+    ----------
+    user_ids, partition_keys : array_like
+        Two columns of equal length (any sortable dtype).
+    eps, delta : float
+    max_partitions_per_user : int
+    rng : numpy Generator or seed
+
+    Returns
+    -------
+    ndarray
+        The released partition keys (sorted).
+    """
+    eps = check_eps(eps, allow_zero=True)
+    delta = check_delta(delta)
+    kappa = check_int("max_partitions_per_user", max_partitions_per_user, minimum=1)
+    users = np.asarray(user_ids)
+    keys = np.asarray(partition_keys)
+    if users.ndim != 1 or keys.ndim != 1 or users.shape != keys.shape:
+        raise ValueError("user_ids and partition_keys must be 1-D columns of the same length")
+    rng = np.random.default_rng(rng)
+    if users.size == 0:
+        return keys[:0]
+    ukeys, ucode = np.unique(users, return_inverse=True)
+    pkeys, pcode = np.unique(keys, return_inverse=True)
+    pair = np.unique(ucode.astype(np.int64) * pkeys.size + pcode)  # distinct (user, partition)
+    pu, pp = pair // pkeys.size, pair % pkeys.size
+    if pu.size and np.bincount(pu).max() > kappa:
+        # keep at most kappa partitions per user, uniformly at random
+        order = np.lexsort((rng.random(pu.size), pu))
+        pu, pp = pu[order], pp[order]
+        start = np.concatenate([[0], np.nonzero(np.diff(pu))[0] + 1])
+        rank = np.arange(pu.size) - np.repeat(start, np.diff(np.concatenate([start, [pu.size]])))
+        pp = pp[rank < kappa]
+    counts = np.bincount(pp, minlength=pkeys.size)
+    present = np.nonzero(counts)[0]
+    prob = pi_opt(counts[present], eps / kappa, delta / kappa)
+    keep = present[rng.random(present.size) < prob]
+    return pkeys[keep]
