@@ -1,2 +1,53 @@
-"""optnoise: optimal noise design for differential privacy on discrete finite queries."""
+"""optnoise: optimal noise design for differential privacy on discrete finite queries.
+
+>>> from optnoise import NoiseDesign, Neighborhood
+>>> res = NoiseDesign(n=8, eps=1.5, neighborhood=Neighborhood.bd(3, directed=True)).solve()
+>>> res.status
+'optimal'
+"""
+from .design import ACHIEVED_TOL, DELTA_TOL, METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
+from .model import LinearModel, ModelBuilder
+from .neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
+from .privacy import (
+    NOTIONS,
+    achieved_deltas,
+    delta_dp,
+    delta_pdp,
+    delta_pdp_kadam,
+    eps_for_delta,
+    hockey_stick,
+    mechanism_delta,
+)
+from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "NoiseDesign",
+    "DesignResult",
+    "Neighborhood",
+    "AggregateQuery",
+    "QuantizedMean",
+    "Count",
+    "METRICS",
+    "OBJECTIVES",
+    "NOTIONS",
+    "SOLVERS",
+    "ACHIEVED_TOL",
+    "DELTA_TOL",
+    "LinearModel",
+    "ModelBuilder",
+    "SolverOutput",
+    "solve_model",
+    "available_solvers",
+    "cost_vector",
+    "modulo_errors",
+    "achieved_deltas",
+    "delta_dp",
+    "delta_pdp",
+    "delta_pdp_kadam",
+    "eps_for_delta",
+    "hockey_stick",
+    "mechanism_delta",
+    "__version__",
+]

@@ -1,0 +1,532 @@
+"""Optimal noise design for the modulo-addition mechanism (Kadam et al. 2024).
+
+The released answer is ``q~ = q + eta (mod n+1)`` (coordinate-wise for
+vector queries) with ``eta ~ f``. :class:`NoiseDesign` states the problem;
+:meth:`NoiseDesign.solve` builds it once as a solver-neutral
+:class:`~optnoise.model.LinearModel` and solves it with any backend of
+:mod:`optnoise.solvers`.
+
+Privacy notions (``privacy=``), for a neighbourhood's shift set M:
+
+``"pdp"``
+    Definition 2 taken literally: for every shift mu separately,
+    ``sum_eta f(eta) 1[f(eta) > e^eps f(eta+mu)] <= delta``. MILP with one
+    indicator per (mu, eta); an output with ``f(eta+mu) = 0 < f(eta)`` leaks.
+``"pdp-kadam"``
+    The published MILP (13a)-(13h) exactly as printed: one ``u(eta)`` and one
+    ``y(eta)`` per noise value shared by all shifts; (13f)-(13g) for every
+    shift; ``sum_eta y(eta) <= delta``. Needed to reproduce the paper's
+    Theorem 3, Fig. 10 and Table 1. Its feasible set is contained in
+    ``"pdp"``'s.
+``"dp"``
+    (eps, delta)-DP: for every shift, the hockey stick
+    ``sum_eta [f(eta) - e^eps f(eta+mu)]_+ <= delta``. An LP.
+
+With ``delta = 0`` all three are pure eps-DP and the model is the LP (14).
+On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
+
+Guarantee and tolerance. Every returned PMF is re-verified from the PMF
+alone (:attr:`DesignResult.achieved`). Solvers meet constraints to about
+``1e-9``; the PDP indicators are therefore evaluated with an absolute
+slack of :data:`ACHIEVED_TOL` on ``f(eta) - e^eps f(eta+mu)``, and
+:meth:`DesignResult.verify` accepts ``achieved <= delta + DELTA_TOL``. For a
+guarantee that holds exactly for the distribution you sample, certify the
+result (:mod:`optnoise.certify`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from .model import LinearModel, ModelBuilder
+from .neighborhood import Neighborhood
+from .privacy import NOTIONS, achieved_deltas
+from .solvers import SOLVERS, solve_model
+
+__all__ = [
+    "NoiseDesign",
+    "DesignResult",
+    "METRICS",
+    "OBJECTIVES",
+    "ACHIEVED_TOL",
+    "DELTA_TOL",
+    "cost_vector",
+    "modulo_errors",
+]
+
+#: Named distortion metrics; any cost array of shape ``(n+1,)*d`` is accepted too.
+METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
+#: What to minimise.
+OBJECTIVES = ("distortion", "delta")
+#: Absolute slack on ``f(eta) - e^eps f(eta+mu)`` when PDP indicators are re-evaluated.
+ACHIEVED_TOL = 1e-8
+#: Re-verified delta may exceed the requested one by at most this much.
+DELTA_TOL = 1e-6
+#: Largest number of noise values a design may have.
+MAX_SIZE = 2_000_000
+
+
+def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
+    """Distortion ``rho_eta`` of every noise value, shape ``(n+1,)*dim`` (eq. (9)).
+
+    ``"er"``: ``1[eta != 0]`` (Definition 3); ``"mse"``: ``sum_c eta_c^2``
+    (Definition 4); ``"mae"``: ``sum_c eta_c``; ``"circular-*"``: the same with
+    the wrapped distance ``min(eta_c, n+1-eta_c)``.
+    """
+    check_choice("metric", metric, METRICS)
+    grids = np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij")
+    if metric == "er":
+        return np.any(np.stack(grids) != 0, axis=0).astype(float)
+    if metric.startswith("circular"):
+        grids = [np.minimum(g, n + 1 - g) for g in grids]
+    power = 2 if metric.endswith("mse") else 1
+    return sum(g.astype(float) ** power for g in grids)
+
+
+def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
+    """Actual errors ``|q~ - q|`` of the modulo release, per true answer q.
+
+    The noise metrics above charge ``eta``; the released answer's error is
+    ``eta`` when ``q + eta <= n`` and ``n+1-eta`` when the sum wraps, so it
+    depends on q. Returns the squared and absolute error averaged over a
+    uniform q and at the worst q (summed over coordinates for vector queries),
+    and the error rate ``1 - f(0)``, which is the same for every q.
+    """
+    pmf = np.asarray(pmf, dtype=float)
+    n = pmf.shape[0] - 1
+    q = np.arange(n + 1)[:, None]
+    eta = np.arange(n + 1)[None, :]
+    err = np.where(q + eta <= n, eta, n + 1 - eta).astype(float)  # err[q, eta]
+    out = {"mse_mean": 0.0, "mse_worst": 0.0, "mae_mean": 0.0, "mae_worst": 0.0}
+    for axis in range(pmf.ndim):
+        marg = pmf.sum(axis=tuple(a for a in range(pmf.ndim) if a != axis))
+        mse_q, mae_q = (err**2) @ marg, err @ marg
+        out["mse_mean"] += float(mse_q.mean())
+        out["mse_worst"] += float(mse_q.max())
+        out["mae_mean"] += float(mae_q.mean())
+        out["mae_worst"] += float(mae_q.max())
+    out["er"] = float(1.0 - pmf.flat[0])
+    return out
+
+
+class NoiseDesign:
+    """An optimal-noise problem for the modulo-(n+1) additive mechanism.
+
+    Parameters
+    ----------
+    n : int
+        Query answers lie in ``{0..n}`` (per coordinate).
+    eps : float
+        Privacy level, > 0.
+    delta : float, optional
+        Privacy slack in [0, 1]; 0 (the default) is pure eps-DP. Leave unset
+        with ``objective="delta"``.
+    neighborhood : Neighborhood
+        Query shifts between neighbouring datasets; symmetric unless built
+        with ``directed=True``.
+    metric : str or array_like
+        ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
+        or a cost array of shape ``(n+1,)*d``.
+    privacy : {"pdp", "pdp-kadam", "dp"}
+        The notion to guarantee (see module docstring).
+    objective : {"distortion", "delta"}
+        Minimise the distortion at ``delta`` (13a), or minimise delta subject to
+        ``distortion <= max_distortion`` (15a).
+    max_distortion : float, optional
+        The distortion cap for ``objective="delta"``.
+    shape : tuple of int, optional
+        ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
+    """
+
+    def __init__(
+        self,
+        *,
+        n: int,
+        eps: float,
+        delta: float | None = None,
+        neighborhood: Neighborhood,
+        metric: str | Any = "er",
+        privacy: str = "pdp",
+        objective: str = "distortion",
+        max_distortion: float | None = None,
+        shape: tuple[int, ...] | None = None,
+    ) -> None:
+        self.n = check_int("n", n, minimum=1)
+        self.eps = check_eps(eps)
+        if not isinstance(neighborhood, Neighborhood):
+            raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); "
+                             f"got {type(neighborhood).__name__}")
+        self.neighborhood = neighborhood
+        self.privacy = check_choice("privacy", privacy, NOTIONS)
+        self.objective = check_choice("objective", objective, OBJECTIVES)
+        dim = neighborhood.dim
+        if shape is not None:
+            try:
+                shape = tuple(int(s) for s in shape)
+            except TypeError:
+                raise ValueError(f"shape must be a tuple (n+1,)*d; got {shape!r}") from None
+            if not shape or any(s != self.n + 1 for s in shape):
+                raise ValueError(f"shape must be (n+1,)*d = ({self.n + 1},)*d; got {shape}")
+            if len(shape) != dim:
+                raise ValueError(f"shape has {len(shape)} coordinates but the neighbourhood's shifts have {dim}")
+        self.shape = (self.n + 1,) * dim
+        if (self.n + 1) ** dim > MAX_SIZE:
+            raise ValueError(f"n is too large: (n+1)^d = {(self.n + 1) ** dim} noise values exceeds {MAX_SIZE}")
+        self.shifts = neighborhood.resolve(self.n, dim)
+        if self.objective == "distortion":
+            self.delta = 0.0 if delta is None else check_delta(delta)
+            if max_distortion is not None:
+                raise ValueError("max_distortion applies only with objective='delta'")
+            self.max_distortion = None
+        else:
+            if delta is not None:
+                raise ValueError("delta must be left unset with objective='delta' (it is what is minimised)")
+            if max_distortion is None:
+                raise ValueError("max_distortion is required with objective='delta'")
+            self.delta = None
+            self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
+        if isinstance(metric, str):
+            self.metric = check_choice("metric", metric, METRICS)
+            self.cost = cost_vector(metric, self.n, dim)
+        else:
+            try:
+                cost = np.asarray(metric, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"metric must be one of {', '.join(METRICS)} or a cost array") from None
+            if cost.size != (self.n + 1) ** dim:
+                raise ValueError(f"metric cost array must have {(self.n + 1) ** dim} entries (shape {self.shape}); "
+                                 f"got {cost.size}")
+            if not np.all(np.isfinite(cost)):
+                raise ValueError("metric cost array must be finite")
+            self.metric = "custom"
+            self.cost = cost.reshape(self.shape)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of noise values ``(n+1)^d``."""
+        return int(np.prod(self.shape))
+
+    @property
+    def is_pure(self) -> bool:
+        """Pure eps-DP (delta = 0 with the distortion objective): the LP (14)."""
+        return self.objective == "distortion" and self.delta == 0.0
+
+    def shift_index(self) -> np.ndarray:
+        """``idx[m, eta]`` = flat index of ``eta + mu_m (mod n+1)``."""
+        grids = np.indices(self.shape).reshape(self.dim, -1)  # (d, N)
+        out = np.empty((len(self.shifts), self.size), dtype=np.int64)
+        for m, mu in enumerate(self.shifts):
+            moved = (grids + mu[:, None]) % (self.n + 1)
+            out[m] = np.ravel_multi_index(tuple(moved), self.shape)
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        """The problem as plain data (JSON-ready)."""
+        return {
+            "n": self.n,
+            "eps": self.eps,
+            "delta": self.delta,
+            "shape": list(self.shape),
+            "neighborhood": self.neighborhood.to_dict(),
+            "shifts": self.shifts.tolist() if self.dim > 1 else self.shifts.ravel().tolist(),
+            "directed": self.neighborhood.directed,
+            "metric": self.metric,
+            "cost": self.cost.ravel().tolist() if self.metric == "custom" else None,
+            "privacy": self.privacy,
+            "objective": self.objective,
+            "max_distortion": self.max_distortion,
+        }
+
+    def key(self, **solve_options: Any) -> str:
+        """Stable hash of the problem and solve options (cache key)."""
+        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+    def __repr__(self) -> str:
+        d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
+        return (f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
+                f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})")
+
+    # ------------------------------------------------------------------ model
+    def build_model(self) -> LinearModel:
+        """The LP/MILP of this design as a solver-neutral sparse model.
+
+        Variable blocks: ``f`` (the PMF, flattened C-order), then per notion
+        ``s`` (DP excess), ``y``/``u`` (PDP leak mass and indicators) and ``t``
+        (delta, for ``objective="delta"``).
+        """
+        N, K = self.size, len(self.shifts)
+        E = float(np.exp(self.eps))
+        idx = self.shift_index()  # (K, N)
+        eta = np.arange(N)
+        mb = ModelBuilder()
+        f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
+        mb.add_row(f, 1.0, lower=1.0, upper=1.0)  # (13b)
+        cost = self.cost.ravel()
+        if self.objective == "delta":
+            t = mb.add_vars(1, lb=0.0, ub=1.0, name="t")
+            mb.add_row(f, cost, upper=float(self.max_distortion))  # (15b)
+            mb.set_objective(t, [1.0])  # (15a)
+        else:
+            t = None
+            mb.set_objective(f, cost)  # (13a)
+        delta = self.delta
+
+        def budget_rows(cols_by_row: np.ndarray) -> None:
+            """sum_eta cols[r, eta] <= delta, or <= t for the delta objective (13c)."""
+            R, C = cols_by_row.shape
+            rows = np.repeat(np.arange(R), C)
+            if t is None:
+                mb.add_rows(rows, cols_by_row.ravel(), 1.0, upper=delta)
+            else:
+                rows = np.concatenate([rows, np.arange(R)])
+                cols = np.concatenate([cols_by_row.ravel(), np.repeat(t, R)])
+                vals = np.concatenate([np.ones(R * C), -np.ones(R)])
+                mb.add_rows(rows, cols, vals, upper=0.0)
+
+        if self.is_pure:
+            # (14c): f(eta) - e^eps f(eta+mu) <= 0 for every shift
+            r = np.arange(K * N)
+            mb.add_rows(np.repeat(r, 2), np.stack([np.tile(f, K), f[idx.ravel()]], 1).ravel(),
+                        np.tile([1.0, -E], K * N), upper=0.0)
+        elif self.privacy == "dp":
+            s = mb.add_vars(K * N, lb=0.0, ub=1.0, name="s").reshape(K, N)
+            # f(eta) - e^eps f(eta+mu) - s(mu, eta) <= 0 ; sum_eta s(mu, eta) <= delta
+            r = np.arange(K * N)
+            cols = np.stack([np.tile(f, K), f[idx.ravel()], s.ravel()], 1).ravel()
+            mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -1.0], K * N), upper=0.0)
+            budget_rows(s)
+        elif self.privacy == "pdp":
+            self._pdp_rows(mb, f, idx, E, budget_rows)
+        else:
+            self._kadam_rows(mb, f, idx, E, eta, budget_rows)
+        return mb.build()
+
+    def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
+        """Definition 2 with one indicator per (mu, eta).
+
+        ``y(mu, eta)`` is the mass of ``eta`` counted as leaking for shift mu:
+        ``u = 0`` forces ``f(eta) <= e^eps f(eta+mu)`` and ``y = 0``; ``u = 1``
+        forces ``y >= f(eta)``. Rows per (mu, eta):
+
+        (a) ``f(eta) - e^eps f(eta+mu) - y <= 0``
+        (b) ``y - U u <= 0``           with ``U = min(1, delta)``: a leaking mass is at most delta
+        (c) ``f(eta) - y + u <= 1``
+
+        Dropping integrality gives exactly the DP hockey-stick LP, so the
+        relaxation is as tight as the convex notion and ``dp <= pdp`` is
+        visible in the model itself.
+        """
+        K, N = idx.shape
+        y = mb.add_vars(K * N, lb=0.0, ub=1.0, name="y").reshape(K, N)
+        u = mb.add_vars(K * N, lb=0, ub=1, integer=True, name="u").reshape(K, N)
+        ff = np.tile(f, K)
+        r = np.arange(K * N)
+        mb.add_rows(np.repeat(r, 3), np.stack([ff, f[idx.ravel()], y.ravel()], 1).ravel(),
+                    np.tile([1.0, -E, -1.0], K * N), upper=0.0)
+        U = 1.0 if self.delta is None else max(min(1.0, self.delta), 0.0)
+        mb.add_rows(np.repeat(r, 2), np.stack([y.ravel(), u.ravel()], 1).ravel(),
+                    np.tile([1.0, -U], K * N), upper=0.0)
+        mb.add_rows(np.repeat(r, 3), np.stack([ff, y.ravel(), u.ravel()], 1).ravel(),
+                    np.tile([1.0, -1.0, 1.0], K * N), upper=1.0)
+        budget_rows(y)
+
+    def _kadam_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, eta: np.ndarray,
+                    budget_rows: Any) -> None:
+        """The published MILP (13c)-(13h), exactly as printed (shared u, y)."""
+        K, N = idx.shape
+        y = mb.add_vars(N, lb=0.0, ub=1.0, name="y")
+        u = mb.add_vars(N, lb=0, ub=1, integer=True, name="u")
+        budget_rows(y[None, :])  # (13c) sum y <= delta
+        r = np.arange(N)
+        mb.add_rows(np.repeat(r, 2), np.stack([y, u], 1).ravel(), np.tile([1.0, -1.0], N), upper=0.0)  # (13c)
+        mb.add_rows(np.repeat(r, 3), np.stack([u, f, y], 1).ravel(), np.tile([1.0, 1.0, -1.0], N), upper=1.0)  # (13d)
+        mb.add_rows(np.repeat(r, 3), np.stack([u, f, y], 1).ravel(), np.tile([1.0, -1.0, 1.0], N), upper=1.0)  # (13e)
+        rk = np.arange(K * N)
+        uu, ff = np.tile(u, K), np.tile(f, K)
+        fm = f[idx.ravel()]
+        # (13f): f(eta) - e^eps f(eta+mu) - u(eta) <= 0
+        mb.add_rows(np.repeat(rk, 3), np.stack([ff, fm, uu], 1).ravel(), np.tile([1.0, -E, -1.0], K * N), upper=0.0)
+        # (13g): e^eps f(eta+mu) - f(eta) + e^eps u(eta) <= e^eps
+        mb.add_rows(np.repeat(rk, 3), np.stack([fm, ff, uu], 1).ravel(), np.tile([E, -1.0, E], K * N), upper=E)
+
+    def to_mps(self, path: str | os.PathLike) -> Path:
+        """Write this design's model as an MPS file, for any external solver."""
+        return self.build_model().to_mps(path)
+
+    # ------------------------------------------------------------------ solve
+    def solve(
+        self,
+        solver: str = "highs",
+        time_limit: float | None = None,
+        *,
+        mip_gap: float = 1e-9,
+        verbose: bool = False,
+        cache: str | os.PathLike | None = None,
+    ) -> DesignResult:
+        """Build and solve the design; re-verify the PMF from scratch.
+
+        Parameters
+        ----------
+        solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
+        time_limit : float, optional
+            Seconds; on expiry ``status == "time_limit"`` and the incumbent (if
+            any) is returned with its ``gap``.
+        mip_gap : float
+            Relative MILP gap counted as optimal.
+        verbose : bool
+            Show the solver log.
+        cache : path, optional
+            Folder of cached results keyed by :meth:`key`; a hit skips the solve.
+        """
+        check_choice("solver", solver, SOLVERS)
+        opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+        path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
+        if path is not None and path.exists():
+            try:
+                return DesignResult.from_dict(json.loads(path.read_text()), design=self)
+            except (ValueError, KeyError, json.JSONDecodeError):
+                path.unlink(missing_ok=True)  # corrupt cache entry: solve again
+        model = self.build_model()
+        out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
+        pmf = None
+        if out.x is not None:
+            raw = out.x[model.block("f")]
+            # Solver round-off can leave -1e-12 entries; the PMF is reported clipped and renormalised.
+            clipped = np.clip(raw, 0.0, None)
+            pmf = (clipped / clipped.sum()).reshape(self.shape)
+        res = DesignResult(
+            design=self,
+            status=out.status,
+            pmf=pmf,
+            solver=solver,
+            solve_time=out.solve_time,
+            model_size=model.size,
+            gap=out.gap,
+            message=out.message,
+            delta_objective=(float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None)
+                             else None),
+        )
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(res.to_dict()))
+            os.replace(tmp, path)
+        return res
+
+
+@dataclass
+class DesignResult:
+    """The outcome of :meth:`NoiseDesign.solve`.
+
+    Attributes
+    ----------
+    pmf : ndarray or None
+        The noise PMF, shape ``(n+1,)`` or ``(n+1,)*d``; ``None`` without a solution.
+    status : str
+        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"`` or ``"error"``.
+    distortion : float or None
+        ``sum_eta rho_eta f(eta)`` under the design's metric.
+    achieved : dict
+        ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
+        eps, recomputed from the PMF alone (PDP indicators with slack
+        :data:`ACHIEVED_TOL`).
+    actual : dict
+        Errors of the released answer under the modulo wrap-around
+        (:func:`modulo_errors`).
+    solve_time : float
+        Seconds in the solver.
+    model_size : dict
+        Rows, columns, integers and nonzeros of the model.
+    gap : float or None
+        Relative MILP gap of the incumbent (0 or tiny when optimal).
+    delta_objective : float or None
+        The minimised delta as the solver reports it (``objective="delta"``).
+    """
+
+    design: NoiseDesign
+    status: str
+    pmf: np.ndarray | None
+    solver: str
+    solve_time: float
+    model_size: dict[str, int]
+    gap: float | None = None
+    message: str = ""
+    delta_objective: float | None = None
+    achieved: dict[str, float] = field(default_factory=dict)
+    actual: dict[str, float] = field(default_factory=dict)
+    distortion: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.pmf is not None:
+            self.pmf = np.asarray(self.pmf, dtype=float).reshape(self.design.shape)
+            self.distortion = float(np.sum(self.design.cost * self.pmf))
+            self.achieved = achieved_deltas(self.pmf, self.design.shifts, self.design.eps, tol=ACHIEVED_TOL)
+            self.actual = modulo_errors(self.pmf)
+
+    @property
+    def delta(self) -> float | None:
+        """The delta this PMF guarantees under the design's notion (requested or minimised)."""
+        if self.pmf is None:
+            return None
+        if self.design.objective == "delta":
+            return self.achieved[self.design.privacy]
+        return self.design.delta
+
+    def verify(self, tol: float = DELTA_TOL) -> bool:
+        """True when the re-verified delta of the design's notion is within ``tol`` of its target."""
+        if self.pmf is None:
+            return False
+        target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
+        return bool(self.achieved[self.design.privacy] <= float(target) + tol)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary; keys include the CLI's contract keys."""
+        d = self.design
+        return {
+            "n": d.n,
+            "eps": d.eps,
+            "delta": d.delta if d.objective == "distortion" else self.delta_objective,
+            "shifts": d.shifts.tolist() if d.dim > 1 else d.shifts.ravel().tolist(),
+            "directed": d.neighborhood.directed,
+            "metric": d.metric,
+            "privacy": d.privacy,
+            "objective": d.objective,
+            "max_distortion": d.max_distortion,
+            "status": self.status,
+            "pmf": None if self.pmf is None else self.pmf.tolist(),
+            "distortion": self.distortion,
+            "achieved": self.achieved,
+            "actual": self.actual,
+            "solver": self.solver,
+            "solve_time_s": self.solve_time,
+            "gap": self.gap,
+            "model_size": self.model_size,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, design: NoiseDesign) -> DesignResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF)."""
+        pmf = None if data["pmf"] is None else np.asarray(data["pmf"], dtype=float)
+        return cls(design=design, status=data["status"], pmf=pmf, solver=data["solver"],
+                   solve_time=float(data["solve_time_s"]), model_size=dict(data["model_size"]),
+                   gap=data.get("gap"), message=data.get("message", ""),
+                   delta_objective=data["delta"] if design.objective == "delta" else None)
+
+    def __repr__(self) -> str:
+        dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
+        return (f"DesignResult(status={self.status!r}, distortion={dist}, "
+                f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})")
