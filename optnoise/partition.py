@@ -173,6 +173,14 @@ def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 
     a = math.exp(eps) if eps < 700 else math.inf
     ia = math.exp(-eps)
     pi = np.zeros(n_max + 1)
+    if c == 1:
+        # plain floats: the loop is sequential, numpy per step would dominate
+        x, out = 0.0, [0.0]
+        for _ in range(n_max):
+            up1 = a * x + delta if x > 0 else delta
+            x = min(up1, 1.0 - ia * (1.0 - x - delta), 1.0)
+            out.append(x)
+        return np.asarray(out)
     for n in range(1, n_max + 1):
         prev = pi[max(0, n - c):n]  # pi(n-j) for the j <= c that exist
         # pi(n - j) for j beyond n is pi of a negative count: not a neighbour.

@@ -1,0 +1,43 @@
+"""Fig. 2 of Desfontaines et al. (PoPETs 2022): 5th/50th/95th percentile n against eps, delta = 1e-5.
+
+The percentile is the n with P[rho(n) = keep] = q (q = 0.05, 0.5, 0.95):
+for pi_opt the smallest integer n with pi_opt(n) >= q, for Laplace the real
+solution (at q = 1/2, the threshold). Left panel eps in [0.01, 0.1], right
+panel eps in [0.1, 3] (the paper's two panels; log eps axis).
+"""
+import numpy as np
+import matplotlib.pyplot as plt
+
+from optnoise.figures import FigureScript
+from optnoise.partition import selection_percentile
+
+DELTA = 1e-5
+QS = (0.05, 0.5, 0.95)
+
+
+def main(argv=None) -> int:
+    fs = FigureScript("partition2022", "fig2", argv, description=__doc__)
+    k = fs.grid(full=40, fast=4)
+    ranges = [np.geomspace(0.01, 0.1, k), np.geomspace(0.1, 3.0, k)]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    rows = []
+    for ax, eps in zip(axes, ranges):
+        for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
+            for q in QS:
+                y = np.array([selection_percentile(q, e, DELTA, method=method) for e in eps])
+                ax.plot(eps, y, color=color, ls="-" if q == 0.5 else "--", lw=1.8 if q == 0.5 else 1.0,
+                        label=name if q == 0.5 else None)
+                rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y)]
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(title="solid: median, dashed: 5%/95%")
+    fig.suptitle(rf"$\delta=10^{{-5}}$")
+    fig.tight_layout()
+    fs.save(fig, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
