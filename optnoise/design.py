@@ -492,6 +492,12 @@ class DesignResult:
         target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
         return bool(self.achieved[self.design.privacy] <= float(target) + tol)
 
+    def certify(self, **kwargs: Any) -> Any:
+        """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
+        from .certify import certify_result
+
+        return certify_result(self, **kwargs)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary; keys include the CLI's contract keys."""
         d = self.design

@@ -1,0 +1,307 @@
+"""The ``optnoise`` command line.
+
+Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures`` (and ``certify``,
+``release`` when the certification module is present).
+
+Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
+on stderr naming the parameter and the allowed values); 3 the solver found
+no optimal solution (infeasible, time limit or solver error; the status is
+still printed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ._validation import check_pmf
+from .design import METRICS, OBJECTIVES, NoiseDesign
+from .neighborhood import Neighborhood
+from .privacy import NOTIONS
+from .solvers import SOLVERS
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _float(name: str):
+    def conv(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
+    return conv
+
+
+def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
+    num = str if grid else _float
+    p.add_argument("--n", required=True, type=str if grid else int,
+                   help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""))
+    p.add_argument("--eps", required=True, type=num("eps") if not grid else str,
+                   help="privacy level > 0" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""))
+    p.add_argument("--delta", default=None, type=num("delta") if not grid else str,
+                   help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""))
+    p.add_argument("--neighborhood", "--neighbourhood", required=True, action="append" if grid else "store",
+                   help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)"
+                   + (" (repeatable)" if grid else ""))
+    p.add_argument("--directed", action="store_true",
+                   help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu")
+    p.add_argument("--dim", type=int, default=None, help="query dimension for vector shifts")
+    p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
+    if not grid:
+        p.add_argument("--cost", default=None,
+                       help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list")
+    p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
+    p.add_argument("--minimize", default="distortion", choices=OBJECTIVES,
+                   help="minimise the distortion (default) or delta under --max-distortion")
+    p.add_argument("--max-distortion", default=None, type=num("max-distortion") if not grid else str,
+                   help="distortion cap for --minimize delta")
+    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
+    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="optnoise", description="Optimal noise design for differential privacy.",
+                     epilog="exit codes: 0 ok, 1 claim failed, 2 bad input, 3 no optimal solution")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"optnoise {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("solve", help="design the optimal noise PMF for one problem")
+    _add_problem_args(p)
+    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
+    p.add_argument("--out", default=None, help="also write the JSON result to this file")
+    p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
+
+    p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
+    _add_problem_args(p, grid=True)
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("verify", help="recompute a PMF's delta under each notion and check a claim")
+    p.add_argument("--pmf", required=True, help="PMF file: JSON list (or solve --format json output), .npy, or text")
+    p.add_argument("--eps", required=True, type=_float("eps"))
+    p.add_argument("--delta", default=0.0, type=_float("delta"), help="claimed delta (default 0)")
+    p.add_argument("--neighborhood", "--neighbourhood", required=True)
+    p.add_argument("--directed", action="store_true")
+    p.add_argument("--privacy", default="pdp", choices=NOTIONS + ("all",),
+                   help="notion the claim is about (default pdp; 'all' checks every notion)")
+    p.add_argument("--tol", default=0.0, type=_float("tol"),
+                   help="absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0: exact)")
+    p.add_argument("--format", default="table", choices=("table", "json"))
+
+    p = sub.add_parser("figures", help="regenerate the figures of a paper")
+    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021 or all")
+    p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
+    p.add_argument("--jobs", type=int, default=1, help="scripts run in parallel")
+    p.add_argument("--out", default=None, help="output root (default figures/)")
+
+    try:
+        from . import certify as _certify  # noqa: F401  (issue: deployable designs)
+    except ImportError:
+        pass
+    else:
+        _certify.add_cli(sub)
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _load_array(text: str, name: str) -> np.ndarray:
+    path = Path(text)
+    try:
+        if path.suffix == ".npy" and path.exists():
+            return np.load(path, allow_pickle=False)
+        if path.exists():
+            raw = path.read_text()
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError:
+                return np.array([float(v) for v in raw.replace(",", " ").split()])
+            if isinstance(data, dict):
+                if "pmf" not in data:
+                    raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
+                data = data["pmf"]
+            return np.asarray(data, dtype=float)
+        if path.suffix in (".json", ".npy", ".txt", ".csv"):
+            raise ValueError(f"{name} file not found: {text!r}")
+        return np.array([float(v) for v in text.split(",")])
+    except (OSError, TypeError) as exc:
+        raise ValueError(f"{name} could not be read from {text!r}: {exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith(name):
+            raise
+        raise ValueError(f"{name} must hold numbers; could not parse {text!r}") from None
+
+
+def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
+    nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=a.dim)
+    metric: Any = a.metric
+    if a.cost is not None:
+        metric = _load_array(a.cost, "cost")
+    kw: dict[str, Any] = {}
+    if a.minimize == "delta":
+        if a.delta is not None:
+            raise ValueError("delta must not be given with --minimize delta (it is what is minimised)")
+        kw["max_distortion"] = a.max_distortion
+    else:
+        kw["delta"] = 0.0 if a.delta is None else a.delta
+        if a.max_distortion is not None:
+            raise ValueError("max-distortion applies only with --minimize delta")
+    return NoiseDesign(n=a.n, eps=a.eps, neighborhood=nb, metric=metric, privacy=a.privacy,
+                       objective=a.minimize, **kw)
+
+
+def _fmt_pmf(pmf: np.ndarray) -> str:
+    return np.array2string(pmf, precision=6, suppress_small=True, max_line_width=100)
+
+
+def _cmd_solve(a: argparse.Namespace) -> int:
+    design = _design_from_args(a)
+    if a.mps:
+        path = design.to_mps(a.mps)
+        print(f"wrote {path}")
+        return EXIT_OK
+    res = design.solve(solver=a.solver, time_limit=a.time_limit)
+    d = res.to_dict()
+    if a.out:
+        Path(a.out).write_text(json.dumps(d, indent=2))
+    if a.format == "json":
+        print(json.dumps(d, indent=2))
+    else:
+        print(f"problem     n={design.n}  eps={design.eps:g}  "
+              + (f"delta={design.delta:g}" if design.objective == "distortion"
+                 else f"minimise delta s.t. {design.metric} <= {design.max_distortion:g}"))
+        print(f"neighbours  {design.neighborhood.describe(design.n)}")
+        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
+        print(f"status      {res.status}" + (f"   gap {res.gap:.3g}" if res.gap else "")
+              + f"   time {res.solve_time:.3f}s   model {res.model_size}")
+        if res.pmf is not None:
+            print(f"distortion  {res.distortion:.10g}")
+            if design.objective == "delta":
+                print(f"min delta   {res.delta:.10g}")
+            print("achieved    " + "  ".join(f"{k}={v:.6g}" for k, v in res.achieved.items()))
+            print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
+            print("pmf         " + _fmt_pmf(res.pmf).replace("\n", "\n            "))
+    return EXIT_OK if res.status == "optimal" else EXIT_NOT_OPTIMAL
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    import csv
+
+    from .sweep import ROW_KEYS, grid_points, parse_grid, run_sweep
+
+    points = grid_points(
+        n=parse_grid("n", a.n, integer=True),
+        eps=parse_grid("eps", a.eps),
+        delta=parse_grid("delta", a.delta) if a.delta is not None else ([0.0] if a.minimize == "distortion" else None),
+        neighborhoods=a.neighborhood,
+        directed=a.directed,
+        metric=[m.strip() for m in a.metric.split(",")],
+        privacy=[p.strip() for p in a.privacy.split(",")],
+        objective=a.minimize,
+        max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
+        dim=a.dim,
+    )
+    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, jobs=a.jobs, backend=a.backend,
+                     scheduler=a.scheduler, cache=None if a.no_cache else a.cache, progress=not a.quiet)
+    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
+    try:
+        if a.format == "json":
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+        else:
+            w = csv.DictWriter(out, fieldnames=list(ROW_KEYS))
+            w.writeheader()
+            w.writerows(rows)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return EXIT_OK
+
+
+def _cmd_verify(a: argparse.Namespace) -> int:
+    from ._validation import check_delta, check_eps
+    from .privacy import achieved_deltas
+
+    eps = check_eps(a.eps)
+    delta = check_delta(a.delta)
+    pmf = check_pmf("pmf", _load_array(a.pmf, "pmf"), atol=1e-9)
+    if pmf.ndim > 1 and len(set(pmf.shape)) != 1:
+        raise ValueError(f"pmf must have shape (n+1,)*d; got {pmf.shape}")
+    n = pmf.shape[0] - 1
+    nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
+    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=a.tol)
+    notions = NOTIONS if a.privacy == "all" else (a.privacy,)
+    ok = all(got[k] <= delta for k in notions)
+    if a.format == "json":
+        print(json.dumps({"n": n, "eps": eps, "delta": delta, "neighborhood": nb.describe(n),
+                          "achieved": got, "checked": list(notions), "ok": ok}, indent=2))
+    else:
+        print(f"neighbours  {nb.describe(n)}")
+        for k in NOTIONS:
+            mark = ("ok  " if got[k] <= delta else "FAIL") if k in notions else "    "
+            print(f"{mark} {k:10s} delta({eps:g}) = {got[k]:.10g}   (claim {delta:g})")
+    return EXIT_OK if ok else EXIT_CLAIM_FAILED
+
+
+def _cmd_figures(a: argparse.Namespace) -> int:
+    from .figures import PAPERS, run_figures
+
+    if a.paper != "all" and a.paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
+    if a.jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1; got {a.jobs}")
+    results = run_figures(a.paper, fast=a.fast, jobs=a.jobs, out=a.out)
+    failed = [s for s, rc, _ in results if rc != 0]
+    for s, rc, dt in results:
+        print(f"{'ok  ' if rc == 0 else 'FAIL'} {s.parent.name}/{s.name}  {dt:.1f}s")
+    if failed:
+        print(f"{len(failed)} script(s) failed", file=sys.stderr)
+        return EXIT_CLAIM_FAILED
+    return EXIT_OK
+
+
+_COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "figures": _cmd_figures}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
+    try:
+        return int(handler(args))
+    except ValueError as exc:
+        msg = " ".join(str(exc).split())
+        print(f"optnoise {args.command}: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("optnoise: interrupted (cached sweep points are kept; run again to resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
