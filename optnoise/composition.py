@@ -216,14 +216,10 @@ def kov_epsilon(eps0: float, k: int, delta: Any, *, delta0: float = 0.0) -> Any:
 
     Parameters
     ----------
-    eps0 : float
-        Per-mechanism epsilon, >= 0.
-    k : int
-        Number of mechanisms, >= 0.
+    eps0, k, delta0
+        As in :func:`kov_delta`.
     delta : float or array_like
         Overall delta(s) in [0, 1].
-    delta0 : float, keyword-only
-        Per-mechanism delta in [0, 1].
 
     Returns
     -------

@@ -1,0 +1,35 @@
+"""Fast modes of every composition2021 figure script (Cesar & Rogers, ALT 2021)."""
+from __future__ import annotations
+
+import csv
+import runpy
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "experiments" / "composition2021").glob("fig*.py"))
+
+
+def test_all_six_figures_have_a_script():
+    assert [s.stem for s in SCRIPTS] == [f"fig{i}" for i in range(1, 7)]
+
+
+@pytest.mark.xdist_group("composition2021")
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_figure_script_fast(script, tmp_path):
+    main = runpy.run_path(str(script))["main"]
+    assert main(["--fast", "--out", str(tmp_path)]) == 0
+    png, table = tmp_path / f"{script.stem}.png", tmp_path / f"{script.stem}.csv"
+    assert png.stat().st_size > 1000
+    with table.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(v != "" for v in rows[0].values() if v is not None)
+
+
+@pytest.mark.xdist_group("composition2021")
+def test_fig6_uses_paper_privacy_budget(tmp_path):
+    runpy.run_path(str(SCRIPTS[5]))["main"](["--fast", "--out", str(tmp_path)])
+    with (tmp_path / "fig6.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["word"] for r in rows][:3] == ["the", "and", "to"]
+    assert float(rows[0]["eps_total"]) == pytest.approx(0.99369, abs=5e-6)
