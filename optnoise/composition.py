@@ -98,13 +98,12 @@ ROUND_TYPES = ("DP", "BR")
 
 def _values(value: Any, name: str) -> tuple[np.ndarray, bool]:
     """A scalar or 1-D array of eps-like values >= 0, each checked by check_eps."""
-    arr = np.asarray(value, dtype=float) if not isinstance(value, bool) else np.asarray(value)
-    scalar = arr.ndim == 0
-    flat = np.atleast_1d(arr).ravel()
-    if flat.size == 0:
+    if np.ndim(value) == 0:
+        return np.array([check_eps(value, name, allow_zero=True)]), True
+    flat = list(np.ravel(np.asarray(value, dtype=object)))
+    if not flat:
         raise ValueError(f"{name} must be a number or a non-empty array of numbers >= 0")
-    out = np.array([check_eps(v, name, allow_zero=True) for v in flat], dtype=float)
-    return out, scalar
+    return np.array([check_eps(v, name, allow_zero=True) for v in flat], dtype=float), False
 
 
 def _ret(values: np.ndarray, scalar: bool) -> Any:
@@ -432,6 +431,11 @@ class _Recursion:
         self.n_refine = n_refine
         self.p_dp = 1.0 / (1.0 + math.exp(-eps))  # RR: P(+eps)
         self.grid = np.linspace(0.0, 1.0, n_grid)
+        # number of rounds after i when they are all DP (then round i's sup is exact), else None
+        self.dp_tail = [
+            (len(self.order) - i - 1) if all(r == "DP" for r in self.order[i + 1 :]) else None
+            for i in range(len(self.order))
+        ]
 
     def value(self, i: int, a: np.ndarray) -> np.ndarray:
         if i == len(self.order):
@@ -444,6 +448,13 @@ class _Recursion:
             p0 = np.exp(_logexpm1(t * eps) - _logexpm1(eps))  # P_t(0), loss -(1-t) eps
             return (1 - p0) * self.value(i + 1, a_b - t * eps) + p0 * self.value(i + 1, a_b + (1 - t) * eps)
 
+        tail = self.dp_tail[i]
+        if tail is not None:
+            # the last BR round: Theorem 3 with one BR and `tail` DP mechanisms at level a,
+            # whose sup over t is attained on the candidate set (valid for any real level)
+            ell = np.arange(2 * tail + 2, dtype=float)
+            t = np.clip((a[..., None] / eps - tail + ell + 1.0) / 2.0, 0.0, 1.0)
+            return expect(t, a[..., None]).max(axis=-1)
         t = np.broadcast_to(self.grid, a.shape + (self.n_grid,))
         vals = expect(t, a[..., None])
         best = np.argmax(vals, axis=-1)
@@ -472,9 +483,12 @@ def adaptive_delta(eps: float, order: Sequence[str], eps_g: Any, *, n_grid: int 
     from the first round (outermost, chosen before any output) to the last.
     A BR round is ``RR_t`` whose t may depend on everything seen so far (that
     is, on the remaining level a); a DP round is randomized response and has
-    no t. Each sup over t is taken on a grid of ``n_grid`` points and refined
-    by golden-section search around the best grid point. The cost grows like
-    ``n_grid ** (number of BR rounds)``: meant for small T (up to about 4).
+    no t. For the last BR round (only DP rounds after it) the sup over t is
+    exact: it is Theorem 3 with one BR mechanism at level a, attained on the
+    finite candidate set of :func:`br_dp_t_candidates`. Every earlier BR round
+    takes its sup on a grid of ``n_grid`` points, refined by golden-section
+    search around the best grid point. The cost grows like
+    ``n_grid ** (number of BR rounds - 1)``: meant for small T (up to about 5).
 
     Parameters
     ----------

@@ -224,6 +224,13 @@ def test_br_epsilon_inverse_and_eps_dp_implies_2eps_br():
         assert C.br_dp_delta(0.6, 6, 0, eg) >= C.kov_delta(0.3, 6, eg) - 1e-15
 
 
+def test_theorem3_stable_for_hundreds_of_mechanisms():
+    eps, T, k, eg = 0.02, 300, 100, 1.0
+    mid = C.br_dp_delta(eps, T, k, eg)
+    assert math.isfinite(mid)
+    assert C.br_dp_delta(eps, T, 0, eg) < mid < C.kov_delta(eps, T, eg)
+
+
 def test_nearly_four_times_more_br_mechanisms():
     # Sec. 1 (Dong et al.): about four times more exponential mechanisms than general
     # eps-DP ones at the same overall (eps_g, delta); the ratio tends to 4 as eps -> 0.
@@ -442,6 +449,18 @@ def test_analytic_gaussian_delta_is_hockey_stick_integral():
     # log-space: tiny deltas stay positive and finite
     tiny = C.analytic_gaussian_delta(200.0, 1.0)
     assert 0 <= tiny < 1e-300 or (0 < tiny and math.isfinite(tiny))
+
+
+def test_gaussian_privacy_loss_is_cdp_with_mu_and_tau():
+    # Sec. 2: N(0, sigma^2) with sensitivity D is (D^2/(2 sigma^2), D/sigma)-CDP: its privacy loss
+    # L(x) = log(p(x)/q(x)) under P = N(0, sigma^2), Q = N(D, sigma^2) has mean D^2/(2 sigma^2), sd D/sigma
+    sigma, D = 2.5, 1.5
+    loss = lambda x: (D**2 - 2 * D * x) / (2 * sigma**2)  # noqa: E731
+    mean = integrate.quad(lambda x: stats.norm.pdf(x, 0, sigma) * loss(x), -np.inf, np.inf)[0]
+    var = integrate.quad(lambda x: stats.norm.pdf(x, 0, sigma) * (loss(x) - mean) ** 2, -np.inf, np.inf)[0]
+    assert mean == pytest.approx(D**2 / (2 * sigma**2), rel=1e-10)
+    assert math.sqrt(var) == pytest.approx(D / sigma, rel=1e-10)
+    assert C.histogram_zcdp_rho(sigma, linf_sensitivity=D) == pytest.approx(mean)
 
 
 def test_laplace_lemma_6_2():

@@ -4,8 +4,9 @@ T = 3 adaptively selected eps-mechanisms, two eps-BR and one eps-DP (Lemmas
 5.3-5.4). Plotted: the ratio of the optimal delta(eps_g) when the DP round
 comes first, (DP, BR, BR), to the optimal delta when it is in the middle,
 (BR, DP, BR), against eps_g / eps, for eps = 0.1, 0.5, 1, 2. Each delta is
-the Lemma 5.1 recursion (sup over t per round on a 201-point grid, refined by
-golden section). (BR, BR, DP) equals (BR, DP, BR) to machine precision (its
+the Lemma 5.1 recursion (the last BR round's sup over t is exact, on Theorem
+3's candidate set; the first BR round's on a 201-point grid refined by golden
+section). (BR, BR, DP) equals (BR, DP, BR) to machine precision (its
 ratio is saved in the CSV). The ratio exceeds 1 exactly for eps_g < eps and
 is 1 for eps_g >= eps. The paper's eps values and axis are lost in
 extraction: ours are a choice.

@@ -33,3 +33,20 @@ def test_fig6_uses_paper_privacy_budget(tmp_path):
         rows = list(csv.DictReader(fh))
     assert [r["word"] for r in rows][:3] == ["the", "and", "to"]
     assert float(rows[0]["eps_total"]) == pytest.approx(0.99369, abs=5e-6)
+
+
+@pytest.mark.xdist_group("composition2021")
+def test_fig5_laplace_and_zcdp_curves_are_fig4s(tmp_path):
+    # Sec. 6.1: these two bounds depend on k * Delta_0 only, so they do not change between Figs. 4 and 5
+    tables = {}
+    for name in ("fig4", "fig5"):
+        runpy.run_path(str(SCRIPTS[int(name[-1]) - 1]))["main"](["--fast", "--out", str(tmp_path)])
+        with (tmp_path / f"{name}.csv").open() as fh:
+            tables[name] = list(csv.DictReader(fh))
+    fig4 = {float(r["l0_sensitivity"]): r for r in tables["fig4"]}
+    shared = [r for r in tables["fig5"] if float(r["k_times_l0"]) in fig4]
+    assert len(shared) >= 2
+    for r in shared:
+        other = fig4[float(r["k_times_l0"])]
+        assert float(r["eps_laplace"]) == pytest.approx(float(other["eps_laplace"]))
+        assert float(r["eps_gauss_zcdp"]) == pytest.approx(float(other["eps_gauss_zcdp"]))
