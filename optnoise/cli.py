@@ -290,7 +290,10 @@ _COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "f
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (one line, code 2), --help and --version (0)
+        return int(exc.code or 0)
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
     try:
         return int(handler(args))

@@ -253,13 +253,25 @@ class Neighborhood:
                 raise ValueError(f"groups must have one label per record ({len(recs)}); got shape {labels.shape}")
         cands = recs if candidates is None else np.asarray(candidates)
         shifts: set[tuple[int, ...]] = set()
-        for g in np.unique(labels):
-            X = recs[labels == g]
-            base, neigh = _neighbour_answers(X, query, relation, cands)
-            diff = np.unique(np.asarray(base - neigh, dtype=np.int64).reshape(len(neigh), -1), axis=0)
-            for row in diff:
+
+        def collect(diff: np.ndarray) -> None:
+            for row in np.unique(np.asarray(diff, dtype=np.int64).reshape(len(diff), -1), axis=0):
                 if np.any(row != 0):
                     shifts.add(tuple(int(v) for v in row))
+
+        if isinstance(query, AggregateQuery) and relation == "remove-one":
+            # All groups at once: group sums, then every leave-one-out answer in one call.
+            _, inv = np.unique(labels, return_inverse=True)
+            phi = np.asarray(query.phi(recs), dtype=float)
+            sums = np.zeros((inv.max() + 1,) + phi.shape[1:])
+            np.add.at(sums, inv, phi)
+            counts = np.bincount(inv).astype(float)
+            base = np.asarray(query.finalize(sums, counts))[inv]
+            collect(base - np.asarray(query.finalize(sums[inv] - phi, counts[inv] - 1)))
+        else:
+            for g in np.unique(labels):
+                base, neigh = _neighbour_answers(recs[labels == g], query, relation, cands)
+                collect(base - neigh)
         if not shifts:
             raise ValueError("the data give no non-zero shift: the query is constant on neighbours")
         red = sorted({tuple(int(v) for v in np.mod(s, n + 1)) for s in shifts})
@@ -332,14 +344,16 @@ class Count(AggregateQuery):
 
 
 def _neighbour_answers(X: np.ndarray, query: Any, relation: str, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Answer on X and on all its neighbours (one row per neighbour)."""
+    """Answer on X and on all its neighbours (one row per neighbour).
+
+    Aggregate queries take this path for add-one and replace-one only; their
+    remove-one answers are computed for all groups at once in ``from_data``.
+    """
     if isinstance(query, AggregateQuery):
         phi = np.asarray(query.phi(X), dtype=float)
         s = phi.sum(axis=0)
         N = len(X)
         base = np.asarray(query.finalize(s[None, ...], np.array([N])))[0]
-        if relation == "remove-one":
-            return base, np.asarray(query.finalize(s[None, ...] - phi, np.full(N, N - 1)))
         pc = np.unique(np.asarray(query.phi(cands), dtype=float), axis=0)
         if relation == "add-one":
             return base, np.asarray(query.finalize(s[None, ...] + pc, np.full(len(pc), N + 1)))

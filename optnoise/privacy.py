@@ -239,7 +239,9 @@ def eps_for_delta(pmf: Any, shifts: Any, delta: float, *, notion: str = "dp") ->
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.log(f)[None, :] - np.log(g)
     cand = np.unique(ratios[np.isfinite(ratios) & (ratios > 0)])
-    cand = np.concatenate([[0.0], cand])
+    # A ratio is the threshold of a strict inequality; in floating point the
+    # inequality may still hold at it, so the next few floats are candidates too.
+    cand = np.unique(np.concatenate([[0.0], cand, cand + 8 * np.spacing(cand)]))
     vals = np.atleast_1d(func(pmf, shifts, cand))
     ok = np.nonzero(vals <= delta + 1e-15)[0]
     if ok.size == 0:

@@ -21,6 +21,7 @@ need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,6 +181,15 @@ def _pulp_solver(name: str, time_limit: float | None, mip_gap: float, verbose: b
 
 
 def _solve_pulp(model: LinearModel, name: str, time_limit: float | None, mip_gap: float, verbose: bool) -> SolverOutput:
+    # PuLP 3.x warns that its bundled CBC and direct LpVariable construction go away in 4.0;
+    # both still work, and the bundled CBC keeps the install small.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _solve_pulp_inner(model, name, time_limit, mip_gap, verbose)
+
+
+def _solve_pulp_inner(model: LinearModel, name: str, time_limit: float | None, mip_gap: float,
+                      verbose: bool) -> SolverOutput:
     import pulp
 
     solver = _pulp_solver(name, time_limit, mip_gap, verbose)

@@ -1,0 +1,340 @@
+"""NoiseDesign: the paper's stated numbers, brute force, backends and the notion ordering."""
+import itertools
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from optnoise import DELTA_TOL, Neighborhood, NoiseDesign, cost_vector, modulo_errors
+
+BD3 = Neighborhood.bd(3, directed=True)
+
+
+# ---------------------------------------------------------------- the paper's numbers (Kadam et al. 2024)
+
+
+def test_vector_query_example_eq57():
+    # n=4, eps=3, delta=0, shifts {0,1,2}^2 minus (0,0), directed, error rate
+    shifts = [(a, b) for a in range(3) for b in range(3) if (a, b) != (0, 0)]
+    res = NoiseDesign(n=4, eps=3.0, neighborhood=Neighborhood.shifts(shifts, directed=True)).solve()
+    assert res.status == "optimal"
+    a, b, c = 0.0346, 0.0017, 0.6954
+    eq57 = np.array([
+        [c, a, a, b, b],
+        [a, a, a, b, b],
+        [a, a, a, b, b],
+        [b, b, b, b, b],
+        [b, b, b, b, b],
+    ])
+    np.testing.assert_allclose(res.pmf, eq57, atol=5e-5)
+    marg = [0.7681, 0.1073, 0.1073, 0.0086, 0.0086]
+    np.testing.assert_allclose(res.pmf.sum(axis=1), marg, atol=5e-5)
+    np.testing.assert_allclose(res.pmf.sum(axis=0), marg, atol=5e-5)
+    # Remark 4: the optimum is not the product of its marginals
+    assert not np.allclose(res.pmf, np.outer(res.pmf.sum(1), res.pmf.sum(0)), atol=1e-3)
+
+
+def test_scalar_optimum_n4_eps15():
+    res = NoiseDesign(n=4, eps=1.5, neighborhood=Neighborhood.bd(2, directed=True)).solve()
+    np.testing.assert_allclose(res.pmf, [0.6469, 0.1443, 0.1443, 0.0322, 0.0322], atol=5e-5)
+
+
+def step_lengths(pmf, rtol=1e-6):
+    """Lengths of runs of equal masses: (1 for f(0), then the staircase steps)."""
+    out, run = [1], 1
+    for a, b in zip(pmf[1:-1], pmf[2:]):
+        if abs(a - b) <= rtol * max(a, b, 1e-300):
+            run += 1
+        else:
+            out.append(run)
+            run = 1
+    out.append(run)
+    return tuple(out)
+
+
+def kadam(delta, **kw):
+    return NoiseDesign(n=8, eps=1.5, delta=delta, neighborhood=BD3, privacy="pdp-kadam", **kw).solve()
+
+
+def _boundary(pred, lo, hi, iters=30):
+    """Bisection for the switch point of a monotone predicate (pred(lo) != pred(hi))."""
+    a = pred(lo)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if pred(mid) == a:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def test_fig10_flat_region_and_step_lengths():
+    # f(0) vs delta is piecewise linear with flat regions (Fig. 4/10). The paper reports the
+    # region boundaries rounded to 4 decimals: 0.1212 (end of the first flat region),
+    # 0.1238 and 0.1522 (starts of the next two), and the staircase at each boundary.
+    f0 = lambda d: 1 - kadam(d).distortion  # noqa: E731
+    flat0, flat1, flat2 = f0(0.0), f0(0.135), f0(0.156)
+    assert flat0 < flat1 < flat2
+    for d in np.linspace(0, 0.1212, 4):
+        assert f0(float(d)) == pytest.approx(flat0, abs=1e-8)  # flat for delta in [0, 0.1212]
+    end0 = _boundary(lambda d: f0(d) > flat0 + 1e-9, 0.10, 0.13)
+    start1 = _boundary(lambda d: f0(d) >= flat1 - 1e-9, 0.12, 0.135)
+    start2 = _boundary(lambda d: f0(d) >= flat2 - 1e-9, 0.14, 0.156)
+    assert round(end0, 4) == 0.1212
+    assert round(start1, 4) == 0.1238
+    assert round(start2, 4) == 0.1522
+    assert step_lengths(kadam(end0 - 1e-7).pmf) == (1, 3, 3, 2)
+    assert step_lengths(kadam(start1 + 1e-7).pmf) == (1, 3, 2, 3)
+    assert step_lengths(kadam(start2 + 1e-7).pmf) == (1, 3, 2, 2, 1)
+
+
+# ---------------------------------------------------------------- brute force over indicator patterns
+
+
+def brute_force(n, shifts, eps, delta, cost, notion):
+    """min cost.f over all leak patterns, one LP (scipy linprog) per pattern."""
+    N, E = n + 1, np.exp(eps)
+    K = len(shifts)
+    best = np.inf
+    patterns = itertools.product([0, 1], repeat=K * N if notion == "pdp" else N)
+    for pat in patterns:
+        u = np.array(pat).reshape(K, N) if notion == "pdp" else np.tile(np.array(pat), (K, 1))
+        A, b = [], []
+        for m, mu in enumerate(shifts):
+            for eta in range(N):
+                row = np.zeros(N)
+                if u[m, eta] == 0:  # no leak: f(eta) <= e^eps f(eta+mu)
+                    row[eta] += 1
+                    row[(eta + mu) % N] -= E
+                    A.append(row), b.append(0.0)
+                elif notion == "pdp-kadam":  # (13g): u = 1 needs f(eta) >= e^eps f(eta+mu)
+                    row[eta] -= 1
+                    row[(eta + mu) % N] += E
+                    A.append(row), b.append(0.0)
+            A.append((u[m] == 1).astype(float)), b.append(delta)  # leak mass
+        r = linprog(cost, A_ub=np.array(A), b_ub=np.array(b), A_eq=np.ones((1, N)), b_eq=[1.0],
+                    bounds=[(0, 1)] * N, method="highs")
+        if r.status == 0:
+            best = min(best, r.fun)
+    return best
+
+
+@pytest.mark.parametrize("notion", ["pdp", "pdp-kadam"])
+@pytest.mark.parametrize("n, shifts, eps, delta, metric", [
+    (3, [1, 3], 0.7, 0.2, "er"),
+    (3, [1, 2], 1.2, 0.1, "mse"),
+    (4, [2], 0.5, 0.3, "er"),
+    (3, [1], 0.3, 0.05, "mae"),
+])
+def test_milp_equals_brute_force(notion, n, shifts, eps, delta, metric):
+    cost = cost_vector(metric, n)
+    want = brute_force(n, shifts, eps, delta, cost, notion)
+    res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=True),
+                      metric=metric, privacy=notion).solve()
+    assert res.status == "optimal"
+    assert res.distortion == pytest.approx(want, abs=1e-7)
+
+
+def test_dp_equals_hockey_stick_lp_by_cvxpy():
+    cp = pytest.importorskip("cvxpy")
+    n, shifts, eps, delta = 7, [1, 2, 6, 5], 0.8, 0.1
+    f = cp.Variable(n + 1, nonneg=True)
+    cons = [cp.sum(f) == 1]
+    for mu in shifts:
+        g = cp.hstack([f[(e + mu) % (n + 1)] for e in range(n + 1)])
+        cons.append(cp.sum(cp.pos(f - np.exp(eps) * g)) <= delta)
+    prob = cp.Problem(cp.Minimize(1 - f[0]), cons)
+    prob.solve(solver=cp.CLARABEL)
+    res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.bd(2), privacy="dp").solve()
+    assert res.distortion == pytest.approx(prob.value, abs=1e-6)
+
+
+# ---------------------------------------------------------------- properties on random instances
+
+
+def random_instances(seed, count):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(3, 9))
+        k = int(rng.integers(1, 4))
+        shifts = sorted(set(int(s) for s in rng.integers(1, n + 1, size=k)))
+        yield (n, shifts, float(rng.uniform(0.2, 2.0)), float(rng.uniform(0.01, 0.4)),
+               str(rng.choice(["er", "mse", "circular-mae"])), bool(rng.integers(2)))
+
+
+@pytest.mark.parametrize("inst", list(random_instances(7, 12)))
+def test_notion_ordering_and_reverification(inst):
+    n, shifts, eps, delta, metric, directed = inst
+    nb = Neighborhood.shifts(shifts, directed=directed)
+    vals = {}
+    for notion in ("dp", "pdp", "pdp-kadam"):
+        res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=nb, metric=metric, privacy=notion).solve()
+        assert res.status == "optimal"
+        assert res.verify()
+        assert res.achieved[notion] <= delta + DELTA_TOL
+        assert res.pmf.sum() == pytest.approx(1.0)
+        vals[notion] = res.distortion
+    assert vals["dp"] <= vals["pdp"] + 1e-7 <= vals["pdp-kadam"] + 2e-7
+
+
+def test_pdp_strictly_better_than_kadam_on_symmetric_bd():
+    # The README's example: n=8, symmetric BD(3), eps=1.5, delta=0.1238, error rate.
+    nb = Neighborhood.bd(3)
+    er = {p: NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=nb, privacy=p).solve().distortion
+          for p in ("dp", "pdp", "pdp-kadam")}
+    assert er["dp"] < er["pdp"] - 0.01
+    assert er["pdp"] < er["pdp-kadam"] - 0.005
+
+
+def test_pure_design_is_an_lp_and_notions_coincide():
+    results = {}
+    for p in ("dp", "pdp", "pdp-kadam"):
+        d = NoiseDesign(n=9, eps=0.9, delta=0.0, neighborhood=Neighborhood.bd(3), privacy=p)
+        assert not d.build_model().is_mip
+        results[p] = d.solve().distortion
+    assert results["dp"] == pytest.approx(results["pdp"]) == pytest.approx(results["pdp-kadam"])
+
+
+# ---------------------------------------------------------------- backends
+
+
+@pytest.mark.parametrize("privacy, delta", [("dp", 0.1), ("pdp", 0.1), ("pdp-kadam", 0.15), ("pdp", 0.0)])
+def test_highs_and_cbc_agree(privacy, delta):
+    d = NoiseDesign(n=6, eps=1.0, delta=delta, neighborhood=Neighborhood.bd(2), metric="mse", privacy=privacy)
+    a, b = d.solve("highs"), d.solve("cbc")
+    assert a.status == b.status == "optimal"
+    assert a.distortion == pytest.approx(b.distortion, abs=1e-6)
+    assert b.achieved[privacy] <= delta + DELTA_TOL
+
+
+def test_cvxpy_backend_on_lp():
+    d = NoiseDesign(n=10, eps=0.7, delta=0.05, neighborhood=Neighborhood.bd(2), metric="mse", privacy="dp")
+    assert d.solve("cvxpy").distortion == pytest.approx(d.solve("highs").distortion, abs=1e-6)
+
+
+def test_to_mps_round_trip(tmp_path):
+    import highspy
+
+    d = NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=BD3, privacy="pdp-kadam")
+    path = d.to_mps(tmp_path / "kadam.mps")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(d.solve().distortion, abs=1e-7)
+
+
+# ---------------------------------------------------------------- objectives and statuses
+
+
+def test_minimise_delta_is_consistent_with_minimise_distortion():
+    nb = Neighborhood.bd(2)
+    r = NoiseDesign(n=6, eps=1.0, neighborhood=nb, privacy="dp", objective="delta", max_distortion=0.4).solve()
+    assert r.status == "optimal"
+    assert r.distortion <= 0.4 + 1e-7
+    back = NoiseDesign(n=6, eps=1.0, delta=r.delta_objective, neighborhood=nb, privacy="dp").solve()
+    assert back.distortion == pytest.approx(0.4, abs=1e-6)
+    assert r.verify()
+
+
+def test_infeasible_is_a_status():
+    cost = np.ones(7)  # every noise value costs 1, so distortion <= 0.5 is impossible
+    r = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, privacy="pdp",
+                    objective="delta", max_distortion=0.5).solve()
+    assert r.status == "infeasible"
+    assert r.pmf is None and not r.verify()
+
+
+def test_time_limit_is_a_status_with_incumbent():
+    d = NoiseDesign(n=120, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10), privacy="pdp")
+    r = d.solve(time_limit=1.0)
+    assert r.status in ("time_limit", "optimal")
+    if r.status == "time_limit" and r.pmf is not None:
+        assert r.gap is not None and r.gap >= 0
+        assert r.achieved["pdp"] <= 0.1 + DELTA_TOL
+
+
+def test_cache_round_trip(tmp_path):
+    d = NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=BD3, privacy="pdp-kadam")
+    a = d.solve(cache=tmp_path)
+    files = list(tmp_path.glob("*.json"))
+    assert len(files) == 1
+    b = d.solve(cache=tmp_path)
+    np.testing.assert_array_equal(a.pmf, b.pmf)
+    files[0].write_text("{not json")  # a corrupt entry is solved again, not trusted
+    assert d.solve(cache=tmp_path).distortion == pytest.approx(a.distortion)
+    json.loads(files[0].read_text())
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def test_cost_vectors_hand_values():
+    np.testing.assert_array_equal(cost_vector("er", 3), [0, 1, 1, 1])
+    np.testing.assert_array_equal(cost_vector("mse", 3), [0, 1, 4, 9])
+    np.testing.assert_array_equal(cost_vector("circular-mse", 4), [0, 1, 4, 4, 1])
+    np.testing.assert_array_equal(cost_vector("circular-mae", 3), [0, 1, 2, 1])
+    np.testing.assert_array_equal(cost_vector("mae", 2, dim=2), [[0, 1, 2], [1, 2, 3], [2, 3, 4]])
+
+
+def test_custom_cost_equals_named_metric():
+    nb = Neighborhood.bd(2)
+    a = NoiseDesign(n=6, eps=1.0, delta=0.1, neighborhood=nb, metric="mse", privacy="dp").solve()
+    b = NoiseDesign(n=6, eps=1.0, delta=0.1, neighborhood=nb, metric=np.arange(7.0) ** 2, privacy="dp").solve()
+    assert a.distortion == pytest.approx(b.distortion)
+
+
+def test_modulo_errors_by_simulation(rng):
+    f = rng.dirichlet(np.ones(6))
+    n = 5
+    got = modulo_errors(f)
+    sq = []
+    for q in range(n + 1):
+        out = (q + np.arange(n + 1)) % (n + 1)
+        sq.append(np.sum(f * (out - q) ** 2))
+    assert got["mse_mean"] == pytest.approx(np.mean(sq))
+    assert got["mse_worst"] == pytest.approx(np.max(sq))
+    assert got["er"] == pytest.approx(1 - f[0])
+    # the noise metric charges eta^2 and is never below the actual error at q = 0
+    assert np.sum(f * np.arange(n + 1) ** 2) == pytest.approx(sq[0])
+
+
+# ---------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"eps": 0}, "eps"),
+    ({"eps": float("nan")}, "eps"),
+    ({"eps": float("inf")}, "eps"),
+    ({"delta": 1.5}, "delta"),
+    ({"delta": -0.1}, "delta"),
+    ({"n": 0}, "n"),
+    ({"n": 2.5}, "n"),
+    ({"metric": "rmse"}, "metric"),
+    ({"metric": np.ones(3)}, "cost array"),
+    ({"privacy": "rdp"}, "privacy"),
+    ({"objective": "accuracy"}, "objective"),
+    ({"objective": "delta", "delta": None}, "max_distortion"),
+    ({"objective": "delta", "max_distortion": 0.3}, "delta must be left unset"),
+    ({"max_distortion": 0.3, "delta": None}, "max_distortion applies"),
+    ({"neighborhood": "bd:3"}, "neighborhood"),
+    ({"neighborhood": Neighborhood.bd(9)}, "out of range"),
+    ({"shape": (9, 9)}, "shape"),
+    ({"n": 10**7}, "too large"),
+])
+def test_bad_input(kwargs, match):
+    base = dict(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3))
+    base.update(kwargs)
+    if base.get("delta") is None:
+        base.pop("delta")
+    with pytest.raises(ValueError, match=match):
+        NoiseDesign(**base)
+
+
+def test_bad_solver_name():
+    d = NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1))
+    with pytest.raises(ValueError, match="solver"):
+        d.solve(solver="glpk")
+    with pytest.raises(ValueError, match="time_limit"):
+        d.solve(time_limit=-1)

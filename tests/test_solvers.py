@@ -1,0 +1,75 @@
+"""The solver-neutral model and its backends on hand-solvable problems."""
+import numpy as np
+import pytest
+
+from optnoise.model import ModelBuilder
+from optnoise.solvers import available_solvers, solve_model
+
+
+def knapsack():
+    # max 3a + 4b + 5c s.t. 2a + 3b + 4c <= 11.5, 0 <= a,b,c <= 10 integer -> a=4, b=1: 16
+    mb = ModelBuilder()
+    x = mb.add_vars(3, lb=0, ub=10, integer=True, name="x")
+    mb.add_row(x, [2, 3, 4], upper=11.5)
+    mb.set_objective(x, [-3, -4, -5])
+    return mb.build()
+
+
+def lp():
+    # min -x - 2y s.t. x + y <= 1, x, y in [0, 1] -> y = 1, objective -2
+    mb = ModelBuilder()
+    x = mb.add_vars(2, lb=0.0, ub=1.0, name="xy")
+    mb.add_row(x, [1.0, 1.0], upper=1.0)
+    mb.set_objective(x, [-1.0, -2.0], offset=0.5)
+    return mb.build()
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc", "cvxpy"])
+def test_backends_on_hand_solved_problems(solver):
+    out = solve_model(lp(), solver=solver)
+    assert out.status == "optimal"
+    assert out.objective == pytest.approx(-1.5, abs=1e-7)
+    np.testing.assert_allclose(out.x, [0, 1], atol=1e-7)
+    out = solve_model(knapsack(), solver=solver)
+    assert out.status == "optimal"
+    assert out.objective == pytest.approx(-16.0)
+    assert knapsack().residuals(out.x)["rows"] <= 1e-9
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc", "cvxpy"])
+def test_infeasible_status(solver):
+    mb = ModelBuilder()
+    x = mb.add_vars(1, lb=0.0, ub=1.0)
+    mb.add_row(x, [1.0], lower=2.0)
+    mb.set_objective(x, [1.0])
+    out = solve_model(mb.build(), solver=solver)
+    assert out.status == "infeasible"
+    assert out.x is None
+
+
+def test_batch_rows_and_blocks():
+    mb = ModelBuilder()
+    f = mb.add_vars(3, ub=1.0, name="f")
+    rows = mb.add_rows([0, 0, 1, 1], [f[0], f[1], f[1], f[2]], [1, 1, 1, -1], lower=[1, 0], upper=[1, 0])
+    assert rows.tolist() == [0, 1]
+    m = mb.build()
+    assert m.shape == (2, 3)
+    assert m.block("f").tolist() == [0, 1, 2]
+    assert m.size == {"rows": 2, "cols": 3, "integers": 0, "nonzeros": 4}
+    with pytest.raises(ValueError, match="block"):
+        m.block("g")
+    with pytest.raises(IndexError):
+        mb.add_row([7], [1.0])
+
+
+def test_mps_needs_suffix(tmp_path):
+    with pytest.raises(ValueError, match="mps"):
+        lp().to_mps(tmp_path / "model.lp")
+
+
+def test_bad_solver_and_unavailable_commercial():
+    with pytest.raises(ValueError, match="solver must be one of"):
+        solve_model(lp(), solver="glpk")
+    if "gurobi" not in available_solvers():
+        with pytest.raises(ValueError, match="not available"):
+            solve_model(lp(), solver="gurobi")
