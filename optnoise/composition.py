@@ -166,7 +166,7 @@ def _kov_pure_delta(eps0: float, k: int, eps: np.ndarray) -> np.ndarray:
     return np.exp(special.logsumexp(terms, axis=1))
 
 
-def kov_delta(eps0: float, k: int, eps: Any, *, delta0: float = 0.0) -> Any:
+def kov_delta(eps0: float, k: int, eps: Any, delta0: float = 0.0) -> Any:
     """Optimal delta(eps) of the k-fold composition of (eps0, delta0)-DP mechanisms.
 
     Kairouz-Oh-Viswanath (the paper's Theorem 1), valid for adaptive
@@ -205,7 +205,7 @@ def kov_delta(eps0: float, k: int, eps: Any, *, delta0: float = 0.0) -> Any:
     return _ret(np.clip(out, 0.0, 1.0), scalar)
 
 
-def kov_epsilon(eps0: float, k: int, delta: Any, *, delta0: float = 0.0) -> Any:
+def kov_epsilon(eps0: float, k: int, delta: Any, delta0: float = 0.0) -> Any:
     """Smallest overall epsilon of k (eps0, delta0)-DP mechanisms at overall ``delta``.
 
     Exact inverse of :func:`kov_delta`: between consecutive breakpoints

@@ -260,17 +260,22 @@ class NoiseDesign:
                 f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})")
 
     # ------------------------------------------------------------------ model
-    def build_model(self) -> LinearModel:
+    def build_model(self, *, formulation: str = "hull") -> LinearModel:
         """The LP/MILP of this design as a solver-neutral sparse model.
 
         Variable blocks: ``f`` (the PMF, flattened C-order), then per notion
         ``s`` (DP excess), ``y``/``u`` (PDP leak mass and indicators) and ``t``
         (delta, for ``objective="delta"``).
+
+        ``formulation`` selects the ``"pdp"`` MILP: ``"hull"`` (default; the
+        convex hull of each indicator's disjunction, see :meth:`_pdp_rows`) or
+        ``"bigm"`` (the paper's linearisation applied per shift, the benchmark
+        baseline). Both have the same optimum; other notions ignore it.
         """
+        check_choice("formulation", formulation, ("hull", "bigm"))
         N, K = self.size, len(self.shifts)
         E = float(np.exp(self.eps))
         idx = self.shift_index()  # (K, N)
-        eta = np.arange(N)
         mb = ModelBuilder()
         f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
         mb.add_row(f, 1.0, lower=1.0, upper=1.0)  # (13b)
@@ -308,10 +313,10 @@ class NoiseDesign:
             cols = np.stack([np.tile(f, K), f[idx.ravel()], s.ravel()], 1).ravel()
             mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -1.0], K * N), upper=0.0)
             budget_rows(s)
-        elif self.privacy == "pdp":
+        elif self.privacy == "pdp" and formulation == "hull":
             self._pdp_rows(mb, f, idx, E, budget_rows)
         else:
-            self._kadam_rows(mb, f, idx, E, eta, budget_rows)
+            self._bigm_rows(mb, f, idx, E, budget_rows, shared=self.privacy == "pdp-kadam")
         return mb.build()
 
     def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
@@ -343,23 +348,33 @@ class NoiseDesign:
                     np.tile([1.0, -1.0, 1.0], K * N), upper=1.0)
         budget_rows(y)
 
-    def _kadam_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, eta: np.ndarray,
-                    budget_rows: Any) -> None:
-        """The published MILP (13c)-(13h), exactly as printed (shared u, y)."""
+    def _bigm_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any,
+                   *, shared: bool) -> None:
+        """The published linearisation (13c)-(13h), exactly as printed.
+
+        ``shared=True`` is the paper's MILP (``"pdp-kadam"``): one ``u(eta)``,
+        ``y(eta)`` for all shifts and one budget row. ``shared=False`` applies
+        the same rows to every shift separately, the plain big-M form of
+        Definition 2 (kept as the benchmark baseline for ``"pdp"``).
+        """
         K, N = idx.shape
-        y = mb.add_vars(N, lb=0.0, ub=1.0, name="y")
-        u = mb.add_vars(N, lb=0, ub=1, integer=True, name="u")
-        budget_rows(y[None, :])  # (13c) sum y <= delta
-        r = np.arange(N)
-        mb.add_rows(np.repeat(r, 2), np.stack([y, u], 1).ravel(), np.tile([1.0, -1.0], N), upper=0.0)  # (13c)
-        mb.add_rows(np.repeat(r, 3), np.stack([u, f, y], 1).ravel(), np.tile([1.0, 1.0, -1.0], N), upper=1.0)  # (13d)
-        mb.add_rows(np.repeat(r, 3), np.stack([u, f, y], 1).ravel(), np.tile([1.0, -1.0, 1.0], N), upper=1.0)  # (13e)
+        G = 1 if shared else K
+        y = mb.add_vars(G * N, lb=0.0, ub=1.0, name="y").reshape(G, N)
+        u = mb.add_vars(G * N, lb=0, ub=1, integer=True, name="u").reshape(G, N)
+        budget_rows(y)  # (13c) sum_eta y <= delta
+        r = np.arange(G * N)
+        fg, yr, ur = np.tile(f, G), y.ravel(), u.ravel()
+        mb.add_rows(np.repeat(r, 2), np.stack([yr, ur], 1).ravel(), np.tile([1.0, -1.0], G * N), upper=0.0)  # (13c)
+        mb.add_rows(np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, 1.0, -1.0], G * N),
+                    upper=1.0)  # (13d)
+        mb.add_rows(np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, -1.0, 1.0], G * N),
+                    upper=1.0)  # (13e)
         rk = np.arange(K * N)
-        uu, ff = np.tile(u, K), np.tile(f, K)
-        fm = f[idx.ravel()]
-        # (13f): f(eta) - e^eps f(eta+mu) - u(eta) <= 0
+        uu = np.tile(u[0], K) if shared else u.ravel()
+        ff, fm = np.tile(f, K), f[idx.ravel()]
+        # (13f): f(eta) - e^eps f(eta+mu) - u <= 0
         mb.add_rows(np.repeat(rk, 3), np.stack([ff, fm, uu], 1).ravel(), np.tile([1.0, -E, -1.0], K * N), upper=0.0)
-        # (13g): e^eps f(eta+mu) - f(eta) + e^eps u(eta) <= e^eps
+        # (13g): e^eps f(eta+mu) - f(eta) + e^eps u <= e^eps
         mb.add_rows(np.repeat(rk, 3), np.stack([fm, ff, uu], 1).ravel(), np.tile([E, -1.0, E], K * N), upper=E)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
@@ -375,6 +390,7 @@ class NoiseDesign:
         mip_gap: float = 1e-9,
         verbose: bool = False,
         cache: str | os.PathLike | None = None,
+        formulation: str = "hull",
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
@@ -390,6 +406,8 @@ class NoiseDesign:
             Show the solver log.
         cache : path, optional
             Folder of cached results keyed by :meth:`key`; a hit skips the solve.
+        formulation : {"hull", "bigm"}
+            MILP form for ``"pdp"`` (see :meth:`build_model`).
         """
         check_choice("solver", solver, SOLVERS)
         opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
@@ -399,7 +417,7 @@ class NoiseDesign:
                 return DesignResult.from_dict(json.loads(path.read_text()), design=self)
             except (ValueError, KeyError, json.JSONDecodeError):
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
-        model = self.build_model()
+        model = self.build_model(formulation=formulation)
         out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
         pmf = None
         if out.x is not None:

@@ -610,3 +610,11 @@ def test_algorithm_2():
 def test_bad_input_names_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_kov_signature_matches_the_issue_contract():
+    # kov_delta(eps0, k, eps, delta0=0.0): delta0 may be passed positionally.
+    from optnoise.composition import kov_delta, kov_epsilon
+
+    assert kov_delta(0.1, 10, 0.5, 0.0) == kov_delta(0.1, 10, 0.5, delta0=0.0)
+    assert kov_epsilon(0.1, 10, 1e-5, 0.0) == kov_epsilon(0.1, 10, 1e-5)

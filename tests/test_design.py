@@ -338,3 +338,11 @@ def test_bad_solver_name():
         d.solve(solver="glpk")
     with pytest.raises(ValueError, match="time_limit"):
         d.solve(time_limit=-1)
+
+
+@pytest.mark.parametrize("inst", list(random_instances(11, 4)))
+def test_pdp_formulations_agree(inst):
+    n, shifts, eps, delta, metric, directed = inst
+    d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=directed),
+                    metric=metric, privacy="pdp")
+    assert d.solve(formulation="bigm").distortion == pytest.approx(d.solve().distortion, abs=1e-7)
