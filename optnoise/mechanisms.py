@@ -1,0 +1,607 @@
+"""Baseline mechanisms for queries with answers in {0..n} (Kadam et al. 2024, "Numerical results").
+
+The paper compares its optimal noise with five baselines (Figs. 5-8):
+
+============================  =========  =======================================
+mechanism                     parameter  reference
+============================  =========  =======================================
+two-sided geometric           ``alpha``  Ghosh, Roughgarden, Sundararajan 2009
+discrete Gaussian             ``sigma2`` Canonne, Kamath, Steinke 2020
+exponential mechanism         ``beta``   McSherry-Talwar 2007 via Gumbel noise
+                                         (Adams 2013; the paper's footnote 6)
+discrete count mechanism      ``rho``    Sadeghi, Asoodeh, Calmon 2020
+data-independent              ``rho``    Ravi et al. 2022
+============================  =========  =======================================
+
+Every mechanism is returned as a :class:`Mechanism`: the matrix
+``P[q, k] = Pr(q~ = k | q)`` over ``q, k in {0..n}``, in one of the variants
+the paper uses:
+
+``"modulo"``
+    ``q~ = q + eta (mod n+1)``, the paper's own release (eq. (4) with the
+    modulo sum). An integer noise is wrapped onto ``{0..n}``:
+    ``f(eta) = sum_j g(eta + j (n+1))``.
+``"clamped"``
+    ``q~ = min(max(0, q + eta), n)``, eq. (55), with the output distribution
+    (56). The printed (56) gives ``Pr(q~ = n | q) = 1 - F(n - q)``; the mass
+    ``g(n - q)`` belongs to that output too (``q + eta = n``), so the correct
+    value, used here, is ``1 - F(n - q - 1)``; with the printed one the rows
+    would not sum to 1.
+``"range"``
+    Only for the exponential mechanism: candidates ``r in {0..n}`` scored by
+    ``-|r - q|``, the classical mechanism on the answer range (not additive).
+    Its ``"modulo"`` variant scores by the wrapped distance
+    ``-min(|r-q|, n+1-|r-q|)``, which makes it an additive modulo mechanism.
+
+Exponential mechanism through Gumbel noise (footnote 6). Add independent
+Gumbel noise ``G_r ~ Gumbel(m, beta)`` (any location m) to every candidate's
+score ``u(q, r)`` and release the argmax. Since ``max_r (u_r + G_r)`` is
+Gumbel-distributed and ``Pr(argmax = r) = e^{u_r/beta} / sum_s e^{u_s/beta}``
+(the Gumbel-max trick), the output distribution is exactly the exponential
+mechanism ``P[q, r] = softmax_r(u(q, r) / beta)``; ``beta`` plays the role of
+``2 Delta / eps_EM``. The location ``m`` cancels, which is why the paper's
+``Gumbel(eps, beta')`` has only one effective parameter.
+
+Discrete count mechanism (``rho``). The noise of Sadeghi et al. lives on
+``{-N..N}`` with ``P(0) = 1 - rho`` and ``P(+-i) = rho alpha_i / 2``, where the
+weights ``alpha`` are the optimal ones of their Definition 2 for the privacy
+level at which the mechanism is used (:func:`optnoise.count.optimal_alpha`).
+Their mechanism changes the PMF near the ends of the range; here the one
+noise is wrapped (``"modulo"``) or clamped, with ``N = n // 2`` by default so
+that the wrapped support does not fold onto itself.
+
+Errors and privacy. :meth:`Mechanism.error_rate` and :meth:`Mechanism.mse`
+are averaged over a uniform true answer (or the worst one); the MSE is
+``E[d(q~, q)^2]`` with ``d`` the plain distance ``|q~ - q|`` (the released
+answer's error, Definition 4), the wrapped distance, or, for modulo
+mechanisms, the paper's noise cost ``eta^2`` of (11). :meth:`Mechanism.delta`
+gives ``delta(eps)`` under ``"dp"`` (hockey stick), ``"pdp"`` (Definition 2)
+and, for modulo mechanisms, ``"pdp-kadam"`` (the MILP (13)), all through
+:mod:`optnoise.privacy`. :meth:`IntegerNoise.delta` is the same for the
+un-truncated mechanism ``q + eta`` on the integers (the paper's ``n = inf``
+curves of Fig. 6).
+
+Fitting a baseline to the paper's targets: :func:`match_parameter` finds the
+parameter with a given MSE or error rate (e.g. MSE = 0.6101, ER = 0.3 in
+Fig. 7), :func:`calibrate` the least-noise parameter meeting
+``delta(eps) <= delta`` (Fig. 5).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+from ._validation import check_choice, check_delta, check_eps, check_int, check_positive, check_probability
+from .count import discrete_gaussian_pmf, optimal_alpha
+from .neighborhood import Neighborhood
+from .privacy import (
+    NOTIONS,
+    delta_dp,
+    delta_pdp,
+    delta_pdp_kadam,
+    hockey_stick,
+    mechanism_delta,
+    pdp_leak,
+)
+
+__all__ = [
+    "VARIANTS",
+    "FAMILIES",
+    "PARAMETERS",
+    "DISTANCES",
+    "TAIL",
+    "IntegerNoise",
+    "Mechanism",
+    "geometric_noise",
+    "discrete_gaussian_noise",
+    "count_noise",
+    "geometric",
+    "discrete_gaussian",
+    "exponential",
+    "count_mechanism",
+    "data_independent",
+    "build",
+    "neighbour_pairs",
+    "match_parameter",
+    "calibrate",
+]
+
+#: Ways of mapping an additive noise onto the answer range {0..n}.
+VARIANTS = ("modulo", "clamped", "range")
+#: Baseline families, as accepted by :func:`build`.
+FAMILIES = ("geometric", "gaussian", "exponential", "count", "independent")
+#: The parameter each family is indexed by (larger = noisier for all of them).
+PARAMETERS = {"geometric": "alpha", "gaussian": "sigma2", "exponential": "beta", "count": "rho",
+              "independent": "rho"}
+#: Distances for :meth:`Mechanism.mse`.
+DISTANCES = ("linear", "circular", "noise")
+#: Integer noises are kept on a window outside of which their mass is below this.
+TAIL = 1e-30
+#: Largest integer window (half width) an :class:`IntegerNoise` may need.
+MAX_HALF_WIDTH = 5_000_000
+_REDUCE = ("mean", "worst", "none")
+_COUNT = Neighborhood.bd(1)  # count query, sensitivity 1, both directions
+
+
+# --------------------------------------------------------------------------
+# Mechanisms as matrices
+# --------------------------------------------------------------------------
+
+
+def neighbour_pairs(n: int, neighborhood: Neighborhood) -> np.ndarray:
+    """Ordered pairs ``(q, q')`` of answers in ``{0..n}`` with ``q - q' = mu`` (no wrap-around).
+
+    For mechanisms whose output is not a modulo shift (clamped, range): the
+    shifts of ``neighborhood`` are taken as integers, ``mu = Q(X) - Q(X')`` (6),
+    and a symmetric neighbourhood adds the reversed pairs.
+    """
+    n = check_int("n", n, minimum=1)
+    if not isinstance(neighborhood, Neighborhood):
+        raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
+    if neighborhood.dim != 1:
+        raise ValueError("neighborhood must have scalar shifts for a scalar query")
+    q = np.arange(n + 1)
+    pairs = []
+    for (mu,) in neighborhood.raw:
+        ok = (q - mu >= 0) & (q - mu <= n)
+        pairs.append(np.stack([q[ok], q[ok] - mu], axis=1))
+    arr = np.concatenate(pairs) if pairs else np.empty((0, 2), dtype=np.int64)
+    if not neighborhood.directed:
+        arr = np.concatenate([arr, arr[:, ::-1]])
+    arr = np.unique(arr, axis=0)
+    if arr.size == 0:
+        raise ValueError(f"neighborhood has no pair of answers in 0..{n}: every shift exceeds n")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Mechanism:
+    """A randomised release ``q -> q~`` on ``{0..n}`` given by its matrix.
+
+    Attributes
+    ----------
+    name : str
+        Family name (one of :data:`FAMILIES`).
+    n : int
+        Answers and outputs lie in ``{0..n}``.
+    variant : str
+        ``"modulo"``, ``"clamped"`` or ``"range"`` (see the module docstring).
+    params : mapping
+        The family's parameter(s), e.g. ``{"alpha": 0.7}``.
+    matrix : ndarray, shape (n+1, n+1)
+        ``matrix[q, k] = Pr(q~ = k | q)``; every row sums to 1.
+    noise : ndarray or None
+        For modulo mechanisms the noise PMF ``f(eta)``, ``eta = 0..n``, with
+        ``matrix[q, (q + eta) % (n+1)] = f(eta)``; ``None`` otherwise.
+    """
+
+    name: str
+    n: int
+    variant: str
+    params: Mapping[str, float]
+    matrix: np.ndarray
+    noise: np.ndarray | None = None
+
+    @property
+    def is_modulo(self) -> bool:
+        """True when the release is ``q + eta (mod n+1)`` with one noise PMF."""
+        return self.noise is not None
+
+    def _reduce(self, per_q: np.ndarray, reduce: str) -> Any:
+        reduce = check_choice("reduce", reduce, _REDUCE)
+        if reduce == "none":
+            return per_q
+        return float(per_q.mean() if reduce == "mean" else per_q.max())
+
+    def error_rate(self, *, reduce: str = "mean") -> Any:
+        """``Pr(q~ != q)`` (Definition 3), averaged over a uniform q, at the worst q, or per q.
+
+        For a modulo mechanism it is ``1 - f(0)`` for every q (10).
+        """
+        return self._reduce(1.0 - np.diag(self.matrix), reduce)
+
+    def mse(self, *, distance: str = "linear", reduce: str = "mean") -> Any:
+        """Mean squared error ``E[d(q~, q)^2]`` (Definition 4), per true answer q, then reduced.
+
+        Parameters
+        ----------
+        distance : {"linear", "circular", "noise"}
+            ``"linear"``: ``|q~ - q|``, the released answer's actual error.
+            ``"circular"``: ``min(|q~ - q|, n+1 - |q~ - q|)``; for a modulo
+            mechanism every q gives ``sum_eta min(eta, n+1-eta)^2 f(eta)``.
+            ``"noise"`` (modulo only): the paper's (11) as printed,
+            ``sum_eta eta^2 f(eta)`` with ``eta = q~ - q mod (n+1)``.
+        reduce : {"mean", "worst", "none"}
+            Average over a uniform q, the largest over q, or the array over q.
+        """
+        distance = check_choice("distance", distance, DISTANCES)
+        q = np.arange(self.n + 1)
+        diff = np.abs(q[None, :] - q[:, None])  # [q, k]
+        if distance == "linear":
+            d = diff
+        elif distance == "circular":
+            d = np.minimum(diff, self.n + 1 - diff)
+        else:
+            if not self.is_modulo:
+                raise ValueError("distance='noise' needs a modulo mechanism; use 'linear' or 'circular'")
+            d = (q[None, :] - q[:, None]) % (self.n + 1)
+        return self._reduce(np.sum(self.matrix * d.astype(float) ** 2, axis=1), reduce)
+
+    def delta(self, eps: Any, *, notion: str = "dp", neighborhood: Neighborhood | None = None,
+              tol: float = 0.0) -> Any:
+        """``delta(eps)`` of the mechanism under a privacy notion, vectorised over ``eps``.
+
+        Parameters
+        ----------
+        eps : float or array_like
+        notion : {"dp", "pdp", "pdp-kadam"}
+            Hockey stick (Definition 1), Definition 2, or the published MILP's
+            notion (modulo mechanisms only). Computed by :mod:`optnoise.privacy`.
+        neighborhood : Neighborhood, optional
+            Shifts ``mu = Q(X) - Q(X')`` between neighbouring datasets. Default:
+            a count query with sensitivity 1, both directions
+            (``Neighborhood.bd(1)``). Modulo mechanisms take the shifts modulo
+            ``n+1`` (the paper's eq. (8)); the others use the answer pairs of
+            :func:`neighbour_pairs`.
+        tol : float
+            Slack on the PDP indicators (see :func:`optnoise.privacy.pdp_leak`).
+        """
+        notion = check_choice("notion", notion, NOTIONS)
+        nb = _COUNT if neighborhood is None else neighborhood
+        if not isinstance(nb, Neighborhood):
+            raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
+        if self.is_modulo:
+            if notion == "dp":
+                return delta_dp(self.noise, nb, eps)
+            if notion == "pdp":
+                return delta_pdp(self.noise, nb, eps, tol=tol)
+            return delta_pdp_kadam(self.noise, nb, eps, tol=tol)
+        if notion == "pdp-kadam":
+            raise ValueError("notion='pdp-kadam' is defined for modulo mechanisms only; use 'dp' or 'pdp'")
+        return mechanism_delta(self.matrix, neighbour_pairs(self.n, nb), eps, notion=notion, tol=tol)
+
+
+def _modulo_matrix(noise: np.ndarray) -> np.ndarray:
+    """``P[q, (q + eta) % (n+1)] = f(eta)``: the rows are cyclic shifts of the noise."""
+    m = noise.size
+    q = np.arange(m)
+    return noise[(q[None, :] - q[:, None]) % m]
+
+
+# --------------------------------------------------------------------------
+# Integer noises and the n = inf mechanism
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class IntegerNoise:
+    """An integer-valued noise ``g(v)`` kept on a finite window of integers.
+
+    Attributes
+    ----------
+    name : str
+        Family name.
+    params : mapping
+        Parameters of the family.
+    values : ndarray of int
+        Consecutive integers; outside them the mass is below :data:`TAIL`.
+    pmf : ndarray
+        ``g(values)``, normalised over all integers (not renormalised on the window).
+    """
+
+    name: str
+    params: Mapping[str, float]
+    values: np.ndarray
+    pmf: np.ndarray
+
+    @property
+    def variance(self) -> float:
+        """``E[eta^2] - E[eta]^2`` of the noise on the integers."""
+        v = self.values.astype(float)
+        mean = float(np.dot(v, self.pmf))
+        return float(np.dot(v * v, self.pmf) - mean * mean)
+
+    def wrapped(self, n: int) -> np.ndarray:
+        """``f(eta) = sum_j g(eta + j (n+1))``, ``eta = 0..n``: the noise modulo n+1."""
+        n = check_int("n", n, minimum=1)
+        return np.bincount(np.mod(self.values, n + 1), weights=self.pmf, minlength=n + 1)
+
+    def clamped_matrix(self, n: int) -> np.ndarray:
+        """``P[q, k]`` of ``min(max(0, q + eta), n)`` (55), i.e. (56) with the corrected last column.
+
+        ``P[q, 0] = F(-q)``, ``P[q, k] = g(k - q)`` for ``0 < k < n`` and
+        ``P[q, n] = 1 - F(n - q - 1)``.
+        """
+        n = check_int("n", n, minimum=1)
+        q = np.arange(n + 1)[:, None]
+        out = np.clip(q + self.values[None, :], 0, n)
+        flat = (q * (n + 1) + out).ravel()
+        w = np.broadcast_to(self.pmf, out.shape).ravel()
+        return np.bincount(flat, weights=w, minlength=(n + 1) ** 2).reshape(n + 1, n + 1)
+
+    def mechanism(self, n: int, *, variant: str = "modulo") -> Mechanism:
+        """The mechanism ``q + eta`` on ``{0..n}``, wrapped (``"modulo"``) or ``"clamped"``."""
+        variant = check_choice("variant", variant, ("modulo", "clamped"))
+        if variant == "modulo":
+            f = self.wrapped(n)
+            return Mechanism(self.name, int(n), variant, dict(self.params), _modulo_matrix(f), f)
+        return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
+
+    def delta(self, eps: Any, *, notion: str = "dp", sensitivity: int = 1) -> Any:
+        """``delta(eps)`` of ``q + eta`` on all integers (no clamping, no wrap; ``n = inf``).
+
+        Neighbouring answers differ by ``1..sensitivity`` in both directions;
+        the output window is the noise window widened by the shift, so no mass
+        is lost. ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2).
+        """
+        notion = check_choice("notion", notion, ("dp", "pdp"))
+        d = check_int("sensitivity", sensitivity, minimum=1)
+        vals = []
+        for s in range(1, d + 1):
+            p = np.concatenate([self.pmf, np.zeros(s)])  # q + eta, q = 0
+            r = np.concatenate([np.zeros(s), self.pmf])  # q' = q + s
+            for a, b in ((p, r), (r, p)):
+                if notion == "dp":
+                    vals.append(np.atleast_1d(hockey_stick(a, b, eps)))
+                else:
+                    vals.append(np.atleast_1d(pdp_leak(a, b, eps)))
+        out = np.max(np.stack(vals), axis=0)
+        return float(out[0]) if np.ndim(eps) == 0 else out
+
+
+def _check_open_unit(name: str, value: Any) -> float:
+    v = check_probability(name, value)
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"{name} must be in (0, 1); got {value!r}")
+    return v
+
+
+def _half_width(w: float) -> int:
+    if not w <= MAX_HALF_WIDTH:
+        raise ValueError(f"the noise is too wide to tabulate (half width {w:.3g} > {MAX_HALF_WIDTH}); "
+                         "choose a less noisy parameter")
+    return int(math.ceil(w))
+
+
+def geometric_noise(alpha: float) -> IntegerNoise:
+    """Two-sided geometric (discrete Laplace) noise, ``g(v) = (1-alpha)/(1+alpha) alpha^|v|``.
+
+    The alpha-geometric mechanism of Ghosh et al. (2009); it is
+    ``-ln(alpha)``-DP for a count query. ``alpha`` in (0, 1).
+    """
+    alpha = _check_open_unit("alpha", alpha)
+    w = _half_width(math.log(TAIL) / math.log(alpha))
+    v = np.arange(-w, w + 1)
+    # log space: alpha^|v| underflows long before the window ends for small alpha
+    logp = math.log1p(-alpha) - math.log1p(alpha) + np.abs(v) * math.log(alpha)
+    return IntegerNoise("geometric", {"alpha": alpha}, v, np.exp(logp))
+
+
+def discrete_gaussian_noise(sigma2: float) -> IntegerNoise:
+    """Discrete Gaussian ``N_Z(0, sigma^2)``, exactly normalised over Z (Canonne et al. 2020).
+
+    Uses :func:`optnoise.count.discrete_gaussian_pmf`.
+    """
+    sigma2 = check_positive("sigma2", sigma2)
+    w = _half_width(math.sqrt(-2.0 * sigma2 * math.log(TAIL)) + 1)
+    v = np.arange(-w, w + 1)
+    return IntegerNoise("gaussian", {"sigma2": sigma2}, v, discrete_gaussian_pmf(v, sigma2))
+
+
+def count_noise(rho: float, *, eps: float, N: int) -> IntegerNoise:
+    """Noise of the count mechanism of Sadeghi et al. (2020) on ``{-N..N}``.
+
+    ``P(0) = 1 - rho``, ``P(+-i) = rho alpha_i / 2`` with the optimal ``alpha``
+    for ``(N, rho, eps)`` (:func:`optnoise.count.optimal_alpha`).
+    """
+    rho = _check_open_unit("rho", rho)
+    eps = check_eps(eps)
+    N = check_int("N", N, minimum=1)
+    m = optimal_alpha(N, rho, eps)
+    return IntegerNoise("count", {"rho": rho, "eps": eps, "N": N}, np.arange(-N, N + 1), m.pmf)
+
+
+# --------------------------------------------------------------------------
+# The five baselines on {0..n}
+# --------------------------------------------------------------------------
+
+
+def geometric(n: int, alpha: float, *, variant: str = "modulo") -> Mechanism:
+    """Two-sided geometric mechanism (Ghosh et al. 2009) on ``{0..n}``, ``"modulo"`` or ``"clamped"``."""
+    return geometric_noise(alpha).mechanism(n, variant=variant)
+
+
+def discrete_gaussian(n: int, sigma2: float, *, variant: str = "modulo") -> Mechanism:
+    """Discrete Gaussian mechanism (Canonne et al. 2020) on ``{0..n}``, ``"modulo"`` or ``"clamped"``."""
+    return discrete_gaussian_noise(sigma2).mechanism(n, variant=variant)
+
+
+def exponential(n: int, beta: float, *, variant: str = "modulo") -> Mechanism:
+    """Exponential mechanism realised with Gumbel noise (footnote 6; Adams 2013).
+
+    ``q~ = argmax_r (u(q, r) + G_r)`` with ``G_r`` i.i.d. Gumbel with scale
+    ``beta`` (any location), so ``P[q, r] = exp(u(q, r)/beta) / sum_s exp(u(q, s)/beta)``.
+
+    Parameters
+    ----------
+    n : int
+    beta : float
+        Gumbel scale ``beta' > 0``; larger is noisier.
+    variant : {"modulo", "range"}
+        Score ``u = -min(|r-q|, n+1-|r-q|)`` (an additive modulo mechanism) or
+        ``u = -|r - q|`` (the classical mechanism on the range).
+    """
+    n = check_int("n", n, minimum=1)
+    beta = check_positive("beta", beta)
+    variant = check_choice("variant", variant, ("modulo", "range"))
+    q = np.arange(n + 1)
+    diff = np.abs(q[None, :] - q[:, None])
+    dist = np.minimum(diff, n + 1 - diff) if variant == "modulo" else diff
+    logits = -dist / beta
+    P = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+    noise = P[0].copy() if variant == "modulo" else None
+    return Mechanism("exponential", n, variant, {"beta": beta}, P, noise)
+
+
+def count_mechanism(n: int, rho: float, *, eps: float, N: int | None = None, variant: str = "modulo") -> Mechanism:
+    """Discrete count mechanism of Sadeghi et al. (2020) on ``{0..n}``.
+
+    Its noise (:func:`count_noise`) is designed for the privacy level ``eps``;
+    ``N`` defaults to ``n // 2`` (the widest support that does not fold onto
+    itself modulo ``n+1``). The error rate of the modulo variant is ``rho``.
+    """
+    n = check_int("n", n, minimum=2)
+    N = n // 2 if N is None else check_int("N", N, minimum=1, maximum=n)
+    return count_noise(rho, eps=eps, N=N).mechanism(n, variant=variant)
+
+
+def data_independent(n: int, rho: float) -> Mechanism:
+    """Data-independent mechanism (Ravi et al. 2022): ``f(0) = 1 - rho``, ``f(eta) = rho/n``, modulo n+1."""
+    n = check_int("n", n, minimum=1)
+    rho = check_probability("rho", rho)
+    f = np.r_[1.0 - rho, np.full(n, rho / n)]
+    return Mechanism("independent", n, "modulo", {"rho": rho}, _modulo_matrix(f), f)
+
+
+def build(family: str, n: int, value: float, *, variant: str = "modulo", eps: float | None = None,
+          N: int | None = None) -> Mechanism:
+    """The baseline ``family`` with parameter ``value`` (its :data:`PARAMETERS` entry).
+
+    ``eps`` (and optionally ``N``) are needed by the count mechanism, whose
+    weights are designed for a privacy level.
+    """
+    family = check_choice("family", family, FAMILIES)
+    if family == "geometric":
+        return geometric(n, value, variant=variant)
+    if family == "gaussian":
+        return discrete_gaussian(n, value, variant=variant)
+    if family == "exponential":
+        return exponential(n, value, variant=variant)
+    if family == "count":
+        if eps is None:
+            raise ValueError("eps is required for family='count' (its weights depend on eps)")
+        return count_mechanism(n, value, eps=eps, N=N, variant=variant)
+    if variant != "modulo":
+        raise ValueError("family='independent' exists only as variant='modulo'")
+    return data_independent(n, value)
+
+
+# --------------------------------------------------------------------------
+# Fitting a parameter
+# --------------------------------------------------------------------------
+
+# Every family's parameter as an increasing function of t in [0, 1] (more noise as t grows):
+# linear or logarithmic between the bounds below. A geometric alpha above 0.9999 is
+# indistinguishable from uniform noise on any range the figures use.
+_BOUNDS = {"geometric": (1e-6, 0.9999, False), "gaussian": (1e-4, 1e4, True), "exponential": (1e-4, 1e4, True),
+           "count": (1e-6, 1.0 - 1e-6, False)}
+
+
+def _param_of(family: str, t: float, n: int) -> float:
+    if family == "independent":
+        return t * n / (n + 1)  # rho = n/(n+1) is the uniform noise
+    lo, hi, log = _BOUNDS[family]
+    if log:
+        return math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
+    return lo + t * (hi - lo)
+
+
+_T_LO, _T_HI = 0.0, 1.0
+
+
+def _error(mech: Mechanism, measure: str, distance: str, reduce: str) -> float:
+    if measure == "er":
+        return float(mech.error_rate(reduce=reduce))
+    return float(mech.mse(distance=distance, reduce=reduce))
+
+
+def match_parameter(family: str, n: int, target: float, *, measure: str = "mse", distance: str = "circular",
+                    reduce: str = "mean", variant: str = "modulo", eps: float | None = None,
+                    N: int | None = None) -> float:
+    """The parameter at which the baseline's error equals ``target``.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    n : int
+    target : float
+        Error to match, e.g. MSE = 0.6101 or ER = 0.3 (Fig. 7).
+    measure : {"mse", "er"}
+    distance, reduce
+        As in :meth:`Mechanism.mse` (``distance`` is ignored for ``"er"``).
+    variant : str
+    eps, N
+        For the count mechanism (see :func:`build`).
+
+    Returns
+    -------
+    float
+        The parameter (``alpha``, ``sigma2``, ``beta`` or ``rho``), found by
+        Brent's method on the error, which increases with it.
+
+    Raises
+    ------
+    ValueError
+        When the family cannot reach ``target``.
+    """
+    family = check_choice("family", family, FAMILIES)
+    measure = check_choice("measure", measure, ("mse", "er"))
+    target = check_positive("target", target)
+
+    def err(t: float) -> float:
+        mech = build(family, n, _param_of(family, t, n), variant=variant, eps=eps, N=N)
+        return _error(mech, measure, distance, reduce) - target
+
+    lo, hi = err(_T_LO), err(_T_HI)
+    if not lo <= 0.0 <= hi:
+        raise ValueError(f"target {measure}={target:g} is out of reach for family={family!r} at n={n} "
+                         f"(its {measure} ranges over [{lo + target:.4g}, {hi + target:.4g}])")
+    t = brentq(err, _T_LO, _T_HI, xtol=1e-15, rtol=1e-13, maxiter=500)
+    return _param_of(family, t, n)
+
+
+def calibrate(family: str, n: int, eps: float, delta: float, *, notion: str = "pdp",
+              neighborhood: Neighborhood | None = None, variant: str = "modulo", N: int | None = None,
+              grid: int = 200, tol: float = 0.0) -> float:
+    """Least-noise parameter of ``family`` with ``delta(eps) <= delta`` (the baselines of Fig. 5).
+
+    The noise parameter is scanned from the least to the most noisy on
+    ``grid`` points; the boundary between the last point that fails and the
+    first that meets the target is then bisected, so the result meets it.
+    The count mechanism's weights are designed for ``eps`` at every point.
+
+    Returns
+    -------
+    float
+        The parameter, or ``nan`` when no scanned parameter meets the target.
+    """
+    family = check_choice("family", family, FAMILIES)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    grid = check_int("grid", grid, minimum=2)
+
+    def ok(t: float) -> bool:
+        mech = build(family, n, _param_of(family, t, n), variant=variant, eps=eps, N=N)
+        return bool(mech.delta(eps, notion=notion, neighborhood=neighborhood, tol=tol) <= delta)
+
+    ts = np.linspace(_T_LO, _T_HI, grid)
+    first = next((i for i, t in enumerate(ts) if ok(float(t))), None)
+    if first is None:
+        return float("nan")
+    if first == 0:
+        return _param_of(family, float(ts[0]), n)
+    lo, hi = float(ts[first - 1]), float(ts[first])
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return _param_of(family, hi, n)
