@@ -239,9 +239,11 @@ def sd_pmf(n: int, mu: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
       k-th linear region, with the boundaries (19) (:func:`sd_boundaries`).
       In the non-coprime case Remark 3 is applied as ``n -> N_mu - 1``.
 
-    In a flat region the PMF is unique. In a linear region only ``f(0)`` is:
-    the masses ``f_(h)``, ``h > m-k`` (the "tail" of (21)) can be rearranged;
-    the paper's choice is returned.
+    Inside a flat region the PMF is unique. In a linear region only ``f(0)``
+    is: the masses ``f_(h)``, ``h > m-k`` (the "tail" of (21)) can be
+    rearranged, and the paper's choice (21) is returned; at ``delta =
+    delta_bar_k`` the flat PMF (returned) and the start of linear region
+    ``k+1`` are both optimal.
 
     Parameters
     ----------
@@ -309,7 +311,7 @@ def sd_level_eps(n: int, mu: int, rho: float) -> np.ndarray:
     return out
 
 
-def _increasing_root(g) -> float:
+def _increasing_root(g: Callable[[float], float]) -> float:
     """Root in eps > 0 of an increasing function g with g(0+) < 0 < g(inf)."""
     hi = 1.0
     while g(hi) <= 0.0:
@@ -614,8 +616,9 @@ def bd_pmf(n: int, mu_bar: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
       refused and for the cut at small ``eps``): flat regions (30)-(34) with the
       step lengths (31); linear regions with ``f(0)`` of (39); segment b (40)-(41).
 
-    The PMF is unique in the flat regions. In the linear regions and in
-    segment b only ``f(0)`` is. There the PMF returned is: in segment b the
+    The PMF is unique inside the flat regions (at their right end
+    ``delta_bar`` the next region's PMF is optimal too). In the linear regions
+    and in segment b only ``f(0)`` is unique; there the PMF returned is: in segment b the
     paper's (40)-(41); in a linear region ending in flat region ``(h, j)``, the
     staircase (31) of that flat region with ``f(0) = delta e^{(b-h) eps}/xi_j``
     and the remaining mass spread evenly over its last group. The printed
@@ -732,10 +735,11 @@ def sd_limit_error_rate(eps: Any, *, as_printed: bool = False) -> Any:
     """``lim_{n->inf} rho*`` for the SD neighbourhood at ``delta = 0``, (44).
 
     The limit of (17b) (and (18c), as ``N_mu -> inf``) is ``e^-eps`` for every
-    ``eps > 0``. The paper's (44) caps it at 0.5 for ``eps <= ln 2``, a
-    leftover of the constraint ``f(0) >= 0.5`` in the proof of Lemma 2 that
-    is not part of (13)/(14); ``as_printed=True`` returns that curve,
-    ``min(e^-eps, 0.5)``.
+    ``eps > 0``, and the MILP agrees (``n=30, eps=0.3``: ``rho* = 0.7408``).
+    The paper's (44) caps it at 0.5 for ``eps <= ln 2`` ("rho* is also
+    constrained by 0.5", i.e. the constraint ``f(0) >= 0.5`` brought in by the
+    proof of Lemma 2), which is not part of (13)/(14); ``as_printed=True``
+    returns that curve, ``min(e^-eps, 0.5)``.
     """
     e = _eps(eps)
     rho = np.exp(-e)
@@ -793,7 +797,8 @@ def bd_limit_pmf(mu_bar: int, eps: Any, eta: Any) -> Any:
     if np.any(eta < 0) or not np.issubdtype(eta.dtype, np.integer):
         raise ValueError(f"eta must be integers >= 0; got {eta!r}")
     f0 = 1.0 - np.asarray(bd_limit_error_rate(mu_bar, e))
-    return _out(f0 * np.exp(-(-(-eta // mu_bar)) * e))
+    step = -(-eta // mu_bar)  # ceil(eta / mu_bar): the staircase step of eta
+    return _out(f0 * np.exp(-step * e))
 
 
 def bd_limit_phi0(mu_bar: int, c: int, j: int, eps: Any) -> Any:
