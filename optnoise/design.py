@@ -313,11 +313,30 @@ class NoiseDesign:
             cols = np.stack([np.tile(f, K), f[idx.ravel()], s.ravel()], 1).ravel()
             mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -1.0], K * N), upper=0.0)
             budget_rows(s)
-        elif self.privacy == "pdp" and formulation == "hull":
-            self._pdp_rows(mb, f, idx, E, budget_rows)
         else:
-            self._bigm_rows(mb, f, idx, E, budget_rows, shared=self.privacy == "pdp-kadam")
+            if self.privacy == "pdp" and formulation == "hull":
+                self._pdp_rows(mb, f, idx, E, budget_rows)
+            else:
+                self._bigm_rows(mb, f, idx, E, budget_rows, shared=self.privacy == "pdp-kadam")
+            pair = self._reflection_pair()
+            if pair is not None:
+                # The reflection eta -> -eta maps feasible PMFs to feasible PMFs with the same
+                # distortion, so one of every mirrored pair of optima has f(e1) >= f(-e1).
+                mb.add_row(f[list(pair)], [1.0, -1.0], upper=0.0)
         return mb.build()
+
+    def _reflection_pair(self) -> tuple[int, int] | None:
+        """Flat indices ``(-e1, e1)`` when shifts and costs are symmetric under eta -> -eta."""
+        shifts = {tuple(s) for s in self.shifts.tolist()}
+        if {tuple((-np.asarray(s)) % (self.n + 1)) for s in shifts} != shifts:
+            return None
+        mirrored = np.flip(np.roll(self.cost, shift=-1, axis=tuple(range(self.dim))), axis=tuple(range(self.dim)))
+        if not np.array_equal(mirrored, self.cost) or self.n < 2:
+            return None
+        e1 = np.zeros(self.dim, dtype=np.int64)
+        e1[0] = 1
+        return (int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
+                int(np.ravel_multi_index(tuple(e1), self.shape)))
 
     def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
         """Definition 2 with one indicator per (mu, eta).

@@ -126,9 +126,13 @@ def brute_force(n, shifts, eps, delta, cost, notion):
     (3, [1, 2], 1.2, 0.1, "mse"),
     (4, [2], 0.5, 0.3, "er"),
     (3, [1], 0.3, 0.05, "mae"),
+    (4, [1, 4], 0.6, 0.15, "circular-mse"),  # symmetric shifts and cost: the symmetry-breaking row is active
 ])
 def test_milp_equals_brute_force(notion, n, shifts, eps, delta, metric):
     cost = cost_vector(metric, n)
+    d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=True),
+                    metric=metric, privacy=notion)
+    assert (d._reflection_pair() is not None) == (sorted(shifts) == [1, n] and metric != "mae")
     want = brute_force(n, shifts, eps, delta, cost, notion)
     res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=True),
                       metric=metric, privacy=notion).solve()
