@@ -569,7 +569,7 @@ def match_parameter(family: str, n: int, target: float, *, measure: str = "mse",
 
 def calibrate(family: str, n: int, eps: float, delta: float, *, notion: str = "pdp",
               neighborhood: Neighborhood | None = None, variant: str = "modulo", N: int | None = None,
-              grid: int = 200, tol: float = 0.0) -> float:
+              grid: int = 100, tol: float = 0.0) -> float:
     """Least-noise parameter of ``family`` with ``delta(eps) <= delta`` (the baselines of Fig. 5).
 
     The noise parameter is scanned from the least to the most noisy on
@@ -598,7 +598,7 @@ def calibrate(family: str, n: int, eps: float, delta: float, *, notion: str = "p
     if first == 0:
         return _param_of(family, float(ts[0]), n)
     lo, hi = float(ts[first - 1]), float(ts[first])
-    for _ in range(60):
+    for _ in range(48):  # t to ~1e-16: below the resolution of every parameter
         mid = 0.5 * (lo + hi)
         if ok(mid):
             hi = mid

@@ -1,0 +1,202 @@
+"""Helpers shared by the kadam2024 figure scripts (Kadam et al., Cybersecurity 7:54, 2024).
+
+Solves go through :class:`optnoise.NoiseDesign` with an on-disk cache, so a
+second ``optnoise figures kadam2024`` run is fast: ``.optnoise-cache/kadam2024``
+at the repository root, or beside the ``--out`` folder when one is given (the
+fast mode of the tests).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optnoise import DesignResult, Neighborhood, NoiseDesign
+from optnoise.figures import FigureScript, find_experiments_root
+
+PAPER = "kadam2024"
+
+#: One colour / line style per privacy notion, used by every figure.
+NOTION_STYLE = {
+    "pdp-kadam": {"color": "C0", "ls": "-", "label": "optimum, published MILP (13) [pdp-kadam]"},
+    "pdp": {"color": "C3", "ls": "--", "label": "optimum, PDP per shift (Def. 2) [pdp]"},
+    "dp": {"color": "C2", "ls": ":", "label": r"optimum, $(\varepsilon,\delta)$-DP [dp]"},
+}
+#: One colour / marker per baseline family.
+BASELINE_STYLE = {
+    "geometric": {"color": "C1", "marker": "o", "label": "discrete geometric"},
+    "gaussian": {"color": "C4", "marker": "s", "label": "discrete Gaussian"},
+    "exponential": {"color": "C5", "marker": "^", "label": "exponential (Gumbel)"},
+    "count": {"color": "C6", "marker": "D", "label": "discrete count (Sadeghi)"},
+    "independent": {"color": "C7", "marker": "v", "label": "data independent"},
+}
+
+
+def cache_dir(fs: FigureScript) -> Path:
+    """Where solves are cached: the repository's ``.optnoise-cache/kadam2024`` or ``<out>/../.optnoise-cache``."""
+    default = (find_experiments_root().parent / "figures" / PAPER).resolve()
+    if fs.out.resolve() == default:
+        return find_experiments_root().parent / ".optnoise-cache" / PAPER
+    return fs.out.resolve().parent / ".optnoise-cache" / PAPER
+
+
+def progress(fs: FigureScript, message: str) -> None:
+    """One progress line on stderr (the runner shows a bar per script)."""
+    print(f"[{PAPER}/{fs.name}] {message}", file=sys.stderr, flush=True)
+
+
+def solve(fs: FigureScript, **design: Any) -> DesignResult:
+    """Solve one :class:`NoiseDesign` (cached); refuse anything but a verified optimum."""
+    res = NoiseDesign(**design).solve(cache=cache_dir(fs))
+    if res.status != "optimal" or not res.verify():
+        raise RuntimeError(f"{NoiseDesign(**design)!r} ended with status {res.status!r} (achieved {res.achieved})")
+    return res
+
+
+def step_lengths(pmf: np.ndarray, *, rtol: float = 1e-6) -> tuple[int, ...]:
+    """Lengths of the runs of equal consecutive masses, ``(l_0, l_1, ...)`` (Fig. 10, Table 1)."""
+    pmf = np.asarray(pmf, dtype=float)
+    lengths = [1]
+    for a, b in zip(pmf[:-1], pmf[1:]):
+        if abs(a - b) <= rtol * max(abs(a), abs(b), 1e-300):
+            lengths[-1] += 1
+        else:
+            lengths.append(1)
+    return tuple(lengths)
+
+
+def directed(nb: Neighborhood) -> str:
+    """Short label of a neighbourhood's direction."""
+    return "directed" if nb.directed else "symmetric"
+
+
+# --------------------------------------------------------------------------
+# Figs. 5 and 7: the optimum against the baselines
+# --------------------------------------------------------------------------
+
+#: The paper's convention for a count query: mu = Q(X) - Q(X') = +1 only (directed, SD with mu = 1).
+COUNT_DIRECTED = Neighborhood.bd(1, directed=True)
+#: A count query's neighbours in both directions, +-1 (the standard DP relation).
+COUNT_SYMMETRIC = Neighborhood.bd(1)
+
+#: Panels (a) and (b) of Figs. 5 and 7. (a) is about MSE (n = 8), (b) about the error rate (n = 7).
+#: MSE is the circular one, E[min(eta, n+1-eta)^2] (see README): for a noise written in the
+#: centred range it is Definition 4, and for a baseline it is its variance up to the tails.
+PANELS = {
+    "a": {"n": 8, "metric": "circular-mse", "measure": "mse", "target": 0.6101, "delta": 0.3,
+          "families": ("geometric", "gaussian", "exponential"), "ylabel": r"MSE $\rho^{MSE}$ (circular)"},
+    "b": {"n": 7, "metric": "er", "measure": "er", "target": 0.3, "delta": 0.5,
+          "families": ("geometric", "gaussian", "count", "independent"), "ylabel": r"error rate $\rho^{ER}$"},
+}
+
+
+def error_of(mech: Any, measure: str) -> float:
+    """The baseline's error in the panel's measure (circular MSE or error rate)."""
+    return float(mech.error_rate() if measure == "er" else mech.mse(distance="circular"))
+
+
+def plot_baselines(ax: Any, eps: np.ndarray, curves: dict[str, np.ndarray]) -> None:
+    """One line with markers per baseline family."""
+    for fam, y in curves.items():
+        st = BASELINE_STYLE[fam]
+        ax.plot(eps, y, color=st["color"], marker=st["marker"], ms=4, lw=1.2, label=st["label"])
+
+
+def finish(ax: Any, ylabel: str, title: str, *, legend: bool = True) -> None:
+    """Axis labels, title, grid and (optionally) a legend of a Fig. 5/7 panel."""
+    ax.set_xlabel(r"$\varepsilon$")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=7.5)
+
+
+def shared_legend(fig: Any, axes: Any, *, ncol: int = 3) -> None:
+    """One legend below the panels with every distinct curve."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+
+
+def faithful_figure(eps: np.ndarray, optimum: np.ndarray, baselines: dict[str, np.ndarray], ylabel: str,
+                    title: str) -> Any:
+    """Fig. 5/7 as published: the MILP (13) optimum for mu = +1 against the baselines under PDP."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.plot(eps, optimum, color=NOTION_STYLE["pdp-kadam"]["color"], lw=2.2,
+            label=r"optimum, MILP (13), $\mu=+1$ [pdp-kadam]")
+    plot_baselines(ax, eps, baselines)
+    finish(ax, ylabel, title)
+    fig.tight_layout()
+    return fig
+
+
+def exact_figure(eps: np.ndarray, optima: dict[str, np.ndarray], baselines: dict[str, dict[str, np.ndarray]],
+                 ylabel: str, figure: str, setting: str) -> Any:
+    """Fig. 5/7 with exact optima on the symmetric neighbourhood: a PDP panel and a DP panel.
+
+    ``optima`` maps ``"<notion>/symmetric"`` and ``"pdp-kadam/directed"`` to curves;
+    ``baselines[notion][family]`` is a baseline accounted under ``notion``.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
+    for ax, notion in zip(axes, ("pdp", "dp")):
+        for nt in (("pdp-kadam", "pdp") if notion == "pdp" else ("dp",)):
+            st = NOTION_STYLE[nt]
+            ax.plot(eps, optima[f"{nt}/symmetric"], color=st["color"], ls=st["ls"], lw=2,
+                    label=st["label"] + r", $\mu=\pm1$")
+        if notion == "pdp":
+            ax.plot(eps, optima["pdp-kadam/directed"], color="0.5", lw=1, ls="-.",
+                    label=rf"optimum [pdp-kadam], $\mu=+1$ only ({figure})")
+        plot_baselines(ax, eps, baselines[notion])
+        what = "PDP (Definition 2)" if notion == "pdp" else r"$(\varepsilon,\delta)$-DP"
+        finish(ax, ylabel, rf"{what}, neighbours $\mu=\pm1$: {setting}", legend=False)
+    fig.suptitle(f"{figure} with exact optima (baselines accounted under each panel's notion)", fontsize=11)
+    shared_legend(fig, axes)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    return fig
+
+
+# --------------------------------------------------------------------------
+# Fig. 10 and Table 1: BD n = 8, mu_bar = 3, eps = 1.5
+# --------------------------------------------------------------------------
+
+FIG10 = {"n": 8, "mu_bar": 3, "eps": 1.5}
+#: The caption's boundaries, rounded to 4 decimals: delta_bar_0, delta_low_1, delta_low_2.
+FIG10_CAPTION = (0.1212, 0.1238, 0.1522)
+
+
+def fig10_boundaries(fs: FigureScript) -> tuple[float, float, float]:
+    """The exact deltas behind the caption's rounded 0.1212, 0.1238 and 0.1522, from the MILP alone.
+
+    delta_bar_0 (end of the first flat region) is found by bisecting the error
+    rate of (13) within the caption's rounding interval. delta_low_1 and
+    delta_low_2 (starts of flat regions) are the minimal delta of (15) for
+    the error rate the MILP reaches at the caption's value + 5e-5, the top of
+    its rounding interval.
+    """
+    nb = Neighborhood.bd(FIG10["mu_bar"], directed=True)
+    base = dict(n=FIG10["n"], eps=FIG10["eps"], neighborhood=nb, metric="er", privacy="pdp-kadam")
+    er0 = solve(fs, delta=0.0, **base).distortion
+    lo, hi = FIG10_CAPTION[0] - 5e-5, FIG10_CAPTION[0] + 5e-5
+    if not (abs(solve(fs, delta=lo, **base).distortion - er0) < 1e-9 < er0 - solve(fs, delta=hi, **base).distortion):
+        raise RuntimeError("the first flat region does not end within the caption's rounding of 0.1212")
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if abs(solve(fs, delta=mid, **base).distortion - er0) < 1e-9:
+            lo = mid
+        else:
+            hi = mid
+    starts = []
+    for d in FIG10_CAPTION[1:]:
+        level = solve(fs, delta=d + 5e-5, **base).distortion
+        starts.append(solve(fs, objective="delta", max_distortion=level, **base).achieved["pdp-kadam"])
+    return lo, starts[0], starts[1]

@@ -1,0 +1,87 @@
+"""Fig. 7 of Kadam et al. (2024): the (eps, delta) trade-off of the optimum and the baselines at a fixed distortion.
+
+(a) MSE = 0.6101, n = 8: discrete geometric, discrete Gaussian and
+    exponential (Gumbel) mechanisms; the optimum minimises delta subject to
+    MSE <= 0.6101 (the variant (15) of the MILP).
+(b) ER = 0.3, n = 7: discrete geometric, discrete Gaussian, discrete count and
+    data-independent mechanisms; the optimum minimises delta subject to
+    ER <= 0.3.
+
+Each baseline's parameter is solved numerically so that its distortion equals
+the target (optnoise.mechanisms.match_parameter); the values are in the CSV
+and in figures/kadam2024/README.md. The count mechanism has ER = rho = 0.3 by
+construction; its weights are re-optimised for every eps. The other choices
+(modulo release, count neighbourhood, circular MSE, PDP accounting of the
+baselines; *_exact files with the symmetric neighbourhood and exact optima)
+are those of Fig. 5; see experiments/kadam2024/fig5.py.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from optnoise import mechanisms
+from optnoise.figures import FigureScript
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _kadam2024 import (  # noqa: E402
+    COUNT_DIRECTED,
+    COUNT_SYMMETRIC,
+    PANELS,
+    error_of,
+    exact_figure,
+    faithful_figure,
+    progress,
+    solve,
+)
+
+
+def min_delta(fs, cfg, eps, notion, nb) -> np.ndarray:
+    """Smallest delta with distortion <= target, re-verified from the returned PMF."""
+    return np.array([solve(fs, n=cfg["n"], eps=float(e), neighborhood=nb, metric=cfg["metric"], privacy=notion,
+                           objective="delta", max_distortion=cfg["target"]).achieved[notion] for e in eps])
+
+
+def main(argv=None) -> int:
+    fs = FigureScript("kadam2024", "fig7", argv, description=__doc__)
+    eps = fs.grid(full=np.round(np.linspace(0.1, 3.0, 30), 4), fast=np.array([0.3, 1.2, 2.5]))
+    for panel, cfg in PANELS.items():
+        n, target = cfg["n"], cfg["target"]
+        progress(fs, f"panel {panel}: optima at {eps.size} eps")
+        opt = {"pdp-kadam/directed": min_delta(fs, cfg, eps, "pdp-kadam", COUNT_DIRECTED)}
+        for notion in ("pdp-kadam", "pdp", "dp"):
+            opt[f"{notion}/symmetric"] = min_delta(fs, cfg, eps, notion, COUNT_SYMMETRIC)
+        progress(fs, f"panel {panel}: baselines")
+        par, base, check = {}, {}, {}
+        for fam in cfg["families"]:
+            for e in eps:  # the count mechanism's weights depend on eps; the others' parameter does not
+                p = mechanisms.match_parameter(fam, n, target, measure=cfg["measure"], distance="circular",
+                                               eps=float(e))
+                mech = mechanisms.build(fam, n, p, eps=float(e))
+                par.setdefault(fam, []).append(p)
+                check.setdefault(fam, []).append(error_of(mech, cfg["measure"]))
+                for notion in ("pdp", "dp"):
+                    base.setdefault(notion, {}).setdefault(fam, []).append(
+                        mech.delta(float(e), notion=notion, neighborhood=COUNT_SYMMETRIC))
+        base = {k: {f: np.array(v) for f, v in d.items()} for k, d in base.items()}
+
+        rows = [{"eps": float(e), "curve": f"optimum {k}", "delta": float(v[i]), "parameter": "", "distortion": ""}
+                for k, v in opt.items() for i, e in enumerate(eps)]
+        rows += [{"eps": float(e), "curve": f"{fam} ({notion})", "delta": float(base[notion][fam][i]),
+                  "parameter": float(par[fam][i]), "distortion": float(check[fam][i])}
+                 for notion in base for fam in cfg["families"] for i, e in enumerate(eps)]
+        what = "MSE" if cfg["measure"] == "mse" else "ER"
+        setting = rf"$n={n}$, {what} $={target}$"
+        fig = faithful_figure(eps, opt["pdp-kadam/directed"], base["pdp"], r"$\delta$",
+                              rf"Fig. 7{panel}: {setting}, PDP (Definition 2)")
+        fs.save(fig, [r for r in rows if "(dp)" not in r["curve"] and "symmetric" not in r["curve"]],
+                name=f"fig7{panel}")
+        fig = exact_figure(eps, opt, base, r"$\delta$", f"Fig. 7{panel}", setting)
+        fs.save(fig, rows, name=f"fig7{panel}_exact")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
