@@ -94,7 +94,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_int, check_positive
+from ._validation import check_choice, check_delta, check_eps, check_int, check_pmf, check_positive
 from .design import DELTA_TOL, DesignResult, NoiseDesign
 from .model import ModelBuilder
 from .neighborhood import Neighborhood
@@ -378,6 +378,8 @@ class CertifiedDesign:
         # guide[t]: the interval containing the first integer of bucket t; a draw in
         # bucket t has index >= guide[t] (the table is non-decreasing).
         self._guide = np.searchsorted(cum, starts, side="right")
+        # coordinates of every flat noise index, for vector designs
+        self._coords = np.indices(self.shape).reshape(len(self.shape), -1).T.astype(np.int64)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -478,9 +480,9 @@ class CertifiedDesign:
         count = int(np.prod(shape)) if shape else 1
         flat = self._lookup(self._draw_uniform(count, rng)) if count else np.zeros(0, dtype=np.int64)
         if self.design.dim == 1:
-            out = flat.astype(np.int64).reshape(shape)
+            out = flat.astype(np.int64, copy=False).reshape(shape)
         else:
-            out = np.stack(np.unravel_index(flat, self.shape), axis=-1).astype(np.int64).reshape(shape + (self.design.dim,))
+            out = self._coords[flat].reshape(shape + (self.design.dim,))
         if size is None and self.design.dim == 1:
             return int(out)
         return out
@@ -510,16 +512,16 @@ class CertifiedDesign:
         if arr.dtype.kind == "f":
             if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
                 raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got non-integer or non-finite values")
-        if np.any(arr < 0) or np.any(arr > n):
+        if arr.min() < 0 or arr.max() > n:
             raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got values outside that range")
-        arr = arr.astype(np.int64)
+        arr = arr.astype(np.int64, copy=False)
         if d > 1 and (arr.ndim == 0 or arr.shape[-1] != d):
             raise ValueError(f"q must have a last axis of length d = {d} for this vector design; got shape {arr.shape}")
         batch = arr.shape if d == 1 else arr.shape[:-1]
         noise = self.sample(batch if batch else 1, rng=rng)
-        noise = np.asarray(noise).reshape(arr.shape)
-        out = (arr + noise) % (n + 1)
-        return int(out) if out.ndim == 0 else out
+        out = np.asarray(noise).ravel() + arr.ravel()  # both in [0, n]: at most one wrap
+        np.subtract(out, n + 1, out=out, where=out > n)
+        return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -575,7 +577,8 @@ class CertifiedDesign:
             cert = data["certificate"]
             wtxt = data["weights"]
             repair, solver = dict(data.get("repair") or {}), dict(data.get("solver") or {})
-            eps, delta = float(cert["eps"]), float(cert["delta"])
+            eps = check_eps(cert["eps"], name="design file certificate eps")
+            delta = check_delta(cert["delta"], name="design file certificate delta")
             claimed = _parse_frac(cert["certified_delta"], "certified_delta")
             stored_digest = data["weights_sha256"]
         except (KeyError, TypeError) as exc:
@@ -583,14 +586,13 @@ class CertifiedDesign:
         if eps != design.eps or cert.get("notion") != design.privacy:
             raise ValueError("design file certificate (eps, notion) does not match its problem specification")
         if not isinstance(wtxt, list) or len(wtxt) != design.size or not all(
-                isinstance(t, str) and t.isdigit() for t in wtxt):
+                isinstance(t, str) and t.isascii() and t.isdigit() for t in wtxt):
             raise ValueError(f"design file weights must be {design.size} non-negative integer strings")
         if _digest(wtxt) != stored_digest:
             raise ValueError("design file weights do not match their sha256 digest: the file is corrupted or edited")
         w = [int(t) for t in wtxt]
         if sum(w) != 1 << bits or max(w) > (1 << bits):
             raise ValueError(f"design file weights must sum to 2**{bits}; they sum to {sum(w)}")
-        check_delta(delta)
         got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
         if got != claimed or not got <= Fraction(delta):
             raise ValueError(f"design file weights do not match their certificate: the exact check gives delta "
@@ -725,9 +727,9 @@ class _Certifier:
         if dl <= self.target:
             return _Attempt(w, dl, 0, source, margin)
         cmax = self.D // self.N
-        # distortion added per unit of c: N * (mean cost - current distortion) / D, bounded above
-        spread = float(self.cost.max() - self.cost.min()) or 1.0
-        c_budget = cmax if budget == math.inf else int(min(cmax, budget * self.D / (self.N * spread) * 4 + 1))
+        # each unit of c moves mass N/D to the uniform PMF: loss ~ c N (mean cost - distortion) / D
+        slope = self.N * (float(self.cost.mean()) - base) / self.D
+        c_budget = cmax if (budget == math.inf or slope <= 0) else int(min(cmax, 2 * budget / slope + 1))
         lo, c = 0, 1
         while True:
             c = min(c, cmax)
@@ -944,7 +946,7 @@ def certify_result(
         "distortion_solver": base,
         "distortion_certified": dist_cert,
         "loss": dist_cert - base,
-        "max_loss": max_loss,
+        "max_loss": None if max_loss == math.inf else max_loss,
         "attempts": len(attempts),
     }
     solver_meta = {
@@ -1013,7 +1015,9 @@ def _result_from_file(path: str) -> DesignResult:
             raise ValueError("result file has a custom cost array, which solve JSON does not store; "
                              "certify from the problem flags with --cost instead")
         pmf = data["pmf"]
-        dim = 1 if pmf is None else np.ndim(pmf)
+        if pmf is not None:
+            pmf = check_pmf("pmf", pmf, atol=1e-6)
+        dim = 1 if pmf is None else pmf.ndim
         shifts = data["shifts"]
         # the JSON holds the resolved shift set: use it exactly, as a directed set
         nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
@@ -1025,10 +1029,6 @@ def _result_from_file(path: str) -> DesignResult:
         design = NoiseDesign(n=data["n"], eps=data["eps"], neighborhood=nb, metric=data["metric"],
                              privacy=data["privacy"], objective=data.get("objective", "distortion"),
                              shape=(int(data["n"]) + 1,) * dim if pmf is not None else None, **kw)
-        if pmf is not None:
-            from ._validation import check_pmf
-
-            check_pmf("pmf", pmf, atol=1e-6)
         return DesignResult.from_dict(data, design=design)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"result file {path!r} lacks a field of `optnoise solve --format json`: {exc}") from None

@@ -450,8 +450,9 @@ def test_cli_certify_from_problem_flags_vector(tmp_path, capsys):
 
 def test_cli_exit_codes(tmp_path, capsys):
     # a certificate that cannot be met within --max-loss 0: exit 1, one line
+    # (16-bit weights: rounding breaks tight rows by ~1e-5, so any repair costs far more than 1e-9)
     rc = main(["certify", "--n", "8", "--eps", "1", "--neighborhood", "bd:1", "--metric", "mse", "--privacy", "dp",
-               "--max-loss", "0"])
+               "--bits", "16", "--max-loss", "1e-9"])
     err = capsys.readouterr().err
     assert rc == 1 and "cannot certify" in err and len(err.strip().splitlines()) == 1
     # an infeasible problem: exit 3 (not optimal)
