@@ -1,0 +1,1025 @@
+"""Private selection: exponential mechanism, permute-and-flip, report-noisy-max.
+
+Implements McKenna & Sheldon, "Permute-and-Flip: a new mechanism for
+differentially private selection" (NeurIPS 2020), cited below as [PF].
+
+Given quality scores ``q in R^m`` of sensitivity ``Delta``, a selection
+mechanism returns a candidate ``r``; its *error* is ``q* - q_r`` with
+``q* = max(q)`` ([PF] Eq. 4). Three mechanisms are provided, each with a
+sampler (numpy ``Generator``), an exact output pmf, and through
+:func:`expected_error` / :func:`error_tail` the expected error and the
+probability that the error exceeds ``t``:
+
+* exponential mechanism (EM, [PF] Definition 4):
+  ``P(r) ~ exp(eps q_r / (2 Delta))``;
+* permute-and-flip (PF, [PF] Algorithm 1): visit the candidates in random order
+  and stop at ``r`` with probability ``p_r = exp(eps (q_r - q*) / (2 Delta))``;
+* report-noisy-max with Laplace noise (RNM, [PF] Appendix F): argmax of
+  ``q + Laplace(2 Delta / eps)``.
+
+``monotonic=True`` is the variant of [PF] Remark 1 for quality functions that
+can only increase when an individual is added (e.g. counts): the factor
+``2 Delta`` becomes ``Delta`` for every mechanism.
+
+The module also holds the worst-case analysis of [PF] Sec. 4.1 (Eqs. 7, 8,
+Props. 1, 4, 5, Cor. 1), the optimal regular mechanism on the bounded lattice
+as a linear program ([PF] Theorem 3, Appendix D, Fig. 2; built with
+:class:`~optnoise.model.ModelBuilder`, solved by
+:func:`~optnoise.solvers.solve_model`), and the DPBench mode and median tasks
+of [PF] Sec. 6.
+
+Numerics: scores enter only through ``eps (q - q*) / (c Delta) <= 0``, so
+vectors of thousands of candidates with counts of 10^7 neither overflow nor
+produce NaN; probabilities that underflow are exactly 0.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from itertools import combinations_with_replacement
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from scipy import integrate, optimize, special
+
+from ._validation import (
+    check_choice,
+    check_eps,
+    check_finite,
+    check_finite_array,
+    check_int,
+    check_pmf,
+    check_positive,
+)
+from .model import LinearModel, ModelBuilder
+from .solvers import solve_model
+
+__all__ = [
+    "MECHANISMS",
+    "GOLDEN_EPS",
+    "scaled_scores",
+    "em_pmf",
+    "pf_pmf",
+    "rnm_pmf",
+    "selection_pmf",
+    "em_sample",
+    "pf_sample",
+    "rnm_sample",
+    "expected_error",
+    "error_tail",
+    "eps_for_expected_error",
+    "worst_case_scores",
+    "em_worst_case_error",
+    "pf_worst_case_error",
+    "rnm_worst_case_error",
+    "worst_case_expected_error",
+    "expected_error_upper_bound",
+    "error_tail_upper_bound",
+    "pf_worst_case_lower_bound",
+    "LatticeLP",
+    "LatticeSolution",
+    "build_lattice_lp",
+    "lattice_mechanism",
+    "solve_lattice_lp",
+    "DPBENCH_LINE_DATASETS",
+    "DPBENCH_BAR_DATASETS",
+    "dpbench_dir",
+    "load_dpbench",
+    "mode_quality",
+    "median_quality",
+]
+
+#: Mechanism names accepted by :func:`selection_pmf` and friends.
+MECHANISMS = ("em", "pf", "rnm")
+
+#: ``ln((3 + sqrt 5) / 2)``: for ``eps`` at or above it PF is the optimal
+#: regular mechanism on the bounded lattice ([PF] Theorem 3, Lemma 7).
+GOLDEN_EPS = math.log((3.0 + math.sqrt(5.0)) / 2.0)
+
+
+# ---------------------------------------------------------------------------
+# Scores and pmfs
+# ---------------------------------------------------------------------------
+
+def _coef(monotonic: bool) -> float:
+    # [PF] Remark 1: a monotonic quality function halves the worst-neighbour gap.
+    return 1.0 if monotonic else 0.5
+
+
+def scaled_scores(q: Any, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> np.ndarray:
+    """Log coin probabilities ``log p_r = eps (q_r - q*) / (2 Delta)`` (``Delta`` if monotonic).
+
+    Every entry is ``<= 0`` and the maximum is exactly 0, so these are both
+    PF's log flip probabilities ([PF] Algorithm 1) and EM's shifted logits.
+
+    Parameters
+    ----------
+    q : array_like, shape (m,)
+        Finite quality scores.
+    eps : float
+        Privacy parameter, > 0.
+    sensitivity : float, optional
+        Sensitivity ``Delta`` of every score, > 0.
+    monotonic : bool, optional
+        Use the monotonic variant of [PF] Remark 1.
+    """
+    q = check_finite_array("q", q)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    s = (q - q.max()) * (_coef(monotonic) * eps / delta)
+    return s
+
+
+def em_pmf(q: Any, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> np.ndarray:
+    """Exact output pmf of the exponential mechanism ([PF] Definition 4).
+
+    ``P(r) = softmax(eps q / (2 Delta))_r`` (``Delta`` when ``monotonic``),
+    evaluated as a log-sum-exp so huge scores cannot overflow.
+    """
+    return special.softmax(scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic))
+
+
+def _gauss_legendre01(n: int) -> tuple[np.ndarray, np.ndarray]:
+    x, w = special.roots_legendre(n)
+    return 0.5 * (x + 1.0), 0.5 * w
+
+
+def _pf_pmf_integral(s: np.ndarray) -> np.ndarray:
+    """PF pmf from the integral form ``P(r) = p_r int_0^1 prod_{j != r} (1 - t p_j) dt``.
+
+    The integrand is a polynomial of degree m - 1 in t, so Gauss-Legendre with
+    ``m // 2 + 1`` nodes is exact; every quadrature term is positive, so there
+    is no cancellation however many candidates or however close to 1 the
+    ``p_j`` are. Equal scores are evaluated once.
+    """
+    m = s.size
+    uniq, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
+    pu = np.exp(uniq)
+    t, w = _gauss_legendre01(m // 2 + 1)
+    log_w = np.log(w)
+    # log prod_j (1 - t p_j), summed over distinct values with multiplicity
+    log1m = np.log1p(-t[:, None] * pu[None, :])
+    log_g = log1m @ counts.astype(float)
+    log_int = np.empty(uniq.size)
+    chunk = max(1, 4_000_000 // max(t.size, 1))
+    for a in range(0, uniq.size, chunk):
+        b = min(uniq.size, a + chunk)
+        terms = log_w[:, None] + log_g[:, None] - log1m[:, a:b]
+        log_int[a:b] = special.logsumexp(terms, axis=0)
+    out = np.exp(uniq + log_int)[inv]
+    # The exact pmf sums to 1; dividing by the computed sum removes the ~1e-11
+    # relative error of high-order Gauss-Legendre weights (scipy, n > 100).
+    return out / out.sum()
+
+
+def _pf_pmf_appendix_e(s: np.ndarray) -> np.ndarray:
+    """PF pmf by the O(m^2) dynamic programme of [PF] Appendix E.
+
+    ``E_k`` = sum over k-subsets of ``prod p_j`` (elementary symmetric
+    polynomials), ``E^{-r}_k = E_k - p_r E^{-r}_{k-1}`` removes candidate r, and
+    ``P(r) = p_r sum_{k=0}^{m-1} (-1)^k E^{-r}_k / (k + 1)`` (Lemma 2). The
+    alternating sum cancels catastrophically once many ``p_j`` are close to 1
+    and m is large (tens of candidates); use it for checks on small inputs.
+    """
+    m = s.size
+    p = np.exp(s)
+    e = np.zeros(m + 1)
+    e[0] = 1.0
+    for pj in p:
+        e[1:] = e[1:] + pj * e[:-1]
+    er = np.ones(m)  # E^{-r}_0
+    total = er.copy()  # k = 0 term
+    for k in range(1, m):
+        er = e[k] - p * er
+        total += ((-1.0) ** k / (k + 1.0)) * er
+    return p * total
+
+
+def pf_pmf(
+    q: Any,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    method: str = "integral",
+) -> np.ndarray:
+    """Exact output pmf of permute-and-flip ([PF] Algorithm 1, Lemmas 1-2).
+
+    Parameters
+    ----------
+    q, eps, sensitivity, monotonic
+        As in :func:`scaled_scores`.
+    method : {"integral", "appendix_e"}
+        ``"integral"`` (default): the integral form
+        ``P(r) = p_r int_0^1 prod_{j != r} (1 - t p_j) dt`` by exact
+        Gauss-Legendre quadrature; stable for thousands of candidates.
+        ``"appendix_e"``: the O(m^2) elementary-symmetric-polynomial recursion
+        of [PF] Appendix E, exact in exact arithmetic but unstable for large m.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
+    method = check_choice("method", method, ("integral", "appendix_e"))
+    s = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+    if method == "appendix_e":
+        return _pf_pmf_appendix_e(s)
+    return _pf_pmf_integral(s)
+
+
+def _log_laplace_cdf(y: np.ndarray) -> np.ndarray:
+    # standard Laplace: F(y) = e^y / 2 for y < 0, 1 - e^-y / 2 otherwise
+    return np.where(y < 0, y - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(y))))
+
+
+def rnm_pmf(
+    q: Any,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    tol: float = 1e-12,
+) -> np.ndarray:
+    """Output pmf of report-noisy-max with Laplace noise, by numerical integration.
+
+    Noise ``Laplace(2 Delta / eps)`` (``Delta / eps`` when ``monotonic``) is
+    added to each score and the argmax returned ([PF] Appendix F). With ``f``,
+    ``F`` the standard Laplace pdf and cdf and ``u = scaled_scores(...)``::
+
+        P(r) = int f(x - u_r) prod_{j != r} F(x - u_j) dx.
+
+    The integrand is evaluated in log space; the integral is adaptive
+    (``scipy.integrate.quad_vec``) with break points at every distinct score,
+    over ``[-45, 45]`` around the maximum (the rest has mass below 1e-19).
+
+    Parameters
+    ----------
+    tol : float, optional
+        Absolute tolerance of the integration (per entry).
+    """
+    u = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+    tol = check_positive("tol", tol)
+    if u.size == 1:
+        return np.ones(1)
+    uniq, inv, counts = np.unique(u, return_inverse=True, return_counts=True)
+    cnt = counts.astype(float)
+    lo, hi = -45.0, 45.0
+
+    def integrand(x: float) -> np.ndarray:
+        y = x - uniq
+        log_f = -np.abs(y) - math.log(2.0)
+        log_cdf = _log_laplace_cdf(y)
+        log_g = float(cnt @ log_cdf)
+        return np.exp(log_f + log_g - log_cdf)
+
+    pts = [float(v) for v in uniq if lo < v < hi]
+    val, _err = integrate.quad_vec(integrand, lo, hi, points=pts or None, epsabs=tol, epsrel=1e-10,
+                                   norm="max", limit=20_000)
+    val = np.clip(val, 0.0, None)
+    return val[inv]
+
+
+def selection_pmf(
+    mechanism: str,
+    q: Any,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+) -> np.ndarray:
+    """The pmf of ``mechanism`` (one of :data:`MECHANISMS`) on scores ``q``."""
+    mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+    fn = {"em": em_pmf, "pf": pf_pmf, "rnm": rnm_pmf}[mechanism]
+    return fn(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+
+
+# ---------------------------------------------------------------------------
+# Samplers
+# ---------------------------------------------------------------------------
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng()); got {type(rng).__name__}")
+    return rng
+
+
+def _sample_size(size: Any) -> int | None:
+    return None if size is None else check_int("size", size, minimum=1)
+
+
+def em_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
+              monotonic: bool = False, size: int | None = None) -> Any:
+    """Sample the exponential mechanism by the Gumbel-max trick.
+
+    ``argmax_r (log p_r + G_r)`` with i.i.d. standard Gumbel ``G_r`` has law
+    ``softmax(log p)``, i.e. EM; this route never forms the normalised pmf.
+    Returns an int, or an int array of length ``size``.
+    """
+    s = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+    rng = _check_rng(rng)
+    n = _sample_size(size)
+    g = rng.gumbel(size=(1 if n is None else n, s.size))
+    out = np.argmax(s[None, :] + g, axis=1)
+    return int(out[0]) if n is None else out
+
+
+def pf_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
+              monotonic: bool = False, size: int | None = None) -> Any:
+    """Sample permute-and-flip exactly as [PF] Algorithm 1.
+
+    Candidates are visited in a uniformly random order; candidate ``r`` is
+    returned when its coin, heads with probability ``p_r = exp(scaled score)``,
+    comes up heads. A maximum has ``p = 1``, so the loop always stops.
+    """
+    s = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+    rng = _check_rng(rng)
+    n = _sample_size(size)
+    p = np.exp(s)
+    k = 1 if n is None else n
+    out = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        perm = rng.permutation(s.size)
+        heads = rng.random(s.size) < p[perm]
+        heads[perm == int(np.argmax(s))] = True  # p = 1 exactly at a maximum
+        out[i] = perm[int(np.argmax(heads))]
+    return int(out[0]) if n is None else out
+
+
+def rnm_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
+               monotonic: bool = False, size: int | None = None) -> Any:
+    """Sample report-noisy-max: argmax of ``q + Laplace(2 Delta / eps)`` ([PF] Appendix F)."""
+    s = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
+    rng = _check_rng(rng)
+    n = _sample_size(size)
+    noise = rng.laplace(size=(1 if n is None else n, s.size))
+    out = np.argmax(s[None, :] + noise, axis=1)
+    return int(out[0]) if n is None else out
+
+
+# ---------------------------------------------------------------------------
+# Error of a pmf
+# ---------------------------------------------------------------------------
+
+def _pmf_and_scores(pmf: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    q = check_finite_array("q", q)
+    pmf = check_pmf("pmf", pmf, atol=1e-6)
+    if pmf.shape != q.shape:
+        raise ValueError(f"pmf must have the shape of q {q.shape}; got {pmf.shape}")
+    return pmf, q
+
+
+def expected_error(pmf: Any, q: Any) -> float:
+    """Expected error ``E[q* - q_R] = sum_r pmf_r (q* - q_r)`` ([PF] Eq. 4).
+
+    Computed from the gaps ``q* - q_r`` (never as ``q* - pmf @ q``), so scores
+    around 10^7 lose no precision.
+    """
+    pmf, q = _pmf_and_scores(pmf, q)
+    return float(pmf @ (q.max() - q))
+
+
+def error_tail(pmf: Any, q: Any, t: float, *, strict: bool = True) -> float:
+    """``P(error > t)`` (``>= t`` with ``strict=False``) for the output law ``pmf``."""
+    pmf, q = _pmf_and_scores(pmf, q)
+    t = check_finite("t", t)
+    gap = q.max() - q
+    mask = gap > t if strict else gap >= t
+    return float(pmf[mask].sum())
+
+
+def eps_for_expected_error(
+    q: Any,
+    target: float,
+    *,
+    mechanism: str = "pf",
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    rtol: float = 1e-10,
+) -> float:
+    """The ``eps`` at which ``mechanism`` has expected error ``target`` on ``q``.
+
+    The expected error falls from ``q* - mean(q)`` (uniform choice, eps -> 0) to
+    0; the root is found by Brent's method in ``log eps``.
+    """
+    mechanism = check_choice("mechanism", mechanism, ("em", "pf"))
+    q = check_finite_array("q", q)
+    target = check_positive("target", target)
+    ceiling = float(np.mean(q.max() - q))
+    if not target < ceiling:
+        raise ValueError(f"target must be in (0, {ceiling!r}) (the error of a uniform choice); got {target!r}")
+
+    def g(log_eps: float) -> float:
+        pmf = selection_pmf(mechanism, q, math.exp(log_eps), sensitivity=sensitivity, monotonic=monotonic)
+        return math.log(max(expected_error(pmf, q), 1e-300)) - math.log(target)
+
+    lo, hi = -1.0, 1.0
+    while g(lo) < 0:
+        lo -= 2.0
+    while g(hi) > 0:
+        hi += 2.0
+    return math.exp(optimize.brentq(g, lo, hi, xtol=rtol, rtol=rtol))
+
+
+# ---------------------------------------------------------------------------
+# Worst-case analysis ([PF] Sec. 4.1)
+# ---------------------------------------------------------------------------
+
+def worst_case_scores(m: int, c: float) -> np.ndarray:
+    """The worst-case score vector ``(0, -c, ..., -c)`` of [PF] Prop. 4."""
+    m = check_int("m", m, minimum=1)
+    c = check_positive("c", c, allow_zero=True)
+    q = np.full(m, -c)
+    q[0] = 0.0
+    return q
+
+
+def _worst_case_args(c: Any, m: int, eps: float, sensitivity: float, monotonic: bool):
+    m = check_int("m", m, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    c = np.asarray(c, dtype=float)
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError("c must be finite and >= 0")
+    x = c * (_coef(monotonic) * eps / delta)  # -log p
+    return c, m, x
+
+
+def em_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
+                        monotonic: bool = False) -> Any:
+    """[PF] Eq. 7: ``E[err_EM] = c (m-1) p / (1 + (m-1) p)`` on ``(0, -c, ..., -c)``.
+
+    ``p = exp(-eps c / (2 Delta))``; vectorised over ``c``.
+    """
+    c, m, x = _worst_case_args(c, m, eps, sensitivity, monotonic)
+    # (m-1)p/(1+(m-1)p) = expit(log(m-1) - x)
+    val = c * special.expit(math.log(m - 1) - x) if m > 1 else np.zeros_like(c)
+    return val if val.ndim else float(val)
+
+
+def _pf_nonmax_prob(p: np.ndarray, m: int) -> np.ndarray:
+    """``1 - (1 - (1-p)^m) / (m p)``: PF's chance of missing the unique maximum.
+
+    Closed form where ``m p`` is not small; otherwise the series
+    ``sum_{k>=2} (-1)^k C(m,k) p^(k-1) / m``, whose terms shrink by a factor
+    ``<= m p`` and so lose nothing to cancellation.
+    """
+    p = np.asarray(p, dtype=float)
+    out = np.empty_like(p)
+    big = m * p > 0.05
+    pb = p[big]
+    with np.errstate(divide="ignore"):  # p = 1 gives log1p(-1) = -inf, (1-p)^m = 0
+        y = -np.expm1(m * np.log1p(-np.minimum(pb, 1.0)))
+    out[big] = 1.0 - y / (m * pb)
+    ps = p[~big]
+    acc = np.zeros_like(ps)
+    coef = np.full_like(ps, -float(m))  # (-1)^k C(m,k) p^(k-1) at k = 1
+    for k in range(2, min(m, 40) + 1):
+        coef = coef * (-ps) * (m - k + 1) / k
+        acc += coef
+    out[~big] = acc / m
+    return out
+
+
+def pf_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
+                        monotonic: bool = False) -> Any:
+    """[PF] Eq. 8: ``E[err_PF] = c (1 - (1 - (1-p)^m) / (m p))`` on ``(0, -c, ..., -c)``."""
+    c, m, x = _worst_case_args(c, m, eps, sensitivity, monotonic)
+    val = c * _pf_nonmax_prob(np.exp(-x), m) if m > 1 else np.zeros_like(c)
+    return val if val.ndim else float(val)
+
+
+def rnm_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
+                         monotonic: bool = False) -> Any:
+    """RNM's expected error on ``(0, -c, ..., -c)`` ([PF] Appendix F).
+
+    ``E = c (1 - P_0)`` with ``1 - P_0 = int f(x) [1 - F(x + c/b)^(m-1)] dx``
+    for the standard Laplace ``f, F`` and noise scale ``b``; the bracket is
+    evaluated as ``-expm1((m-1) log F)`` so large ``c`` keeps full precision.
+    """
+    c, m, x = _worst_case_args(c, m, eps, sensitivity, monotonic)
+    flat = np.atleast_1d(x)
+    out = np.empty_like(flat)
+    for i, gam in enumerate(flat):
+        if m == 1 or gam == 0.0 and m == 1:
+            out[i] = 0.0
+            continue
+
+        def f(z: float, gam: float = float(gam)) -> float:
+            lf = -abs(z) - math.log(2.0)
+            lF = float(_log_laplace_cdf(np.array([z + gam]))[0])
+            return math.exp(lf) * -math.expm1((m - 1) * lF)
+
+        pts = sorted({0.0, -float(gam)})
+        lo, hi = -60.0 - float(gam), 60.0
+        val, _ = integrate.quad(f, lo, hi, points=pts, epsabs=1e-15, epsrel=1e-12, limit=500)
+        out[i] = val
+    res = np.asarray(c, dtype=float) * out.reshape(np.shape(c))
+    return res if res.ndim else float(res)
+
+
+def worst_case_expected_error(
+    mechanism: str,
+    m: int,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+) -> tuple[float, float]:
+    """Worst-case expected error over every score vector, and the ``c`` attaining it.
+
+    By [PF] Prop. 4 the worst case is ``(0, -c, ..., -c)``; Eq. 7 (EM) or Eq. 8
+    (PF) is maximised over ``c`` (grid over ``x = eps c / (2 Delta)``, then
+    bounded Brent). ``"rnm"`` maximises the RNM error over the same family.
+
+    Returns
+    -------
+    (error, c) : tuple of float
+    """
+    mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+    m = check_int("m", m, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    if m == 1:
+        return 0.0, 0.0
+    scale = delta / (_coef(monotonic) * eps)  # c = scale * x
+    fn = {"em": em_worst_case_error, "pf": pf_worst_case_error, "rnm": rnm_worst_case_error}[mechanism]
+
+    def err(x: Any) -> Any:
+        return fn(np.asarray(x) * scale, m, eps, sensitivity=delta, monotonic=monotonic)
+
+    xs = np.geomspace(1e-3, math.log(m) + 60.0, 60 if mechanism == "rnm" else 400)
+    vals = np.asarray(err(xs))
+    i = int(np.argmax(vals))
+    a, b = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
+    res = optimize.minimize_scalar(lambda x: -float(err(x)), bounds=(a, b), method="bounded",
+                                   options={"xatol": 1e-10 * max(1.0, b)})
+    x_best = float(res.x) if -res.fun >= vals[i] else float(xs[i])
+    return float(err(x_best)), x_best * scale
+
+
+def expected_error_upper_bound(m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> float:
+    """[PF] Prop. 1 / Cor. 1: ``E[err] <= (2 Delta / eps) ln m`` for EM and PF."""
+    m = check_int("m", m, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    return delta / (_coef(monotonic) * eps) * math.log(m)
+
+
+def error_tail_upper_bound(s: Any, m: int, eps: float, *, sensitivity: float = 1.0,
+                           monotonic: bool = False) -> Any:
+    """[PF] Prop. 1 / Cor. 1: ``P(err >= s) <= m exp(-eps s / (2 Delta))`` (capped at 1).
+
+    This is the statement ``P(err >= (2 Delta/eps)(ln m + t)) <= e^-t`` with
+    ``s = (2 Delta/eps)(ln m + t)``.
+    """
+    m = check_int("m", m, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    s = np.asarray(s, dtype=float)
+    val = np.minimum(1.0, m * np.exp(-(_coef(monotonic) * eps / delta) * s))
+    return val if val.ndim else float(val)
+
+
+def pf_worst_case_lower_bound(m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> float:
+    """[PF] Prop. 5: at ``c = (2 Delta/eps) ln m``, ``E[err_PF] >= (Delta / (2 eps)) ln m``.
+
+    Eq. 8 gives ``c (1 - 1/m)^m`` there and ``(1 - 1/m)^m >= 1/4`` for
+    ``m >= 2``; the same bound holds for EM by [PF] Theorem 2.
+    """
+    m = check_int("m", m, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    return 0.25 * delta / (_coef(monotonic) * eps) * math.log(m)
+
+
+# ---------------------------------------------------------------------------
+# Optimal regular mechanism on the bounded lattice ([PF] Theorem 3, App. D)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LatticeLP:
+    """The LP of [PF] Appendix D with one variable per symmetry class.
+
+    Score vectors are normalised to maximum 0 (shift invariance) and take
+    values on the lattice ``{0, -2 Delta, ..., -2 k Delta}``, i.e. *levels*
+    ``0..k`` with score ``-2 Delta * level``. A symmetry class is a multiset of
+    levels (sorted ``q``), stored as the count of candidates at each level;
+    symmetry forces candidates of equal score to share one probability, so the
+    variables are ``x[class, level]`` for each level present: the probability
+    of *each* candidate at that level.
+
+    Attributes
+    ----------
+    m, k, eps, sensitivity : problem parameters (bound ``B = 2 k Delta``).
+    counts : ndarray, shape (n_classes, k + 1)
+        Candidates per level; ``counts[:, 0] >= 1``.
+    var_index : ndarray, shape (n_classes, k + 1)
+        Column of ``x[class, level]``, -1 where the level is absent.
+    var_class, var_level : ndarray
+        Inverse map column -> (class, level).
+    weight : ndarray, shape (n_classes,)
+        How many lattice vectors the class stands for in the objective.
+    model : LinearModel
+        Minimise the weighted average expected error subject to sum-to-one,
+        the worst-neighbour privacy rows (and monotonicity rows if requested).
+    monotone_pairs : (ndarray, ndarray)
+        Every local monotonicity move as column pairs ``(a, b)``: ``x[a] <= x[b]``
+        (whether or not the model includes them).
+    row_blocks : dict
+        Global row indices of ``"sum_to_one"``, ``"privacy"`` (and ``"monotone"``).
+    build_time : float
+        Seconds spent building.
+    """
+
+    m: int
+    k: int
+    eps: float
+    sensitivity: float
+    weighting: str
+    monotone: bool
+    counts: np.ndarray
+    var_index: np.ndarray
+    var_class: np.ndarray
+    var_level: np.ndarray
+    weight: np.ndarray
+    model: LinearModel
+    monotone_pairs: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    row_blocks: dict[str, np.ndarray] = field(default_factory=dict)
+    build_time: float = 0.0
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_vars(self) -> int:
+        return int(self.var_class.size)
+
+    def class_scores(self, i: int) -> np.ndarray:
+        """A representative score vector (descending) of class ``i``."""
+        levels = np.repeat(np.arange(self.k + 1), self.counts[i])
+        return -2.0 * self.sensitivity * levels.astype(float)
+
+
+@dataclass
+class LatticeSolution:
+    """Optimal regular mechanism on the bounded lattice and the optimality ratios ([PF] Fig. 2).
+
+    ``objective``, ``pf_objective``, ``em_objective`` are the weighted average
+    expected errors over the lattice; the optimality ratio of a mechanism is
+    its objective over the optimum. ``solve_time`` sums every solve; ``rounds``
+    counts them (more than one when monotonicity rows are added lazily).
+    """
+
+    status: str
+    x: np.ndarray | None
+    objective: float | None
+    pf_objective: float
+    em_objective: float
+    solve_time: float
+    lp: LatticeLP
+    rounds: int = 1
+
+    @property
+    def pf_ratio(self) -> float:
+        return float(self.pf_objective / self.objective) if self.objective else float("nan")
+
+    @property
+    def em_ratio(self) -> float:
+        return float(self.em_objective / self.objective) if self.objective else float("nan")
+
+
+def _lattice_classes(m: int, k: int) -> np.ndarray:
+    """All level-count vectors of m candidates on levels 0..k with at least one at level 0."""
+    n = math.comb(m - 1 + k, k)
+    counts = np.zeros((n, k + 1), dtype=np.int64)
+    counts[:, 0] = 1
+    if m > 1:
+        combos = np.fromiter(
+            (lv for combo in combinations_with_replacement(range(k + 1), m - 1) for lv in combo),
+            dtype=np.int64, count=n * (m - 1),
+        ).reshape(n, m - 1)
+        rows = np.repeat(np.arange(n), m - 1)
+        np.add.at(counts, (rows, combos.ravel()), 1)
+    return counts
+
+
+class _ClassIndex:
+    """Map level-count vectors to class numbers (mixed-radix code + binary search)."""
+
+    def __init__(self, counts: np.ndarray, m: int):
+        k1 = counts.shape[1]
+        if (m + 1) ** k1 >= 2**62:
+            raise ValueError(f"lattice too large to index: (m + 1)^(k + 1) = {m + 1}^{k1} must be < 2^62")
+        self.radix = (m + 1) ** np.arange(k1, dtype=np.int64)
+        codes = counts @ self.radix
+        self.order = np.argsort(codes)
+        self.sorted_codes = codes[self.order]
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        codes = counts @ self.radix
+        pos = np.searchsorted(self.sorted_codes, codes)
+        pos = np.minimum(pos, self.sorted_codes.size - 1)
+        if not np.array_equal(self.sorted_codes[pos], codes):
+            raise RuntimeError("internal error: neighbour class outside the lattice")
+        return self.order[pos]
+
+
+def build_lattice_lp(
+    m: int,
+    k: int,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    weighting: str = "lattice",
+    monotone: bool = True,
+    monotone_rows: Any = None,
+) -> LatticeLP:
+    """Build the optimal-regular-mechanism LP of [PF] Theorem 3 / Appendix D.
+
+    Parameters
+    ----------
+    m : int
+        Number of candidates, >= 1.
+    k : int
+        Lattice depth: scores in ``{0, -2 Delta, ..., -2 k Delta}`` (bound
+        ``B = 2 k Delta``, ``k + 1`` score levels), >= 1.
+    eps : float
+        Privacy parameter, > 0.
+    sensitivity : float, optional
+        ``Delta``; only scales the objective.
+    weighting : {"lattice", "box"}
+        ``"lattice"``: every score vector with maximum 0 counts once (the sum
+        of [PF] Theorem 3 as restated in the project notes). ``"box"``: every
+        vector of ``{0, ..., -2 k Delta}^m`` counts once after shifting its
+        maximum to 0, as in the authors' public notebook (a class with top
+        level ``L`` then stands for ``k - L + 1`` shifts).
+    monotone : bool, optional
+        Impose monotonicity (Definition 3, Eq. 3) through its local moves:
+        raising a candidate's own score, or lowering another's, never lowers
+        its probability (default). The LP printed in [PF] Appendix D and the
+        authors' notebook omit these rows; without them the optimum can be
+        non-monotone, and then the worst-neighbour rows no longer imply
+        eps-DP (Prop. 2 assumes regularity).
+    monotone_rows : array of int, optional
+        Keep only these monotonicity rows (indices into ``monotone_pairs``);
+        used by :func:`solve_lattice_lp` to add them lazily.
+
+    Notes
+    -----
+    Privacy uses only the worst neighbour of [PF] Prop. 2,
+    ``M_r(q + 2 Delta e_r) <= e^eps M_r(q)``, kept wherever the neighbour
+    (renormalised to maximum 0) lies in the bounded lattice: a candidate at
+    level ``l >= 1`` moves to ``l - 1``; a candidate at level 0 stays and all
+    others move down one level, which needs the bottom level ``k`` empty.
+    """
+    t0 = time.perf_counter()
+    m = check_int("m", m, minimum=1)
+    k = check_int("k", k, minimum=1)
+    eps = check_eps(eps)
+    delta = check_positive("sensitivity", sensitivity)
+    weighting = check_choice("weighting", weighting, ("lattice", "box"))
+    counts = _lattice_classes(m, k)
+    n_cls = counts.shape[0]
+    index = _ClassIndex(counts, m)
+    present = counts > 0
+    var_index = np.full(counts.shape, -1, dtype=np.int64)
+    var_index[present] = np.arange(int(present.sum()))
+    var_class, var_level = np.nonzero(present)  # row-major: matches var_index numbering
+    n_var = var_class.size
+
+    mb = ModelBuilder()
+    cols = mb.add_vars(n_var, lb=0.0, ub=1.0, name="x")
+
+    # objective: weighted average of sum_r (q* - q_r) M_r(q)
+    log_mult = special.gammaln(m + 1) - special.gammaln(counts + 1).sum(axis=1)
+    weight = np.exp(log_mult)
+    if weighting == "box":
+        top = np.max(np.where(present, np.arange(k + 1), 0), axis=1)
+        weight = weight * (k - top + 1)
+    weight_total = weight.sum()
+    obj = weight[var_class] * counts[var_class, var_level] * (2.0 * delta * var_level) / weight_total
+    mb.set_objective(cols, obj)
+
+    blocks: dict[str, np.ndarray] = {}
+    # sum-to-one (with symmetry built in): sum_l n_l x[C, l] = 1
+    blocks["sum_to_one"] = mb.add_rows(var_class, cols, counts[var_class, var_level], lower=1.0, upper=1.0)
+
+    def neighbour_raise(cls: np.ndarray, lvl: np.ndarray):
+        """Class and level of candidate at (cls, lvl) after its score rises by 2 Delta."""
+        c = counts[cls].copy()
+        up = lvl >= 1
+        ok = up | (c[:, k] == 0)
+        new_lvl = np.where(up, lvl - 1, 0)
+        # level >= 1: move the candidate up one level
+        iu = np.nonzero(up)[0]
+        c[iu, lvl[iu]] -= 1
+        c[iu, lvl[iu] - 1] += 1
+        # level 0: everyone else moves down one level (renormalise to max 0)
+        iz = np.nonzero(~up & ok)[0]
+        if iz.size:
+            cz = counts[cls[iz]]
+            shifted = np.zeros_like(cz)
+            shifted[:, 0] = 1
+            shifted[:, 1] = cz[:, 0] - 1
+            shifted[:, 2:] += cz[:, 1:k]
+            c[iz] = shifted
+        return ok, c, new_lvl
+
+    ok, c_nb, lvl_nb = neighbour_raise(var_class, var_level)
+    src = np.nonzero(ok)[0]
+    dst = var_index[index(c_nb[src]), lvl_nb[src]]
+    r = np.arange(src.size)
+    blocks["privacy"] = mb.add_rows(np.concatenate([r, r]), np.concatenate([dst, src]),
+                                    np.concatenate([np.ones(src.size), np.full(src.size, -math.exp(eps))]),
+                                    upper=0.0)
+    mono_a, mono_b = _monotone_pairs(counts, var_index, var_class, var_level, index, src, dst, k)
+    if monotone:
+        sel = np.arange(mono_a.size) if monotone_rows is None else np.asarray(monotone_rows, dtype=np.int64)
+        a, b = mono_a[sel], mono_b[sel]
+        r = np.arange(a.size)
+        if a.size:
+            blocks["monotone"] = mb.add_rows(np.concatenate([r, r]), np.concatenate([a, b]),
+                                             np.concatenate([np.ones(a.size), -np.ones(a.size)]), upper=0.0)
+    model = mb.build()
+    return LatticeLP(m=m, k=k, eps=eps, sensitivity=delta, weighting=weighting, monotone=bool(monotone),
+                     counts=counts, var_index=var_index, var_class=var_class, var_level=var_level,
+                     weight=weight, model=model, monotone_pairs=(mono_a, mono_b), row_blocks=blocks,
+                     build_time=time.perf_counter() - t0)
+
+
+def _monotone_pairs(counts, var_index, var_class, var_level, index, src, dst, k):
+    """Local monotonicity moves as pairs ``(a, b)`` meaning ``x[a] <= x[b]``.
+
+    Raising a candidate's own score one step (the privacy neighbour, ``src``
+    -> ``dst``) or lowering one other candidate one step never lowers the
+    candidate's probability (Definition 3, Eq. 3); chains of these moves reach
+    every monotone comparison inside the lattice.
+    """
+    rows_i, rows_j = [src], [dst]
+    for l2 in range(k):  # lower one other candidate from level l2 to l2 + 1
+        others = counts[var_class, l2] - (var_level == l2)
+        sel = np.nonzero(others > 0)[0]
+        if not sel.size:
+            continue
+        c = counts[var_class[sel]].copy()
+        c[:, l2] -= 1
+        c[:, l2 + 1] += 1
+        lvl = var_level[sel].copy()
+        empty_top = c[:, 0] == 0  # the lowered candidate was the unique maximum: renormalise
+        c[empty_top, :-1] = c[empty_top, 1:]
+        c[empty_top, -1] = 0
+        lvl[empty_top] -= 1
+        rows_i.append(sel)
+        rows_j.append(var_index[index(c), lvl])
+    return np.concatenate(rows_i), np.concatenate(rows_j)
+
+
+def lattice_mechanism(lp: LatticeLP, mechanism: str) -> np.ndarray:
+    """The LP variables ``x[class, level]`` of EM or PF at ``lp.eps`` (vectorised over classes).
+
+    On the lattice a candidate at level ``l`` has coin/weight ``a_l = e^(-eps l)``.
+    EM: ``a_l / sum_j n_j a_j``. PF: ``a_l int_0^1 prod_j (1 - t a_j)^(n_j) / (1 - t a_l) dt``
+    by exact Gauss-Legendre quadrature (the integral form of :func:`pf_pmf`).
+    """
+    mechanism = check_choice("mechanism", mechanism, ("em", "pf"))
+    a_log = -lp.eps * np.arange(lp.k + 1, dtype=float)
+    cnt = lp.counts.astype(float)
+    lvl = lp.var_level
+    if mechanism == "em":
+        log_z = special.logsumexp(a_log[None, :], b=cnt, axis=1)
+        return np.exp(a_log[lvl] - log_z[lp.var_class])
+    t, w = _gauss_legendre01(lp.m // 2 + 1)
+    log1m = np.log1p(-t[:, None] * np.exp(a_log)[None, :])  # (nodes, levels)
+    log_g = cnt @ log1m.T  # (classes, nodes)
+    terms = np.log(w)[None, :] + log_g[lp.var_class] - log1m[:, lvl].T
+    return np.exp(a_log[lvl] + special.logsumexp(terms, axis=1))
+
+
+def solve_lattice_lp(
+    m: int,
+    k: int,
+    eps: float,
+    *,
+    sensitivity: float = 1.0,
+    weighting: str = "lattice",
+    monotone: bool = True,
+    lazy: bool = True,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    tol: float = 1e-9,
+) -> LatticeSolution:
+    """Solve the bounded-lattice LP and compare PF and EM with the optimum ([PF] Fig. 2).
+
+    See :func:`build_lattice_lp` for the parameters; ``solver`` and
+    ``time_limit`` go to :func:`optnoise.solvers.solve_model`.
+
+    With ``monotone`` and ``lazy`` (defaults) the monotonicity rows are added
+    as cuts: solve without them, add every row the solution violates by more
+    than ``tol``, re-solve, until none is violated. The result is optimal for
+    the full LP (it solves a relaxation and is feasible for the full one) and
+    is usually several times faster than building all rows at once.
+    """
+    tol = check_positive("tol", tol)
+    t_total = 0.0
+    if monotone and lazy:
+        rows = np.zeros(0, dtype=np.int64)
+        rounds = 0
+        while True:
+            lp = build_lattice_lp(m, k, eps, sensitivity=sensitivity, weighting=weighting, monotone=True,
+                                  monotone_rows=rows)
+            out = solve_model(lp.model, solver=solver, time_limit=time_limit)
+            t_total += out.solve_time
+            rounds += 1
+            if out.status != "optimal":
+                break
+            a, b = lp.monotone_pairs
+            viol = np.nonzero(out.x[a] - out.x[b] > tol)[0]
+            new = np.setdiff1d(viol, rows)
+            if not new.size:
+                break
+            rows = np.union1d(rows, new)
+    else:
+        lp = build_lattice_lp(m, k, eps, sensitivity=sensitivity, weighting=weighting, monotone=monotone)
+        out = solve_model(lp.model, solver=solver, time_limit=time_limit)
+        t_total = out.solve_time
+        rounds = 1
+    c = lp.model.c
+    pf = float(c @ lattice_mechanism(lp, "pf"))
+    em = float(c @ lattice_mechanism(lp, "em"))
+    obj = out.objective if out.status == "optimal" else None
+    return LatticeSolution(status=out.status, x=out.x, objective=obj, pf_objective=pf, em_objective=em,
+                           solve_time=t_total, lp=lp, rounds=rounds)
+
+
+# ---------------------------------------------------------------------------
+# DPBench tasks ([PF] Sec. 6, Appendix G)
+# ---------------------------------------------------------------------------
+
+#: Datasets of the authors' line plots (Figs. 3(a,b), 5, 6), in their order.
+DPBENCH_LINE_DATASETS = ("HEPTH", "MEDCOST", "ADULTFRANK", "INCOME", "SEARCHLOGS", "PATENT")
+#: Datasets of the authors' bar plots (Figs. 3(c), 7).
+DPBENCH_BAR_DATASETS = ("HEPTH", "ADULTFRANK", "MEDCOST", "SEARCHLOGS", "PATENT")
+_DPBENCH_ALL = DPBENCH_LINE_DATASETS + ("NETTRACE",)
+
+
+def dpbench_dir() -> Path:
+    """Folder of the DPBench ``*.n4096.npy`` files.
+
+    ``$OPTNOISE_DPBENCH_DIR`` if set, else ``../shared/data/dpbench`` beside
+    the repository.
+    """
+    env = os.environ.get("OPTNOISE_DPBENCH_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dpbench"
+
+
+def load_dpbench(name: str, *, bins: int = 1024, data_dir: str | os.PathLike | None = None) -> np.ndarray:
+    """A DPBench 1-D histogram, 4096 bins summed in groups of adjacent bins to ``bins``.
+
+    ``bins=1024`` sums groups of 4 adjacent bins, as the authors did.
+    """
+    name = check_choice("name", name, _DPBENCH_ALL)
+    bins = check_int("bins", bins, minimum=1, maximum=4096)
+    if 4096 % bins:
+        raise ValueError(f"bins must divide 4096; got {bins}")
+    folder = Path(data_dir) if data_dir is not None else dpbench_dir()
+    path = folder / f"{name}.n4096.npy"
+    if not path.is_file():
+        raise ValueError(f"data_dir must hold {path.name}; not found in {folder}")
+    x = np.load(path).astype(np.float64)
+    return x.reshape(bins, -1).sum(axis=1)
+
+
+def _histogram(x: Any) -> np.ndarray:
+    x = check_finite_array("x", x)
+    if np.any(x < 0) or np.any(x != np.round(x)):
+        raise ValueError("x must hold non-negative integer counts")
+    return x
+
+
+def mode_quality(x: Any) -> np.ndarray:
+    """Mode task: ``q_i = x_i`` (bin counts; sensitivity 1, monotonic in the sense of [PF] Remark 1)."""
+    return _histogram(x).copy()
+
+
+def median_quality(x: Any) -> np.ndarray:
+    """Median task: minus the fewest individuals to add or remove to make bin ``i`` the median.
+
+    The median of ``N`` items is the ``ceil(N/2)``-th smallest (the lower
+    median), as in the authors' code. With ``A_i = x_0 + ... + x_i`` bin ``i``
+    holds it iff ``2 A_{i-1} < N <= 2 A_i``. Every addition or removal changes
+    ``d1 = N - 2 A_i`` and ``d2 = 2 A_{i-1} - N + 1`` by one each, and adding
+    to bin ``i`` lowers both, so the cost is ``max(0, d1, d2)``. It has
+    sensitivity 1 ([PF] Sec. 6, McSherry 2009).
+    """
+    x = _histogram(x)
+    a = np.cumsum(x)
+    n = a[-1]
+    below = np.concatenate([[0.0], a[:-1]])
+    cost = np.maximum(0.0, np.maximum(n - 2.0 * a, 2.0 * below - n + 1.0))
+    return -cost
