@@ -70,6 +70,21 @@ This module turns a :class:`~optnoise.design.DesignResult` into a
    :func:`load_design` re-runs the exact check and refuses a file whose
    weights do not match their certificate, and a newer format version.
 
+Command line::
+
+    optnoise solve --n 8 --eps 1.5 --delta 0.1238 --neighborhood bd:3 --directed \
+        --privacy pdp-kadam --format json --out res.json
+    optnoise certify --result res.json --out design.json      # or the solve flags instead of --result
+    optnoise release --design design.json --value 3 --count 5  # OS CSPRNG
+    optnoise release --design design.json --value 3 --seed 1   # reproducible, NOT for deployment
+
+``certify --result`` rebuilds the design from the solve JSON, whose
+``shifts`` are the resolved set (already symmetrised), so the stored
+neighbourhood is that set marked ``directed``: the same constraints. Exit
+codes: 0 certified, 1 the requested (eps, delta) cannot be certified within
+``--max-loss``, 2 bad input (one line), 3 the solve is not optimal. Vector
+answers are written ``a/b``; several answers are comma-separated.
+
 Example
 -------
 >>> from optnoise import NoiseDesign, Neighborhood
