@@ -5,6 +5,7 @@
 >>> res.status
 'optimal'
 """
+from .certify import CertificationError, CertifiedDesign, certify_result, exact_delta, exp_bounds, load_design
 from .design import ACHIEVED_TOL, DELTA_TOL, METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
 from .model import LinearModel, ModelBuilder
 from .neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
@@ -25,6 +26,12 @@ __version__ = "0.1.0"
 __all__ = [
     "NoiseDesign",
     "DesignResult",
+    "CertifiedDesign",
+    "CertificationError",
+    "certify_result",
+    "load_design",
+    "exact_delta",
+    "exp_bounds",
     "Neighborhood",
     "AggregateQuery",
     "QuantizedMean",

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.figures import shared_data
+
 #: Figs. 1-2: T mechanisms with k of them eps-DP (the rest eps-BR), overall delta.
 T_MECHANISMS = 50
 DELTA_12 = 1e-6
@@ -52,7 +54,7 @@ DELTA_45 = 1e-6
 TOP_K = 10
 EPS_PER_COUNT = 0.1
 DELTA_6 = 1e-5
-MACBETH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "macbeth" / "shakespeare-macbeth.txt"
+MACBETH = shared_data("macbeth") / "shakespeare-macbeth.txt"
 
 #: Tokenisation of Fig. 6: lower-case, then maximal runs of letters a-z, keeping
 #: inner apostrophes ("call'd", "battaile's" are one word). No stop words removed.
