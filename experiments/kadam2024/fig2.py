@@ -43,16 +43,16 @@ def main(argv=None) -> int:
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for k in range(N + 1):
-        ax.axvspan(low[k], bar[k], color="C0", alpha=0.10, lw=0, label="flat region" if k == 0 else None)
+        ax.axvspan(low[k], bar[k], color="C0", alpha=0.10, lw=0, label=r"flat region $k$" if k == 0 else None)
         if k < N:
             ax.axvspan(bar[k], low[k + 1], color="C1", alpha=0.15, lw=0, label="linear region" if k == 0 else None)
         if bar[k] - low[k] > 0.02:  # the last flat region is the single point delta = 1
-            ax.text(0.5 * (low[k] + bar[k]), 0.72, f"flat $k={k}$", ha="center", fontsize=8, color="C0")
+            ax.text(0.5 * (low[k] + bar[k]), 0.72, f"$k={k}$", ha="center", fontsize=8, color="C0")
     ax.plot(delta, rho, color="C0", lw=2, label="Theorem 2 (closed form)")
     ax.plot(d_milp, rho_milp, "o", color="k", ms=4, mfc="none", label="MILP (13), pdp-kadam")
     ax.set_xlabel(r"$\delta$")
     ax.set_ylabel(r"error rate $\rho^\star(\delta,\varepsilon)=1-f^\star(0)$")
-    ax.set_title(rf"SD neighbourhood: $n={N}$, $\hat\mu={MU}$, $\varepsilon={EPS}$")
+    ax.set_title(rf"Fig. 2: SD neighbourhood, $n={N}$, $\hat\mu={MU}$, $\varepsilon={EPS}$")
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 0.78)
     ax.grid(alpha=0.3)

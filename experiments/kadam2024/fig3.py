@@ -102,7 +102,7 @@ def main(argv=None) -> int:
          [(f_before, r"flat $k=0$"), (flat, r"flat $k=1$")])
     for ax in axes:
         ax.legend(loc="upper right", fontsize=8)
-    fig.suptitle(rf"BD staircase (Theorem 3): $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r={R}$), "
+    fig.suptitle(rf"Fig. 3: BD staircase (Theorem 3): $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r={R}$), "
                  rf"$\varepsilon={EPS:g}$, heights fall by $e^{{-\varepsilon}}$ per step", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     eta = np.arange(N + 1)

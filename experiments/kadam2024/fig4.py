@@ -63,7 +63,7 @@ def main(argv=None) -> int:
         ax.plot([], [], color=seg_colors[h], lw=6, alpha=0.4, label=rf"segment $h={h}$: {h} flat + {h} linear")
     ax.set_xlabel(r"$\delta$")
     ax.set_ylabel(r"$f^\star(0)=1-\rho^\star(\delta,\varepsilon)$")
-    ax.set_title(rf"BD neighbourhood: $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r=0$), $\varepsilon={EPS:g}$"
+    ax.set_title(rf"Fig. 4: BD neighbourhood, $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r=0$), $\varepsilon={EPS:g}$"
                  "\n(labels: flat regions $(h,j)$; the steep short pieces are the linear regions)", fontsize=10)
     ax.set_xlim(0.0, 0.4)
     ax.set_ylim(0.262, 0.296)
