@@ -8,8 +8,8 @@ optimum (pdp). The masses at eta in the shift set are e^-eps f(0); everything
 else is smaller, the caption's observation.
 
 Part (ii), fig14_meters: the whole pipeline on the public stand-in data,
-1,014 London households, hourly kWh in 2013 (../shared/data/meters, see its
-README). Choices:
+1,014 London households, hourly kWh in 2013 (optnoise.figures.shared_data:
+$OPTNOISE_DATA/meters or ../shared/data/meters; see its README). Choices:
 * circuits: the data carry no feeder, so the households, in LCLid order, are
   cut into 12 "circuits" of 84-85 homes (the paper: 1,416 homes on 12 circuits);
 * query: for one circuit and one hour, the mean consumption of its homes
@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 import matplotlib.pyplot as plt
 
 from optnoise import Neighborhood, QuantizedMean
-from optnoise.figures import FigureScript, find_experiments_root
+from optnoise.figures import FigureScript, shared_data
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import NOTION_STYLE, progress, solve  # noqa: E402
@@ -44,12 +43,6 @@ from _kadam2024 import NOTION_STYLE, progress, solve  # noqa: E402
 EPS, DELTA = 1.0, 0.1
 PUBLISHED = {"a": (10, (1, 2, 3, 4)), "b": (16, (1, 3, 5, 6))}
 CIRCUITS, KWH_RANGE = 12, (0.0, 1.2)
-
-
-def meters_dir() -> Path:
-    """The meter data: $OPTNOISE_METERS, else ../shared/data/meters beside the repository."""
-    env = os.environ.get("OPTNOISE_METERS")
-    return Path(env) if env else find_experiments_root().parent.parent / "shared" / "data" / "meters"
 
 
 def bars(ax, n, series, shifts, title):
@@ -71,7 +64,7 @@ def bars(ax, n, series, shifts, title):
 
 
 def load_records(fast: bool) -> tuple[np.ndarray, np.ndarray, int, int]:
-    z = np.load(meters_dir() / "lcl2013_hourly.npz")
+    z = np.load(shared_data("meters") / "lcl2013_hourly.npz")
     wh, observed = z["wh"], z["observed"]
     hours = np.arange(168 if fast else wh.shape[1])
     homes = wh.shape[0]
@@ -98,8 +91,8 @@ def main(argv=None) -> int:
         fig.tight_layout()
         fs.save(fig, table, name=f"fig14{panel}")
 
-    if not (meters_dir() / "lcl2013_hourly.npz").exists():
-        progress(fs, f"meter data not found in {meters_dir()}: skipping fig14_meters (set OPTNOISE_METERS)")
+    if not (shared_data("meters") / "lcl2013_hourly.npz").exists():
+        progress(fs, f"meter data not found in {shared_data('meters')}: skipping fig14_meters (set OPTNOISE_DATA)")
         return 0
     records, labels, homes, hours = load_records(fs.fast)
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.4))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
 
 from optnoise import Neighborhood

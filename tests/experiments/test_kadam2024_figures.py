@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from optnoise.figures import shared_data
+
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "experiments" / "kadam2024"
 SCRIPTS = sorted(p for p in FOLDER.glob("*.py") if not p.name.startswith("_"))
-METERS = (ROOT.parent / "shared" / "data" / "meters" / "lcl2013_hourly.npz").exists()
+METERS = (shared_data("meters") / "lcl2013_hourly.npz").exists()
 
 #: Files each script must write (stem -> extra suffixes besides .png/.csv).
 OUTPUTS = {
