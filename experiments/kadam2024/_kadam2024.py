@@ -198,5 +198,6 @@ def fig10_boundaries(fs: FigureScript) -> tuple[float, float, float]:
     starts = []
     for d in FIG10_CAPTION[1:]:
         level = solve(fs, delta=d + 5e-5, **base).distortion
-        starts.append(solve(fs, objective="delta", max_distortion=level, **base).achieved["pdp-kadam"])
+        # + 1e-9, the solver's feasibility tolerance: the level reached above must stay reachable
+        starts.append(solve(fs, objective="delta", max_distortion=level + 1e-9, **base).achieved["pdp-kadam"])
     return lo, starts[0], starts[1]
