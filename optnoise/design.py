@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from ._validation import check_choice, check_delta, check_eps, check_int, check_
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import SOLVERS, solve_model
+from .solvers import SOLVERS, SolverOutput, solve_model
 
 __all__ = [
     "NoiseDesign",
@@ -438,6 +438,9 @@ class NoiseDesign:
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
         model = self.build_model(formulation=formulation)
         out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
+        backend_objective = out.objective
+        if solver != "highs" and out.x is not None:
+            out = _polish(model, out)
         pmf = None
         if out.x is not None:
             raw = out.x[model.block("f")]
@@ -455,6 +458,7 @@ class NoiseDesign:
             message=out.message,
             delta_objective=(float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None)
                              else None),
+            backend_objective=backend_objective,
         )
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -462,6 +466,27 @@ class NoiseDesign:
             tmp.write_text(json.dumps(res.to_dict()))
             os.replace(tmp, path)
         return res
+
+
+def _polish(model: LinearModel, out: SolverOutput) -> SolverOutput:
+    """Re-solve the continuous part of a backend's solution with HiGHS.
+
+    PuLP reads CBC's solution from a text file with about 8 significant digits,
+    so its PMFs meet the rows only to ~1e-8, enough to flip a PDP indicator.
+    The integer variables are fixed at the backend's (rounded) values and the
+    remaining LP is solved with HiGHS at 1e-9 tolerances; for an LP this is a
+    HiGHS re-solve. The backend's own objective is kept in
+    :attr:`DesignResult.backend_objective`, so backends can still be compared.
+    """
+    lo, up = model.col_lower.copy(), model.col_upper.copy()
+    ints = model.integrality
+    fixed = np.clip(np.round(out.x[ints]), lo[ints], up[ints])
+    lo[ints] = up[ints] = fixed
+    lp = replace(model, col_lower=lo, col_upper=up, integrality=np.zeros_like(ints))
+    clean = solve_model(lp, solver="highs")
+    if clean.x is None:
+        return replace(out, message=f"{out.message}; HiGHS polish failed ({clean.status}), raw backend values kept")
+    return replace(out, x=clean.x, objective=clean.objective, message=f"{out.message}; polished by HiGHS")
 
 
 @dataclass
@@ -491,6 +516,9 @@ class DesignResult:
         Relative MILP gap of the incumbent (0 or tiny when optimal).
     delta_objective : float or None
         The minimised delta as the solver reports it (``objective="delta"``).
+    backend_objective : float or None
+        The objective as the chosen backend reported it, before the HiGHS
+        polish that non-HiGHS solutions get (see :func:`_polish`).
     """
 
     design: NoiseDesign
@@ -502,6 +530,7 @@ class DesignResult:
     gap: float | None = None
     message: str = ""
     delta_objective: float | None = None
+    backend_objective: float | None = None
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
@@ -556,6 +585,7 @@ class DesignResult:
             "solver": self.solver,
             "solve_time_s": self.solve_time,
             "gap": self.gap,
+            "backend_objective": self.backend_objective,
             "model_size": self.model_size,
             "message": self.message,
         }
@@ -567,6 +597,7 @@ class DesignResult:
         return cls(design=design, status=data["status"], pmf=pmf, solver=data["solver"],
                    solve_time=float(data["solve_time_s"]), model_size=dict(data["model_size"]),
                    gap=data.get("gap"), message=data.get("message", ""),
+                   backend_objective=data.get("backend_objective"),
                    delta_objective=data["delta"] if design.objective == "delta" else None)
 
     def __repr__(self) -> str:
