@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy import integrate, optimize, special
@@ -342,8 +342,7 @@ def pf_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: floa
     out = np.empty(k, dtype=np.int64)
     for i in range(k):
         perm = rng.permutation(s.size)
-        heads = rng.random(s.size) < p[perm]
-        heads[perm == int(np.argmax(s))] = True  # p = 1 exactly at a maximum
+        heads = rng.random(s.size) < p[perm]  # uniform draws lie in [0, 1): a maximum (p = 1) always stops
         out[i] = perm[int(np.argmax(heads))]
     return int(out[0]) if n is None else out
 
@@ -503,7 +502,7 @@ def rnm_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0
     flat = np.atleast_1d(x)
     out = np.empty_like(flat)
     for i, gam in enumerate(flat):
-        if m == 1 or gam == 0.0 and m == 1:
+        if m == 1:
             out[i] = 0.0
             continue
 
