@@ -98,7 +98,6 @@ def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray) -> dict:
     from optnoise.selection import solve_lattice_lp
 
     out = {f"{v}_{r}": np.empty(eps_grid.size) for v in ("regular", "paper") for r in ("pf", "em")}
-    out["solve_seconds"] = np.empty(eps_grid.size)
     for i, eps in enumerate(eps_grid):
         reg = solve_lattice_lp(m, k, float(eps))
         pap = solve_lattice_lp(m, k, float(eps), monotone=False, weighting="box")
@@ -106,7 +105,6 @@ def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray) -> dict:
             raise RuntimeError(f"LP not solved for m={m}, k={k}, eps={eps}: {reg.status}, {pap.status}")
         out["regular_pf"][i], out["regular_em"][i] = reg.pf_ratio, reg.em_ratio
         out["paper_pf"][i], out["paper_em"][i] = pap.pf_ratio, pap.em_ratio
-        out["solve_seconds"][i] = reg.solve_time + pap.solve_time
     return out
 
 

@@ -6,7 +6,7 @@ m = 4 candidates (as in the notebook) on lattices of depth k = 2, 4, 8, 16
 ln((3+sqrt5)/2). 2(c): EM's ratio, much larger, growing with eps and k towards
 2, and tending to 1 as eps -> 0. Solid: the regular-mechanism LP (lattice
 weighting, monotonicity rows); dashed: the LP as printed with the notebook's
-box weighting. eps on 10^-2..10 (log).
+box weighting. eps: 21 log-spaced points on 10^-2..10.
 """
 import numpy as np
 import matplotlib.pyplot as plt
@@ -25,7 +25,7 @@ M = 4
 
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig2b", argv, description=__doc__)
-    eps = fs.grid(full=np.logspace(-2, 1, 25), fast=np.logspace(-1.5, 0.5, 5))
+    eps = fs.grid(full=np.logspace(-2, 1, 21), fast=np.logspace(-1.5, 0.5, 5))
     ks = fs.grid(full=(2, 4, 8, 16), fast=(2, 4))
     m = fs.grid(full=M, fast=3)
     curves = {k: lp_ratio_curves(m, k, eps) for k in ks}
