@@ -133,7 +133,7 @@ def scaled_scores(q: Any, eps: float, *, sensitivity: float = 1.0, monotonic: bo
     return s
 
 
-def em_pmf(q: Any, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> np.ndarray:
+def em_pmf(q: Any, eps: float, sensitivity: float = 1.0, monotonic: bool = False) -> np.ndarray:
     """Exact output pmf of the exponential mechanism ([PF] Definition 4).
 
     ``P(r) = softmax(eps q / (2 Delta))_r`` (``Delta`` when ``monotonic``),
@@ -201,9 +201,9 @@ def _pf_pmf_appendix_e(s: np.ndarray) -> np.ndarray:
 def pf_pmf(
     q: Any,
     eps: float,
-    *,
     sensitivity: float = 1.0,
     monotonic: bool = False,
+    *,
     method: str = "integral",
 ) -> np.ndarray:
     """Exact output pmf of permute-and-flip ([PF] Algorithm 1, Lemmas 1-2).
@@ -238,9 +238,9 @@ def _log_laplace_cdf(y: np.ndarray) -> np.ndarray:
 def rnm_pmf(
     q: Any,
     eps: float,
-    *,
     sensitivity: float = 1.0,
     monotonic: bool = False,
+    *,
     tol: float = 1e-12,
 ) -> np.ndarray:
     """Output pmf of report-noisy-max with Laplace noise, by numerical integration.
@@ -966,15 +966,10 @@ _DPBENCH_ALL = DPBENCH_LINE_DATASETS + ("NETTRACE",)
 
 
 def dpbench_dir() -> Path:
-    """Folder of the DPBench ``*.n4096.npy`` files.
+    """Folder of the DPBench ``*.n4096.npy`` files (see :func:`optnoise.figures.shared_data`)."""
+    from .figures import shared_data
 
-    ``$OPTNOISE_DPBENCH_DIR`` if set, else ``../shared/data/dpbench`` beside
-    the repository.
-    """
-    env = os.environ.get("OPTNOISE_DPBENCH_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dpbench"
+    return shared_data("dpbench")
 
 
 def load_dpbench(name: str, *, bins: int = 1024, data_dir: str | os.PathLike | None = None) -> np.ndarray:

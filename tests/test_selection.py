@@ -501,3 +501,12 @@ def test_lp_sizes():
     # box weights: (0,0) stands for 4 shifted vectors, (0,l) for 2 * (4 - l) ordered ones
     w = {tuple(c): wt for c, wt in zip(box.counts.tolist(), box.weight)}
     assert w[(2, 0, 0, 0)] == 4 and w[(1, 0, 0, 1)] == 2 * 1 and w[(1, 1, 0, 0)] == 2 * 3
+
+
+def test_pmf_signatures_follow_the_issue_contract():
+    # pf_pmf(q, eps, sensitivity=1.0, monotonic=False): sensitivity may be positional.
+    from optnoise.selection import em_pmf, pf_pmf, rnm_pmf
+
+    q = np.array([0.0, -1.0, -1.0, -2.0])
+    for fn in (pf_pmf, em_pmf, rnm_pmf):
+        np.testing.assert_allclose(fn(q, 1.0, 2.0, False), fn(q, 1.0, sensitivity=2.0))
