@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,21 +27,12 @@ import numpy as np
 
 from optnoise.selection import GOLDEN_EPS, solve_lattice_lp
 
-START, END = "<!-- pf_lp:start -->", "<!-- pf_lp:end -->"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import machine, write_section  # noqa: E402
 
 FULL_SIZES = [(3, 4), (4, 8), (5, 8), (6, 8), (4, 16), (5, 12), (7, 8), (6, 12)]
 QUICK_SIZES = [(3, 4), (4, 8), (5, 8)]
 EPS = (0.1, 0.5, 1.0)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def run(sizes, eps_list, time_limit):
@@ -76,11 +65,9 @@ def fmt(x, nd=5):
 
 def section(rows, cmd, quick):
     lines = [
-        START,
         "## Permute-and-flip: optimal regular mechanism LP (Theorem 3, Fig. 2)",
         "",
-        f"Machine: {os.cpu_count()} logical CPUs (`nproc` = {os.cpu_count()}), CPU `{cpu_model()}`, "
-        f"Python {platform.python_version()}, shared with other jobs. Solver: HiGHS via `optnoise.solvers.solve_model`.",
+        f"Machine: {machine()}; shared with other jobs. Solver: HiGHS via `optnoise.solvers.solve_model`.",
         f"Command: `{cmd}`{' (quick grid)' if quick else ''}. Date: {time.strftime('%Y-%m-%d')}.",
         "",
         "One LP variable per symmetry class (sorted scores, level of the candidate); only the worst-neighbour",
@@ -100,22 +87,7 @@ def section(rows, cmd, quick):
             f"{r['rows']} | {r['all_mono']} | {r['rounds']} | {r['build']:.2f} | {r['solve']:.2f} | {r['status']} | "
             f"{fmt(r['pf'])} | {fmt(r['em'], 4)} | {r['paper_solve']:.2f} | {fmt(r['paper_pf'])} |"
         )
-    lines += ["", END]
     return "\n".join(lines)
-
-
-def write_section(text: str, path: Path) -> None:
-    if path.exists():
-        old = path.read_text()
-        if START in old and END in old:
-            a = old.index(START)
-            b = old.index(END) + len(END)
-            new = old[:a] + text + old[b:]
-        else:
-            new = old.rstrip("\n") + "\n\n" + text + "\n"
-    else:
-        new = "# Benchmark results\n\n" + text + "\n"
-    path.write_text(new)
 
 
 def main(argv=None) -> int:
@@ -127,7 +99,7 @@ def main(argv=None) -> int:
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     rows = run(sizes, EPS, args.time_limit)
     cmd = ".venv/bin/python benchmarks/bench_pf_lp.py" + (" --quick" if args.quick else "")
-    write_section(section(rows, cmd, args.quick), Path(args.out))
+    write_section("pf_lp", section(rows, cmd, args.quick), Path(args.out))
     print(f"wrote {args.out}")
     return 0
 

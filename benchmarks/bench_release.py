@@ -25,10 +25,8 @@ import numpy as np
 from optnoise import Neighborhood, NoiseDesign
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_design import machine  # noqa: E402  (one machine description for all of RESULTS.md)
+from _results import RESULTS, machine, write_section  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
-START, END = "<!-- release:start -->", "<!-- release:end -->"
 SEEDED_TARGET, SECURE_TARGET = 1e7, 1e5
 
 
@@ -86,7 +84,6 @@ def run(draws: int, repeats: int) -> list[dict]:
 
 def section(rows: list[dict], command: str) -> str:
     lines = [
-        START,
         "## Exact sampling and release (`benchmarks/bench_release.py`)",
         "",
         f"Machine: {machine()}  ",
@@ -109,21 +106,8 @@ def section(rows: list[dict], command: str) -> str:
     lines += ["",
               f"Seeded sampling target met: {'yes' if ok_seeded else 'no'}; "
               f"secure sampling target met: {'yes' if ok_secure else 'no'}. "
-              f"Draws per timing: {rows[0]['draws']:,} seeded, {rows[0]['secure_draws']:,} secure.",
-              END]
+              f"Draws per timing: {rows[0]['draws']:,} seeded, {rows[0]['secure_draws']:,} secure."]
     return "\n".join(lines)
-
-
-def write_section(text: str, path: Path = RESULTS) -> None:
-    """Replace only the release section of RESULTS.md (append it if absent; create the file if missing)."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n\nEach section is written by its own script.\n"
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        _, tail = rest.split(END, 1)
-        new = head + text + tail
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    path.write_text(new)
 
 
 def main(argv=None) -> int:
