@@ -502,7 +502,7 @@ class CertifiedDesign:
             return int(out)
         return out
 
-    def release(self, q: Any, *, rng: np.random.Generator | None = None) -> Any:
+    def release(self, q: Any, rng: np.random.Generator | None = None) -> Any:
         """Release ``q + eta (mod n+1)`` with ``eta`` drawn exactly from the certified PMF.
 
         Parameters

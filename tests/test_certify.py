@@ -467,3 +467,13 @@ def test_certified_design_validates_weights(fig10_cert):
     with pytest.raises(ValueError, match="sum to 2\\*\\*bits"):
         CertifiedDesign(design=fig10_cert.design, weights=np.ones(9, dtype=np.int64), bits=62, eps=1.5,
                         delta=0.1238, certified_delta=Fraction(0))
+
+
+def test_release_signature_follows_the_issue_contract():
+    # CertifiedDesign.release(q, rng=None): rng may be passed positionally.
+    from optnoise import Neighborhood, NoiseDesign
+
+    cert = NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1)).solve().certify()
+    a = cert.release([0, 1, 2], np.random.default_rng(3))
+    b = cert.release([0, 1, 2], rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)
