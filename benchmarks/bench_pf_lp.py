@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from optnoise.selection import GOLDEN_EPS, solve_lattice_lp
 

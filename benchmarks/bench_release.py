@@ -25,7 +25,7 @@ import numpy as np
 from optnoise import Neighborhood, NoiseDesign
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _results import RESULTS, machine, write_section  # noqa: E402
+from _results import machine, write_section  # noqa: E402
 
 SEEDED_TARGET, SECURE_TARGET = 1e7, 1e5
 

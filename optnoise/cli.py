@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import numpy as np
 
@@ -129,49 +129,48 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------------------------
 
 
-def _load_array(text: str, name: str) -> np.ndarray:
-    path = Path(text)
+def _numbers(tokens: list[str], name: str, text: str) -> np.ndarray:
     try:
-        if path.suffix == ".npy" and path.exists():
-            return np.load(path, allow_pickle=False)
-        if path.exists():
-            raw = path.read_text()
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError:
-                return np.array([float(v) for v in raw.replace(",", " ").split()])
-            if isinstance(data, dict):
-                if "pmf" not in data:
-                    raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
-                data = data["pmf"]
-            return np.asarray(data, dtype=float)
+        return np.array([float(v) for v in tokens])
+    except ValueError:
+        raise ValueError(f"{name} must hold numbers; could not parse {text!r}") from None
+
+
+def _load_array(text: str, name: str) -> np.ndarray:
+    """Numbers from a file (.npy, JSON list or solve output, whitespace/comma text) or an inline comma list."""
+    path = Path(text)
+    if not path.exists():
         if path.suffix in (".json", ".npy", ".txt", ".csv"):
             raise ValueError(f"{name} file not found: {text!r}")
-        return np.array([float(v) for v in text.split(",")])
-    except (OSError, TypeError) as exc:
+        return _numbers(text.split(","), name, text)
+    try:
+        if path.suffix == ".npy":
+            return np.asarray(np.load(path, allow_pickle=False), dtype=float)
+        raw = path.read_text()
+    except (OSError, ValueError) as exc:
         raise ValueError(f"{name} could not be read from {text!r}: {exc}") from None
-    except ValueError as exc:
-        if str(exc).startswith(name):
-            raise
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return _numbers(raw.replace(",", " ").split(), name, text)
+    if isinstance(data, dict):
+        if "pmf" not in data:
+            raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
+        data = data["pmf"]
+    try:
+        return np.asarray(data, dtype=float)
+    except (TypeError, ValueError):
         raise ValueError(f"{name} must hold numbers; could not parse {text!r}") from None
 
 
 def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
-    nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=a.dim)
-    metric: Any = a.metric
-    if a.cost is not None:
-        metric = _load_array(a.cost, "cost")
-    kw: dict[str, Any] = {}
-    if a.minimize == "delta":
-        if a.delta is not None:
-            raise ValueError("delta must not be given with --minimize delta (it is what is minimised)")
-        kw["max_distortion"] = a.max_distortion
-    else:
-        kw["delta"] = 0.0 if a.delta is None else a.delta
-        if a.max_distortion is not None:
-            raise ValueError("max-distortion applies only with --minimize delta")
-    return NoiseDesign(n=a.n, eps=a.eps, neighborhood=nb, metric=metric, privacy=a.privacy,
-                       objective=a.minimize, **kw)
+    from .sweep import design_of
+
+    return design_of({
+        "n": a.n, "eps": a.eps, "delta": a.delta, "neighborhood": a.neighborhood, "directed": a.directed,
+        "dim": a.dim, "metric": a.metric if a.cost is None else _load_array(a.cost, "cost"),
+        "privacy": a.privacy, "objective": a.minimize, "max_distortion": a.max_distortion,
+    })
 
 
 def _fmt_pmf(pmf: np.ndarray) -> str:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from ._validation import check_choice, check_delta, check_eps, check_int, check_
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import SOLVERS, SolverOutput, solve_model
+from .solvers import SOLVERS, polish_with_highs, solve_model
 
 __all__ = [
     "NoiseDesign",
@@ -232,6 +232,10 @@ class NoiseDesign:
             out[m] = np.ravel_multi_index(tuple(moved), self.shape)
         return out
 
+    def shift_list(self) -> list[Any]:
+        """The resolved shifts as plain data: ints for scalar queries, lists for vector ones."""
+        return self.shifts.tolist() if self.dim > 1 else self.shifts.ravel().tolist()
+
     def spec(self) -> dict[str, Any]:
         """The problem as plain data (JSON-ready)."""
         return {
@@ -240,7 +244,7 @@ class NoiseDesign:
             "delta": self.delta,
             "shape": list(self.shape),
             "neighborhood": self.neighborhood.to_dict(),
-            "shifts": self.shifts.tolist() if self.dim > 1 else self.shifts.ravel().tolist(),
+            "shifts": self.shift_list(),
             "directed": self.neighborhood.directed,
             "metric": self.metric,
             "cost": self.cost.ravel().tolist() if self.metric == "custom" else None,
@@ -440,7 +444,8 @@ class NoiseDesign:
         out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
         backend_objective = out.objective
         if solver != "highs" and out.x is not None:
-            out = _polish(model, out)
+            # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
+            out = polish_with_highs(model, out)
         pmf = None
         if out.x is not None:
             raw = out.x[model.block("f")]
@@ -466,27 +471,6 @@ class NoiseDesign:
             tmp.write_text(json.dumps(res.to_dict()))
             os.replace(tmp, path)
         return res
-
-
-def _polish(model: LinearModel, out: SolverOutput) -> SolverOutput:
-    """Re-solve the continuous part of a backend's solution with HiGHS.
-
-    PuLP reads CBC's solution from a text file with about 8 significant digits,
-    so its PMFs meet the rows only to ~1e-8, enough to flip a PDP indicator.
-    The integer variables are fixed at the backend's (rounded) values and the
-    remaining LP is solved with HiGHS at 1e-9 tolerances; for an LP this is a
-    HiGHS re-solve. The backend's own objective is kept in
-    :attr:`DesignResult.backend_objective`, so backends can still be compared.
-    """
-    lo, up = model.col_lower.copy(), model.col_upper.copy()
-    ints = model.integrality
-    fixed = np.clip(np.round(out.x[ints]), lo[ints], up[ints])
-    lo[ints] = up[ints] = fixed
-    lp = replace(model, col_lower=lo, col_upper=up, integrality=np.zeros_like(ints))
-    clean = solve_model(lp, solver="highs")
-    if clean.x is None:
-        return replace(out, message=f"{out.message}; HiGHS polish failed ({clean.status}), raw backend values kept")
-    return replace(out, x=clean.x, objective=clean.objective, message=f"{out.message}; polished by HiGHS")
 
 
 @dataclass
@@ -518,7 +502,7 @@ class DesignResult:
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`_polish`).
+        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`).
     """
 
     design: NoiseDesign
@@ -571,7 +555,7 @@ class DesignResult:
             "n": d.n,
             "eps": d.eps,
             "delta": d.delta if d.objective == "distortion" else self.delta_objective,
-            "shifts": d.shifts.tolist() if d.dim > 1 else d.shifts.ravel().tolist(),
+            "shifts": d.shift_list(),
             "directed": d.neighborhood.directed,
             "metric": d.metric,
             "privacy": d.privacy,

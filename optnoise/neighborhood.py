@@ -117,20 +117,20 @@ class Neighborhood:
             raise ValueError(f"neighborhood must be 'sd:MU', 'bd:MUBAR' or 'shifts:A,B,...'; got {spec!r}")
         kind, _, body = spec.partition(":")
         kind = check_choice("neighborhood kind", kind.strip().lower(), ("sd", "bd", "shifts"))
+        items = [p.strip() for p in body.split(",") if p.strip()]
+        if not items:
+            raise ValueError(f"neighborhood spec {spec!r} lists no shift")
         try:
-            if kind in ("sd", "bd"):
-                val = int(body)
-                nb = cls.sd(val, directed=directed) if kind == "sd" else cls.bd(val, directed=directed)
-            else:
-                items = [p.strip() for p in body.split(",") if p.strip()]
-                if not items:
-                    raise ValueError("neighborhood shifts:... lists no shift")
-                parsed = [tuple(int(v) for v in it.split("/")) for it in items]
-                nb = cls.shifts([p if len(p) > 1 else p[0] for p in parsed], directed=directed)
+            parsed = [tuple(int(v) for v in it.split("/")) for it in items]
         except ValueError as exc:
-            if "neighborhood" in str(exc) or "shift" in str(exc) or "mu" in str(exc):
-                raise
             raise ValueError(f"neighborhood spec {spec!r} is malformed: {exc}") from None
+        if kind in ("sd", "bd"):
+            if len(parsed) != 1 or len(parsed[0]) != 1:
+                raise ValueError(f"neighborhood spec {spec!r} is malformed: {kind} takes one integer")
+            val = parsed[0][0]
+            nb = cls.sd(val, directed=directed) if kind == "sd" else cls.bd(val, directed=directed)
+        else:
+            nb = cls.shifts([p if len(p) > 1 else p[0] for p in parsed], directed=directed)
         if dim is not None and nb.dim != dim:
             if nb.dim == 1 and kind in ("sd", "bd"):
                 raise ValueError(f"neighborhood {spec!r} is scalar; vector queries (--dim {dim}) need 'shifts:a/b,...'")

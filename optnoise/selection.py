@@ -782,7 +782,6 @@ def build_lattice_lp(
     delta = check_positive("sensitivity", sensitivity)
     weighting = check_choice("weighting", weighting, ("lattice", "box"))
     counts = _lattice_classes(m, k)
-    n_cls = counts.shape[0]
     index = _ClassIndex(counts, m)
     present = counts > 0
     var_index = np.full(counts.shape, -1, dtype=np.int64)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,8 @@ import numpy as np
 from ._validation import check_choice, check_positive
 from .model import LinearModel
 
-__all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance"]
+__all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
+           "polish_with_highs"]
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
@@ -357,3 +358,23 @@ def solve_model(
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
+
+
+def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
+    """Re-solve the continuous part of another backend's solution with HiGHS.
+
+    PuLP reads CBC's solution from a text file with about 8 significant digits,
+    so its points meet the rows only to ~1e-8. The integer variables are fixed
+    at the backend's (rounded) values and the remaining LP is solved with HiGHS
+    at 1e-9 tolerances; for an LP this is a HiGHS re-solve. Callers that
+    compare backends should keep the backend's own ``objective`` first.
+    """
+    lo, up = model.col_lower.copy(), model.col_upper.copy()
+    ints = model.integrality
+    fixed = np.clip(np.round(out.x[ints]), lo[ints], up[ints])
+    lo[ints] = up[ints] = fixed
+    lp = replace(model, col_lower=lo, col_upper=up, integrality=np.zeros_like(ints))
+    clean = solve_model(lp, solver="highs")
+    if clean.x is None:
+        return replace(out, message=f"{out.message}; HiGHS polish failed ({clean.status}), raw backend values kept")
+    return replace(out, x=clean.x, objective=clean.objective, message=f"{out.message}; polished by HiGHS")

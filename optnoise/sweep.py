@@ -98,12 +98,15 @@ def grid_points(
 
 
 def design_of(point: dict[str, Any]) -> NoiseDesign:
-    """The :class:`NoiseDesign` of a grid point."""
+    """The :class:`NoiseDesign` of a grid point (or of the CLI's ``solve`` flags).
+
+    ``metric`` may be a name or a cost array; ``delta`` and ``max_distortion``
+    are passed through, so :class:`NoiseDesign` checks that they fit the objective.
+    """
     nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
-    kw = {"delta": point["delta"]} if point.get("objective", "distortion") == "distortion" else {
-        "max_distortion": point["max_distortion"]}
-    return NoiseDesign(n=point["n"], eps=point["eps"], neighborhood=nb, metric=point.get("metric", "er"),
-                       privacy=point.get("privacy", "pdp"), objective=point.get("objective", "distortion"), **kw)
+    return NoiseDesign(n=point["n"], eps=point["eps"], delta=point.get("delta"), neighborhood=nb,
+                       metric=point.get("metric", "er"), privacy=point.get("privacy", "pdp"),
+                       objective=point.get("objective", "distortion"), max_distortion=point.get("max_distortion"))
 
 
 def run_point(point: dict[str, Any], solver: str = "highs", time_limit: float | None = None,

@@ -15,7 +15,6 @@ from optnoise.certify import (
     FORMAT_VERSION,
     CertificationError,
     CertifiedDesign,
-    certify_result,
     exact_delta,
     exp_bounds,
     load_design,

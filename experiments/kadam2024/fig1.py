@@ -52,7 +52,7 @@ def main(argv=None) -> int:
             ax.annotate("", xy=b * 0.86, xytext=a * 0.86,
                         arrowprops=dict(arrowstyle="-|>", color="C0", lw=1.5, shrinkA=8, shrinkB=8))
             mid = (a + b) * 0.43
-            ax.text(*mid, rf"$e^{{-\varepsilon}}$", fontsize=8, color="C0", ha="center", va="center",
+            ax.text(*mid, r"$e^{-\varepsilon}$", fontsize=8, color="C0", ha="center", va="center",
                     bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
         for eta in range(m):
             on = eta in order

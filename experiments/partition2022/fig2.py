@@ -33,7 +33,7 @@ def main(argv=None) -> int:
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")
         ax.grid(alpha=0.3, which="both")
         ax.legend(title="solid: median, dashed: 5%/95%")
-    fig.suptitle(rf"$\delta=10^{{-5}}$")
+    fig.suptitle(r"$\delta=10^{-5}$")
     fig.tight_layout()
     fs.save(fig, rows)
     return 0

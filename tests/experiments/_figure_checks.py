@@ -4,12 +4,7 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
-EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
-
-
-def scripts(paper: str) -> list[Path]:
-    """The figure scripts of ``paper``."""
-    return sorted(p for p in (EXPERIMENTS / paper).glob("*.py") if not p.name.startswith("_"))
+from optnoise.figures import list_scripts as scripts  # noqa: F401  (re-exported for the per-paper tests)
 
 
 def run_fast(script: Path, out: Path) -> None:

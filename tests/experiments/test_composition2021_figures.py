@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import csv
 import runpy
-from pathlib import Path
 
 import pytest
+from _figure_checks import scripts
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "experiments" / "composition2021").glob("fig*.py"))
+SCRIPTS = scripts("composition2021")
 
 
 def test_all_six_figures_have_a_script():

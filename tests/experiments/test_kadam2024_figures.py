@@ -4,15 +4,13 @@ from __future__ import annotations
 import csv
 import math
 import runpy
-from pathlib import Path
 
 import pytest
+from _figure_checks import scripts
 
 from optnoise.figures import shared_data
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "experiments" / "kadam2024"
-SCRIPTS = sorted(p for p in FOLDER.glob("*.py") if not p.name.startswith("_"))
+SCRIPTS = scripts("kadam2024")
 METERS = (shared_data("meters") / "lcl2013_hourly.npz").exists()
 
 #: Files each script must write (stem -> extra suffixes besides .png/.csv).
