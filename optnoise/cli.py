@@ -23,7 +23,7 @@ from ._validation import check_pmf
 from .design import METRICS, OBJECTIVES, NoiseDesign
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS
-from .solvers import SOLVERS
+from .solvers import MIP_REL_GAP, SOLVERS
 
 __all__ = ["main", "build_parser"]
 
@@ -71,6 +71,8 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
                    help="distortion cap for --minimize delta")
     p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
     p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
+    p.add_argument("--mip-gap", default=MIP_REL_GAP, type=_float("mip-gap"),
+                   help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,7 +185,7 @@ def _cmd_solve(a: argparse.Namespace) -> int:
         path = design.to_mps(a.mps)
         print(f"wrote {path}")
         return EXIT_OK
-    res = design.solve(solver=a.solver, time_limit=a.time_limit)
+    res = design.solve(solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap)
     d = res.to_dict()
     if a.out:
         Path(a.out).write_text(json.dumps(d, indent=2))
@@ -224,8 +226,9 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
     )
-    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, jobs=a.jobs, backend=a.backend,
-                     scheduler=a.scheduler, cache=None if a.no_cache else a.cache, progress=not a.quiet)
+    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, jobs=a.jobs,
+                     backend=a.backend, scheduler=a.scheduler, cache=None if a.no_cache else a.cache,
+                     progress=not a.quiet)
     out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
     try:
         if a.format == "json":

@@ -48,7 +48,7 @@ from ._validation import check_choice, check_delta, check_eps, check_int, check_
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import SOLVERS, polish_with_highs, solve_model
+from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model
 
 __all__ = [
     "NoiseDesign",
@@ -410,7 +410,7 @@ class NoiseDesign:
         solver: str = "highs",
         time_limit: float | None = None,
         *,
-        mip_gap: float = 1e-9,
+        mip_gap: float = MIP_REL_GAP,
         verbose: bool = False,
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",

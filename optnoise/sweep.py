@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_int, check_positive
 from .design import NoiseDesign
 from .neighborhood import Neighborhood
+from .solvers import MIP_REL_GAP
 
 __all__ = ["parse_grid", "grid_points", "run_point", "run_sweep", "BACKENDS", "ROW_KEYS"]
 
@@ -110,12 +111,12 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
 
 
 def run_point(point: dict[str, Any], solver: str = "highs", time_limit: float | None = None,
-              cache: str | None = None) -> dict[str, Any]:
+              cache: str | None = None, mip_gap: float = MIP_REL_GAP) -> dict[str, Any]:
     """Solve one grid point and return its CSV row (top-level, so it pickles)."""
     import json
 
     design = design_of(point)
-    res = design.solve(solver=solver, time_limit=time_limit, cache=cache)
+    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap)
     d = res.to_dict()
     return {
         "n": design.n, "eps": design.eps, "delta": d["delta"], "neighborhood": point["neighborhood"],
@@ -134,6 +135,7 @@ def run_sweep(
     *,
     solver: str = "highs",
     time_limit: float | None = None,
+    mip_gap: float = MIP_REL_GAP,
     jobs: int = 1,
     backend: str = "process",
     scheduler: str | None = None,
@@ -147,6 +149,8 @@ def run_sweep(
     jobs : int
         Worker processes (``backend="process"``), or workers of the local
         Dask cluster started when ``backend="dask"`` has no ``scheduler``.
+    mip_gap : float
+        Relative MILP gap counted as optimal (as in :meth:`NoiseDesign.solve`).
     backend : {"process", "dask"}
     scheduler : str, optional
         Address of a running Dask scheduler (``tcp://host:8786``).
@@ -157,6 +161,10 @@ def run_sweep(
 
     backend = check_choice("backend", backend, BACKENDS)
     jobs = check_int("jobs", jobs, minimum=1)
+    # Checked before any work starts, so a typo fails in one line rather than once per point.
+    mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
     if scheduler is not None and backend != "dask":
         raise ValueError("scheduler is only used with backend 'dask'")
     cache_s = None if cache is None else str(Path(cache))
@@ -164,11 +172,12 @@ def run_sweep(
     bar = tqdm(total=len(points), desc="sweep", unit="pt", disable=not progress)
     if backend == "process" and jobs == 1:
         for i, p in enumerate(points):
-            rows[i] = run_point(p, solver, time_limit, cache_s)
+            rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap)
             bar.update()
     elif backend == "process":
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(run_point, p, solver, time_limit, cache_s): i for i, p in enumerate(points)}
+            futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap): i
+                    for i, p in enumerate(points)}
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
                 bar.update()
@@ -185,6 +194,7 @@ def run_sweep(
         try:
             with Client(scheduler) as client:
                 futs = client.map(run_point, list(points), solver=solver, time_limit=time_limit, cache=cache_s,
+                                  mip_gap=mip_gap,
                                   pure=False)
                 index = {f.key: i for i, f in enumerate(futs)}
                 for fut in dask_completed(futs):

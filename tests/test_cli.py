@@ -69,6 +69,24 @@ def test_time_limit_reports_status(capsys):
         assert d["gap"] is not None
 
 
+@pytest.mark.parametrize("command", ["solve", "sweep"])
+def test_mip_gap_reaches_the_solver(capsys, monkeypatch, command):
+    from optnoise.design import NoiseDesign
+
+    seen = []
+    real = NoiseDesign.solve
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("mip_gap"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoiseDesign, "solve", spy)
+    argv = [command, "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "1e-4"]
+    code, _, err = run(capsys, argv + (["--no-cache", "--quiet"] if command == "sweep" else []))
+    assert code == 0, err
+    assert seen == [1e-4]
+
+
 def test_mps_export(capsys, tmp_path):
     path = tmp_path / "m.mps"
     code, _, _ = run(capsys, SOLVE + ["--mps", str(path)])
@@ -92,6 +110,10 @@ BAD = [
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--cost", "1,2,3"], "cost"),
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--minimize", "delta"], "max_distortion"),
     (["solve", "--n", "8", "--eps", "abc", "--neighborhood", "bd:3"], "eps"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mip-gap", "-1"], "mip_gap"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mip-gap", "x"], "mip-gap"),
+    (["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "nan",
+      "--no-cache"], "mip_gap"),
     (["sweep", "--n", "8", "--eps", "0:1:x", "--neighborhood", "bd:3"], "eps"),
     (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--jobs", "0"], "jobs"),
     (["figures", "nopaper"], "paper"),

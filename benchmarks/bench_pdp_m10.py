@@ -1,0 +1,143 @@
+"""The ``pdp`` MILP at n=100 with |M|=10 over a set of instances; writes RESULTS.md.
+
+Issue "optnoise core", section 8: "``pdp`` at n=100 with |M|=10: under 60 s. A
+plain big-M formulation takes minutes here." One instance says little about a
+MILP (times swing by 2x with the model's row order), so this script solves a
+grid: directed BD(10) (the paper's set {1..10}), eps in {0.5, 1, 2}, delta in
+{0.05, 0.1, 0.2}, error rate and MSE, with optnoise's hull formulation (the
+default) and the paper's big-M linearisation per shift (``formulation="bigm"``).
+
+Every solve runs HiGHS single-threaded (HiGHS' MIP search is serial) with
+optnoise's default relative gap 1e-9 and a 60 s limit, two solves at a time
+(one per core). Besides the time to a proof at 1e-9, a HiGHS callback records
+when the gap first reached 1e-4, the default gap of HiGHS, Gurobi and CPLEX.
+
+Usage::
+
+    python benchmarks/bench_pdp_m10.py              # about 15 min on 2 cores
+    python benchmarks/bench_pdp_m10.py --quick      # 2 instances, smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from optnoise import Neighborhood, NoiseDesign
+from optnoise.solvers import highs_instance
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import RESULTS, machine, write_section  # noqa: E402
+
+STANDARD_GAP = 1e-4
+
+
+def run(case: tuple[str, str, float, float, float]) -> dict:
+    """Solve one instance; return status, seconds, final gap and seconds to gap <= 1e-4."""
+    formulation, metric, eps, delta, time_limit = case
+    design = NoiseDesign(n=100, eps=eps, delta=delta, neighborhood=Neighborhood.bd(10, directed=True),
+                         metric=metric, privacy="pdp")
+    t0 = time.perf_counter()
+    h = highs_instance(design.build_model(formulation=formulation), time_limit=time_limit)
+    reached: list[float] = []
+
+    def watch(event) -> None:
+        out = event.data_out
+        gap = (out.mip_primal_bound - out.mip_dual_bound) / max(abs(out.mip_primal_bound), 1e-10)
+        if not reached and gap <= STANDARD_GAP:
+            reached.append(time.perf_counter() - t0)
+
+    h.cbMipInterrupt.subscribe(watch)
+    h.cbMipImprovingSolution.subscribe(watch)
+    h.run()
+    seconds = time.perf_counter() - t0
+    info = h.getInfo()
+    optimal = h.getModelStatus().name == "kOptimal"
+    primal, dual = info.objective_function_value, info.mip_dual_bound
+    gap = 0.0 if optimal else (primal - dual) / max(abs(primal), 1e-10)
+    if optimal and not reached:
+        reached.append(seconds)
+    return {"formulation": formulation, "metric": metric, "eps": eps, "delta": delta,
+            "status": "optimal" if optimal else "time_limit", "seconds": seconds, "objective": primal,
+            "gap": gap, "to_1e-4": reached[0] if reached else None}
+
+
+def fmt_row(cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="two instances only")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (default 60)")
+    ap.add_argument("--jobs", type=int, default=2, help="solves at a time (default 2, one per core)")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    a = ap.parse_args(argv)
+
+    grid = list(itertools.product(("er", "mse"), (0.5, 1.0, 2.0), (0.05, 0.1, 0.2)))
+    if a.quick:
+        grid = [("er", 1.0, 0.2), ("mse", 2.0, 0.05)]
+    cases = [(form, m, e, d, a.time_limit) for (m, e, d) in grid for form in ("hull", "bigm")]
+    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        results = list(pool.map(run, cases))
+    by = {(r["formulation"], r["metric"], r["eps"], r["delta"]): r for r in results}
+
+    def cell(r: dict) -> str:
+        return f"{r['seconds']:.1f}" if r["status"] == "optimal" else f"> {a.time_limit:g} (gap {r['gap']:.1e})"
+
+    def to_std(r: dict) -> str:
+        return "-" if r["to_1e-4"] is None else f"{r['to_1e-4']:.1f}"
+
+    lines = [
+        "## `pdp` at n=100, |M|=10 (`benchmarks/bench_pdp_m10.py`)",
+        "",
+        f"Machine: {machine()}.",
+        f"Command: `python benchmarks/bench_pdp_m10.py{' --quick' if a.quick else ''}` (time limit "
+        f"{a.time_limit:g} s, {a.jobs} solves at a time, HiGHS single-threaded).",
+        "Problem: n=100, directed BD(10) = shifts {1..10}, `privacy=\"pdp\"`. `proof s` = seconds to optimality "
+        "at optnoise's default relative gap 1e-9 (build + solve); `1e-4 s` = seconds until the gap first reached "
+        "1e-4, the default gap of HiGHS, Gurobi and CPLEX; `-` = not within the limit.",
+        "",
+        fmt_row(["metric", "eps", "delta", "objective", "hull proof s", "hull 1e-4 s", "bigm proof s", "bigm 1e-4 s"]),
+        fmt_row(["---"] * 8),
+    ]
+    for m, e, d in grid:
+        h, b = by[("hull", m, e, d)], by[("bigm", m, e, d)]
+        best = min(h["objective"], b["objective"])
+        lines.append(fmt_row([m, e, d, f"{best:.6g}", cell(h), to_std(h), cell(b), to_std(b)]))
+
+    def count(form: str, metric: str, key: str) -> str:
+        rs = [by[(form, metric, e, d)] for (m, e, d) in grid if m == metric]
+        ok = sum(1 for r in rs if (r["status"] == "optimal" if key == "proof" else r["to_1e-4"] is not None))
+        return f"{ok}/{len(rs)}"
+
+    lines += ["", "Within the limit:", "",
+              fmt_row(["metric", "hull: proof", "hull: gap 1e-4", "bigm: proof", "bigm: gap 1e-4"]),
+              fmt_row(["---"] * 5)]
+    for metric in dict.fromkeys(m for m, _, _ in grid):
+        lines.append(fmt_row([metric, count("hull", metric, "proof"), count("hull", metric, "std"),
+                              count("bigm", metric, "proof"), count("bigm", metric, "std")]))
+    proofs = {form: sum(r["status"] == "optimal" for r in results if r["formulation"] == form)
+              for form in ("hull", "bigm")}
+    worst_bigm = max((r["gap"] for r in results if r["formulation"] == "bigm" and r["metric"] == "mse"),
+                     default=0.0)
+    lines += ["", f"Reading: the hull form proves {proofs['hull']}/{len(grid)} instances optimal within "
+              f"{a.time_limit:g} s, the paper's big-M form {proofs['bigm']}/{len(grid)} (its MSE gaps reach "
+              f"{worst_bigm:.0%} at the limit, because its relaxation lets `y = 0` where the hull form's cannot "
+              "drop below the DP hockey stick). The issue's 60 s target is met where a proof time under 60 s is shown, "
+              "not on the others. With the error rate the objective is `1 - f(0)`: every PMF with the optimal "
+              "`f(0)` is optimal whatever it does elsewhere, so the optimal face is large and the last digits "
+              "of the gap close slowly."]
+    text = "\n".join(lines)
+    print(text)
+    if not a.no_write:
+        write_section("pdp_m10", text)
+        print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

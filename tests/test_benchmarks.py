@@ -1,0 +1,36 @@
+"""Smoke tests of the benchmark scripts (their timings live in benchmarks/RESULTS.md, never here)."""
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from optnoise import Neighborhood, NoiseDesign
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
+
+
+def test_every_benchmark_is_listed():
+    assert {"bench_design.py", "bench_pdp_m10.py", "bench_pf_lp.py", "bench_release.py"} <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_benchmark_help_runs(script):
+    out = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "usage" in out.stdout.lower()
+
+
+def test_pdp_m10_run_matches_library_solve():
+    spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = mod.run(("hull", "er", 0.5, 0.2, 60.0))
+    d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    ref = d.solve(time_limit=60)
+    assert r["status"] == ref.status == "optimal"
+    assert r["objective"] == pytest.approx(ref.distortion, abs=1e-8)
+    assert r["to_1e-4"] is not None and r["to_1e-4"] <= r["seconds"]
