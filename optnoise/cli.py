@@ -46,6 +46,21 @@ def _float(name: str):
     return conv
 
 
+def _highs_option(text: str) -> tuple[str, object]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"highs-option must look like NAME=VALUE; got {text!r}")
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return name.strip(), low == "true"
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(raw)
+        except ValueError:
+            pass
+    return name.strip(), raw
+
+
 def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else _float
     p.add_argument("--n", required=True, type=str if grid else int,
@@ -73,6 +88,8 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
     p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
     p.add_argument("--mip-gap", default=MIP_REL_GAP, type=_float("mip-gap"),
                    help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)")
+    p.add_argument("--highs-option", action="append", default=[], metavar="NAME=VALUE", type=_highs_option,
+                   help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,7 +202,8 @@ def _cmd_solve(a: argparse.Namespace) -> int:
         path = design.to_mps(a.mps)
         print(f"wrote {path}")
         return EXIT_OK
-    res = design.solve(solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap)
+    res = design.solve(solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap,
+                       options=dict(a.highs_option) or None)
     d = res.to_dict()
     if a.out:
         Path(a.out).write_text(json.dumps(d, indent=2))
@@ -226,7 +244,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
     )
-    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, jobs=a.jobs,
+    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap,
+                     options=dict(a.highs_option) or None, jobs=a.jobs,
                      backend=a.backend, scheduler=a.scheduler, cache=None if a.no_cache else a.cache,
                      progress=not a.quiet)
     out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")

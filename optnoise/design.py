@@ -255,7 +255,7 @@ class NoiseDesign:
 
     def key(self, **solve_options: Any) -> str:
         """Stable hash of the problem and solve options (cache key)."""
-        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True)
+        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
     def __repr__(self) -> str:
@@ -414,6 +414,7 @@ class NoiseDesign:
         verbose: bool = False,
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",
+        options: dict[str, Any] | None = None,
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
@@ -431,9 +432,17 @@ class NoiseDesign:
             Folder of cached results keyed by :meth:`key`; a hit skips the solve.
         formulation : {"hull", "bigm"}
             MILP form for ``"pdp"`` (see :meth:`build_model`).
+        options : dict, optional
+            Raw HiGHS options (``solver="highs"`` only), e.g.
+            ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
+            instances (``benchmarks/RESULTS.md``). The PMF is re-verified either way.
         """
         check_choice("solver", solver, SOLVERS)
         opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+        if options:
+            opts["options"] = dict(options)
+        if formulation != "hull":
+            opts["formulation"] = formulation
         path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
         if path is not None and path.exists():
             try:
@@ -441,7 +450,8 @@ class NoiseDesign:
             except (ValueError, KeyError, json.JSONDecodeError):
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
         model = self.build_model(formulation=formulation)
-        out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
+        out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
+                          options=options)
         backend_objective = out.objective
         if solver != "highs" and out.x is not None:
             # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.

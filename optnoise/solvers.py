@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from ._validation import check_choice, check_positive
 from .model import LinearModel
 
 __all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
-           "polish_with_highs"]
+           "polish_with_highs", "check_highs_options"]
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
@@ -89,8 +90,13 @@ def _gap(obj: float | None, bound: float | None) -> float | None:
 
 
 def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_gap: float = MIP_REL_GAP,
-                   verbose: bool = False, threads: int | None = None) -> Any:
-    """A ``highspy.Highs`` object holding ``model`` with optnoise's options."""
+                   verbose: bool = False, threads: int | None = None,
+                   options: Mapping[str, Any] | None = None) -> Any:
+    """A ``highspy.Highs`` object holding ``model`` with optnoise's options.
+
+    ``options`` are raw HiGHS options (``{"mip_allow_restart": False, "random_seed": 7}``)
+    applied last; an unknown name or a value of the wrong type is a ``ValueError``.
+    """
     import highspy
 
     A = model.A.tocsc()
@@ -122,14 +128,50 @@ def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_g
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    for name, value in (options or {}).items():
+        _set_highs_option(h, name, value)
     h.passModel(lp)
     return h
 
 
-def _solve_highs(model: LinearModel, time_limit: float | None, mip_gap: float, verbose: bool) -> SolverOutput:
+def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs") -> None:
+    """Raise ``ValueError`` unless ``options`` are valid HiGHS options for ``solver``."""
+    if not options:
+        return
+    if solver != "highs":
+        raise ValueError(f"options are HiGHS options; use them with solver 'highs', not {solver!r}")
     import highspy
 
-    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for name, value in options.items():
+        _set_highs_option(h, name, value)
+
+
+def _set_highs_option(h: Any, name: str, value: Any) -> None:
+    import highspy
+
+    status, current = h.getOptionValue(str(name))
+    if status != highspy.HighsStatus.kOk:
+        raise ValueError(f"options: {name!r} is not a HiGHS option (see HiGHS' option list)")
+    kind = type(current)
+    if kind is bool and not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"options: HiGHS option {name!r} must be True or False; got {value!r}")
+    try:
+        if kind is int and float(value) != int(float(value)):
+            raise ValueError
+        value = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"options: HiGHS option {name!r} must be of type {kind.__name__}; got {value!r}") from None
+    if h.setOptionValue(str(name), value) != highspy.HighsStatus.kOk:
+        raise ValueError(f"options: HiGHS refused {name}={value!r} (out of its allowed range)")
+
+
+def _solve_highs(model: LinearModel, time_limit: float | None, mip_gap: float, verbose: bool,
+                 options: Mapping[str, Any] | None = None) -> SolverOutput:
+    import highspy
+
+    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
     t0 = time.perf_counter()
     h.run()
     dt = time.perf_counter() - t0
@@ -335,6 +377,7 @@ def solve_model(
     time_limit: float | None = None,
     mip_gap: float = MIP_REL_GAP,
     verbose: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
 
@@ -348,13 +391,17 @@ def solve_model(
         Relative optimality gap at which a MILP counts as solved.
     verbose : bool
         Show the backend's log.
+    options : mapping, optional
+        Raw HiGHS options for ``solver="highs"`` (e.g. ``{"mip_allow_restart": False}``).
+        They change how the optimum is searched for, never the model.
     """
     check_choice("solver", solver, SOLVERS)
+    check_highs_options(options, solver)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
     if solver == "highs":
-        return _solve_highs(model, time_limit, mip_gap, verbose)
+        return _solve_highs(model, time_limit, mip_gap, verbose, options)
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)

@@ -24,7 +24,7 @@ import numpy as np
 from ._validation import check_choice, check_int, check_positive
 from .design import NoiseDesign
 from .neighborhood import Neighborhood
-from .solvers import MIP_REL_GAP
+from .solvers import MIP_REL_GAP, check_highs_options
 
 __all__ = ["parse_grid", "grid_points", "run_point", "run_sweep", "BACKENDS", "ROW_KEYS"]
 
@@ -111,12 +111,13 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
 
 
 def run_point(point: dict[str, Any], solver: str = "highs", time_limit: float | None = None,
-              cache: str | None = None, mip_gap: float = MIP_REL_GAP) -> dict[str, Any]:
+              cache: str | None = None, mip_gap: float = MIP_REL_GAP,
+              options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Solve one grid point and return its CSV row (top-level, so it pickles)."""
     import json
 
     design = design_of(point)
-    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap)
+    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
     d = res.to_dict()
     return {
         "n": design.n, "eps": design.eps, "delta": d["delta"], "neighborhood": point["neighborhood"],
@@ -136,6 +137,7 @@ def run_sweep(
     solver: str = "highs",
     time_limit: float | None = None,
     mip_gap: float = MIP_REL_GAP,
+    options: dict[str, Any] | None = None,
     jobs: int = 1,
     backend: str = "process",
     scheduler: str | None = None,
@@ -151,6 +153,8 @@ def run_sweep(
         Dask cluster started when ``backend="dask"`` has no ``scheduler``.
     mip_gap : float
         Relative MILP gap counted as optimal (as in :meth:`NoiseDesign.solve`).
+    options : dict, optional
+        Raw HiGHS options (as in :meth:`NoiseDesign.solve`).
     backend : {"process", "dask"}
     scheduler : str, optional
         Address of a running Dask scheduler (``tcp://host:8786``).
@@ -163,6 +167,7 @@ def run_sweep(
     jobs = check_int("jobs", jobs, minimum=1)
     # Checked before any work starts, so a typo fails in one line rather than once per point.
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    check_highs_options(options, solver)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     if scheduler is not None and backend != "dask":
@@ -172,11 +177,11 @@ def run_sweep(
     bar = tqdm(total=len(points), desc="sweep", unit="pt", disable=not progress)
     if backend == "process" and jobs == 1:
         for i, p in enumerate(points):
-            rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap)
+            rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
             bar.update()
     elif backend == "process":
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap): i
+            futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
                     for i, p in enumerate(points)}
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
@@ -194,7 +199,7 @@ def run_sweep(
         try:
             with Client(scheduler) as client:
                 futs = client.map(run_point, list(points), solver=solver, time_limit=time_limit, cache=cache_s,
-                                  mip_gap=mip_gap,
+                                  mip_gap=mip_gap, options=options,
                                   pure=False)
                 index = {f.key: i for i, f in enumerate(futs)}
                 for fut in dask_completed(futs):

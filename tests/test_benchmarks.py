@@ -28,7 +28,7 @@ def test_pdp_m10_run_matches_library_solve():
     spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    r = mod.run(("hull", "er", 0.5, 0.2, 60.0))
+    r = mod.run(("hull, no restart", "er", 0.5, 0.2, 60.0))
     d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     ref = d.solve(time_limit=60)
     assert r["status"] == ref.status == "optimal"

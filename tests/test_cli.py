@@ -70,21 +70,22 @@ def test_time_limit_reports_status(capsys):
 
 
 @pytest.mark.parametrize("command", ["solve", "sweep"])
-def test_mip_gap_reaches_the_solver(capsys, monkeypatch, command):
+def test_mip_gap_and_highs_options_reach_the_solver(capsys, monkeypatch, command):
     from optnoise.design import NoiseDesign
 
     seen = []
     real = NoiseDesign.solve
 
     def spy(self, *args, **kwargs):
-        seen.append(kwargs.get("mip_gap"))
+        seen.append((kwargs.get("mip_gap"), kwargs.get("options")))
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(NoiseDesign, "solve", spy)
-    argv = [command, "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "1e-4"]
+    argv = [command, "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "1e-4",
+            "--highs-option", "mip_allow_restart=false", "--highs-option", "random_seed=3"]
     code, _, err = run(capsys, argv + (["--no-cache", "--quiet"] if command == "sweep" else []))
     assert code == 0, err
-    assert seen == [1e-4]
+    assert seen == [(1e-4, {"mip_allow_restart": False, "random_seed": 3})]
 
 
 def test_mps_export(capsys, tmp_path):
@@ -114,6 +115,12 @@ BAD = [
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mip-gap", "x"], "mip-gap"),
     (["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "nan",
       "--no-cache"], "mip_gap"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--highs-option", "bogus=1"], "bogus"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--highs-option", "novalue"], "NAME=VALUE"),
+    (["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--no-cache",
+      "--highs-option", "mip_allow_restart=maybe"], "True or False"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--solver", "cbc",
+      "--highs-option", "random_seed=3"], "HiGHS options"),
     (["sweep", "--n", "8", "--eps", "0:1:x", "--neighborhood", "bd:3"], "eps"),
     (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--jobs", "0"], "jobs"),
     (["figures", "nopaper"], "paper"),

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from optnoise import Neighborhood, NoiseDesign
 from optnoise.model import ModelBuilder
 from optnoise.solvers import available_solvers, solve_model
 
@@ -73,3 +74,31 @@ def test_bad_solver_and_unavailable_commercial():
     if "gurobi" not in available_solvers():
         with pytest.raises(ValueError, match="not available"):
             solve_model(lp(), solver="gurobi")
+
+
+def test_highs_options_reach_the_solver_and_keep_the_optimum():
+    d = NoiseDesign(n=32, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
+    ref = d.solve()
+    assert d.solve(options={"mip_allow_restart": False}).distortion == pytest.approx(ref.distortion, abs=1e-9)
+    capped = d.solve(options={"mip_max_nodes": 1})  # stops early: the option took effect
+    assert capped.status == "time_limit"
+    assert capped.verify()
+
+
+@pytest.mark.parametrize("options, word", [
+    ({"no_such_option": 1}, "no_such_option"),
+    ({"mip_allow_restart": "yes"}, "True or False"),
+    ({"mip_rel_gap": "abc"}, "float"),
+    ({"mip_rel_gap": -1.0}, "refused"),
+    ({"threads": 1.5}, "int"),
+])
+def test_bad_highs_options_are_value_errors(options, word):
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="pdp")
+    with pytest.raises(ValueError, match=word):
+        d.solve(options=options)
+
+
+def test_highs_options_with_another_backend_are_refused():
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="dp")
+    with pytest.raises(ValueError, match="HiGHS options"):
+        d.solve(solver="cbc", options={"random_seed": 1})
