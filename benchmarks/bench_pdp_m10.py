@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import multiprocessing
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     if a.quick:
         grid = [("er", 1.0, 0.2), ("mse", 2.0, 0.05)]
     cases = [(v, m, e, d, a.time_limit) for (m, e, d) in grid for v in VARIANTS]
-    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+    with ProcessPoolExecutor(max_workers=a.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         results = list(pool.map(run, cases))
     by = {(r["variant"], r["metric"], r["eps"], r["delta"]): r for r in results}
 

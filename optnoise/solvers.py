@@ -20,6 +20,8 @@ need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -32,7 +34,7 @@ from ._validation import check_choice, check_positive
 from .model import LinearModel
 
 __all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
-           "polish_with_highs", "check_highs_options"]
+           "polish_with_highs", "check_highs_options", "new_highs"]
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
@@ -117,8 +119,7 @@ def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_g
         lp.integrality_ = [
             highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous for b in model.integrality
         ]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
+    h = new_highs(verbose=verbose)
     h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
     h.setOptionValue("dual_feasibility_tolerance", FEASIBILITY_TOL)
     h.setOptionValue("mip_feasibility_tolerance", FEASIBILITY_TOL)
@@ -134,16 +135,39 @@ def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_g
     return h
 
 
+def new_highs(*, verbose: bool = False) -> Any:
+    """A ``highspy.Highs`` instance whose console output is off unless ``verbose``.
+
+    highspy's constructor prints the HiGHS banner on the process's C-level stdout
+    before any option can be set, which would corrupt machine-readable output such
+    as ``optnoise solve --format json``; file descriptor 1 is pointed at the null
+    device for the constructor only.
+    """
+    import highspy
+
+    if verbose:
+        return highspy.Highs()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
+
+
 def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs") -> None:
     """Raise ``ValueError`` unless ``options`` are valid HiGHS options for ``solver``."""
     if not options:
         return
     if solver != "highs":
         raise ValueError(f"options are HiGHS options; use them with solver 'highs', not {solver!r}")
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     for name, value in options.items():
         _set_highs_option(h, name, value)
 

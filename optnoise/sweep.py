@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterable, Sequence
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,9 @@ def run_sweep(
             rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
             bar.update()
     elif backend == "process":
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # HiGHS' global thread scheduler does not survive fork(): a forked child of a process that
+        # has already solved a MILP spins forever in highs::parallel::sync. Spawned workers start clean.
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
                     for i, p in enumerate(points)}
             for fut in as_completed(futs):

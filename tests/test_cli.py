@@ -31,6 +31,20 @@ def test_solve_json_contract(capsys):
     assert abs(sum(d["pmf"]) - 1) < 1e-9
 
 
+def test_solve_json_stdout_is_pure_json(tmp_path):
+    # capsys cannot see C-level writes: run the console entry point in a real process, where
+    # highspy's banner used to precede the JSON on stdout.
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", "import sys; from optnoise.cli import main; sys.exit(main())", "solve",
+            "--n", "8", "--eps", "1.5", "--delta", "0.1238", "--neighborhood", "bd:3", "--directed",
+            "--privacy", "pdp", "--format", "json"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] == "optimal"
+
+
 def test_solve_table_prints_the_shift_set(capsys):
     code, out, _ = run(capsys, ["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3"])
     assert code == 0

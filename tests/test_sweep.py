@@ -63,3 +63,25 @@ def test_backend_errors():
         run_sweep(points(), backend="ray", progress=False)
     with pytest.raises(ValueError, match="scheduler"):
         run_sweep(points(), scheduler="tcp://x:1", progress=False)
+
+
+def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
+    # HiGHS' thread scheduler does not survive fork(): with a fork-based pool, a parent that had
+    # already solved a MILP left every worker spinning in highs::parallel::sync forever.
+    import subprocess
+    import sys
+
+    script = tmp_path / "after_milp.py"
+    script.write_text(
+        "from optnoise import Neighborhood, NoiseDesign\n"
+        "from optnoise.sweep import grid_points, run_sweep\n"
+        "if __name__ == '__main__':\n"
+        "    NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3, directed=True),\n"
+        "                privacy='pdp').solve()\n"
+        "    pts = grid_points(n=[6, 8], eps=[0.5, 1.0], delta=[0.1], neighborhoods=['bd:2'], directed=True,\n"
+        "                      privacy=['pdp'])\n"
+        "    rows = run_sweep(pts, jobs=2, progress=False)\n"
+        "    print(len(rows), sorted({r['status'] for r in rows}))\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "4 ['optimal']"
