@@ -152,6 +152,9 @@ def run_sweep(
     jobs : int
         Worker processes (``backend="process"``), or workers of the local
         Dask cluster started when ``backend="dask"`` has no ``scheduler``.
+        Workers are spawned, not forked (HiGHS' thread pool does not survive
+        ``fork``), so a script that calls this with ``jobs > 1`` needs the
+        usual ``if __name__ == "__main__":`` guard.
     mip_gap : float
         Relative MILP gap counted as optimal (as in :meth:`NoiseDesign.solve`).
     options : dict, optional
