@@ -40,6 +40,33 @@ VARIANTS = {"hull": ("hull", None), "hull, no restart": ("hull", {"mip_allow_res
             "bigm": ("bigm", None)}
 
 
+#: Formulation and option experiments that were measured and not adopted (one-off runs, 2026-11-23,
+#: 2 cores, 60 s limits); kept here so the next attempt starts from them.
+TRIED = [
+    "Tried and not adopted (one-off runs on 2026-11-23, 60 s limits):",
+    "",
+    "- Random seeds 1 and 2 on the 7 instances without a proof: both seeds stop at the same dual bound "
+    "(er, eps=0.5, delta=0.05: bound 0.93402, incumbents 0.93591 and 0.93615). Those gaps (1e-3 to 2e-2) "
+    "are bound-limited, so a seed portfolio on the second core would not close them.",
+    "- Bound tightening: 2N LPs over the DP relaxation, under the cut-off of the pure-eps optimum (always "
+    "PDP-feasible), give L <= f <= U in 1-5 s. Fixing `u` where L(eta) > delta or U(eta) = 0 (0-110 "
+    "indicators), plus the leak cut `y >= L(eta) / (U(eta) - e^eps L(eta+mu)) * (f(eta) - e^eps f(eta+mu))`, "
+    "left the proof count unchanged: one MSE instance gained a proof (44 s), another lost its (23 s before), "
+    "and the error-rate gaps stayed between 1e-4 and 2e-3. The DP relaxation's bounds are too loose for the cut to "
+    "bite (U(1) = 0.17 where optima have f(1) = 0.05).",
+    "- HiGHS `mip_heuristic_effort` 0.2 or 0.5 (n=256, BD(3), eps=1, delta=0.1): slower than the default "
+    "0.05 on 3-4 of 6 cases (symmetric pdp, error rate: 9.5 s -> 16.7 s and 19.3 s).",
+    "- Restricting to mirror-symmetric PMFs (symmetric BD(3), n=256, error rate): recovers the optimum "
+    "0.752138 but takes 6 s by itself, against 8-11 s for the full MILP, which is primal-limited there "
+    "(the optimal incumbent appears at the end, and the proof follows at once).",
+    "- `pdp-kadam` with the valid rows `y(eta) >= f(eta) - e^eps f(eta+mu)` and `y <= min(delta, 1) u` (no "
+    "integer point of (13) is cut; the relaxation rises to the DP bound): symmetric BD(3), n=256: error "
+    "rate 6.3 s -> 3.7 s, MSE 17.2 s -> 10.8 s; n=128, |M|=10, error rate: > 60 s -> 33.6 s; but directed "
+    "BD(3), n=256, error rate 1.1 s -> 3.8 s. Not adopted: the effect is mixed, and a different model can "
+    "return a different one of several optimal PMFs in the paper's figures.",
+]
+
+
 def run(case: tuple[str, str, float, float, float]) -> dict:
     """Solve one instance; return status, seconds, final gap and seconds to gap <= 1e-4."""
     variant, metric, eps, delta, time_limit = case
@@ -137,6 +164,7 @@ def main(argv=None) -> int:
               "not on the others. With the error rate the objective is `1 - f(0)`: every PMF with the optimal "
               "`f(0)` is optimal whatever it does elsewhere, so the optimal face is large and the last digits "
               "of the gap close slowly."]
+    lines += ["", *TRIED]
     text = "\n".join(lines)
     print(text)
     if not a.no_write:
