@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -35,6 +36,9 @@ from .model import LinearModel
 
 __all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
            "polish_with_highs", "check_highs_options", "new_highs"]
+
+#: Serialises the stdout redirection in :func:`new_highs` across threads.
+_STDOUT_LOCK = threading.Lock()
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
@@ -147,17 +151,19 @@ def new_highs(*, verbose: bool = False) -> Any:
 
     if verbose:
         return highspy.Highs()
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.close(null)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+    # Under the lock, so that no thread saves a descriptor another thread has just redirected.
+    with _STDOUT_LOCK:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
     return h
 
 

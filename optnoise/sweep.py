@@ -13,9 +13,9 @@ processes (``backend="process"``) or on a Dask cluster (``backend="dask"``).
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 from collections.abc import Iterable, Sequence
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -184,8 +184,8 @@ def run_sweep(
             rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
             bar.update()
     elif backend == "process":
-        # HiGHS' global thread scheduler does not survive fork(): a forked child of a process that
-        # has already solved a MILP spins forever in highs::parallel::sync. Spawned workers start clean.
+        # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
+        # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start clean.
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
                     for i, p in enumerate(points)}

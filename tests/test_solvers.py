@@ -102,3 +102,19 @@ def test_highs_options_with_another_backend_are_refused():
     d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="dp")
     with pytest.raises(ValueError, match="HiGHS options"):
         d.solve(solver="cbc", options={"random_seed": 1})
+
+
+def test_new_highs_restores_stdout_across_threads():
+    # Concurrent constructions must leave file descriptor 1 where it was; without the lock a thread
+    # could save the redirected descriptor and restore it last.
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from optnoise.solvers import new_highs
+
+    before = os.fstat(1)
+    for _ in range(5):  # one round catches a missing lock about 9 times in 10
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda _: new_highs(), range(64)))
+        after = os.fstat(1)
+        assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)

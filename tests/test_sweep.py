@@ -66,8 +66,10 @@ def test_backend_errors():
 
 
 def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
-    # HiGHS' thread scheduler does not survive fork(): with a fork-based pool, a parent that had
-    # already solved a MILP left every worker spinning in highs::parallel::sync forever.
+    # HiGHS' thread scheduler does not survive fork(): with the former fork-based pool, workers forked
+    # from a pytest process that had solved MILPs hung in highs::parallel::sync (a race, seen in the
+    # suite). This runs the same sequence in a fresh interpreter: a MILP in the parent, then a
+    # two-worker sweep, whose stdout must hold nothing but the script's own line.
     import subprocess
     import sys
 
