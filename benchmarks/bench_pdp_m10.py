@@ -45,9 +45,9 @@ VARIANTS = {"hull": ("hull", None), "hull, no restart": ("hull", {"mip_allow_res
 TRIED = [
     "Tried and not adopted (one-off runs on 2026-11-23, 60 s limits):",
     "",
-    "- Random seeds 1 and 2 on the 7 instances without a proof: both seeds stop at the same dual bound "
-    "(er, eps=0.5, delta=0.05: bound 0.93402, incumbents 0.93591 and 0.93615). Those gaps (1e-3 to 2e-2) "
-    "are bound-limited, so a seed portfolio on the second core would not close them.",
+    "- Random seeds 1 and 2 on the 7 instances without a proof: both seeds stop at the same or nearly the "
+    "same dual bound (er, eps=0.5, delta=0.05: bound 0.93402, incumbents 0.93591 and 0.93615). Those gaps "
+    "(1e-3 to 2e-2) are bound-limited, so a seed portfolio on the second core would not close them.",
     "- Bound tightening: 2N LPs over the DP relaxation, under the cut-off of the pure-eps optimum (always "
     "PDP-feasible), give L <= f <= U in 1-5 s. Fixing `u` where L(eta) > delta or U(eta) = 0 (0-110 "
     "indicators), plus the leak cut `y >= L(eta) / (U(eta) - e^eps L(eta+mu)) * (f(eta) - e^eps f(eta+mu))`, "

@@ -35,10 +35,12 @@ from ._validation import check_choice, check_positive
 from .model import LinearModel
 
 __all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
-           "polish_with_highs", "check_highs_options", "new_highs"]
+           "polish_with_highs", "check_highs_options", "new_highs",
+           "absorb_highs_banner"]
 
-#: Serialises the stdout redirection in :func:`new_highs` across threads.
-_STDOUT_LOCK = threading.Lock()
+#: Guards the one-time banner absorption of :func:`absorb_highs_banner` across threads.
+_BANNER_LOCK = threading.Lock()
+_banner_absorbed = False
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
@@ -139,31 +141,41 @@ def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_g
     return h
 
 
-def new_highs(*, verbose: bool = False) -> Any:
-    """A ``highspy.Highs`` instance whose console output is off unless ``verbose``.
+def absorb_highs_banner() -> None:
+    """Build this process's first ``highspy.Highs`` with stdout on the null device.
 
-    highspy's constructor prints the HiGHS banner on the process's C-level stdout
-    before any option can be set, which would corrupt machine-readable output such
-    as ``optnoise solve --format json``; file descriptor 1 is pointed at the null
-    device for the constructor only.
+    HiGHS prints its banner on the process's C-level stdout once per process, from
+    the first constructor and before any option can be set, whichever backend builds
+    it (optnoise directly, or cvxpy for MILPs). On stdout it would corrupt
+    machine-readable output such as ``optnoise solve --format json``.
     """
-    import highspy
-
-    if verbose:
-        return highspy.Highs()
+    global _banner_absorbed
     # Under the lock, so that no thread saves a descriptor another thread has just redirected.
-    with _STDOUT_LOCK:
+    with _BANNER_LOCK:
+        if _banner_absorbed:
+            return
+        import highspy
+
         sys.stdout.flush()
         saved = os.dup(1)
         try:
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.close(null)
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
+            highspy.Highs()
         finally:
             os.dup2(saved, 1)
             os.close(saved)
+        _banner_absorbed = True
+
+
+def new_highs(*, verbose: bool = False) -> Any:
+    """A ``highspy.Highs`` instance whose console output is off unless ``verbose``."""
+    import highspy
+
+    absorb_highs_banner()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
     return h
 
 
@@ -347,6 +359,8 @@ def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) ->
     kwargs: dict[str, Any] = {"verbose": verbose}
     if model.is_mip:
         kwargs["solver"] = cp.HIGHS if "HIGHS" in cp.installed_solvers() else cp.SCIPY
+        if kwargs["solver"] == cp.HIGHS:
+            absorb_highs_banner()
         if time_limit is not None and kwargs["solver"] == cp.HIGHS:
             kwargs["time_limit"] = float(time_limit)
     else:

@@ -104,17 +104,25 @@ def test_highs_options_with_another_backend_are_refused():
         d.solve(solver="cbc", options={"random_seed": 1})
 
 
-def test_new_highs_restores_stdout_across_threads():
-    # Concurrent constructions must leave file descriptor 1 where it was; without the lock a thread
-    # could save the redirected descriptor and restore it last.
+def test_banner_absorption_restores_stdout_across_threads(monkeypatch):
+    # Concurrent first constructions must leave file descriptor 1 where it was; without the lock a
+    # thread could save the redirected descriptor and restore it last.
     import os
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from optnoise.solvers import new_highs
+    import optnoise.solvers as solvers
 
     before = os.fstat(1)
-    for _ in range(5):  # one round catches a missing lock about 9 times in 10
+    for _ in range(50):
+        monkeypatch.setattr(solvers, "_banner_absorbed", False)  # as in a fresh process
+        start = threading.Barrier(8)
+
+        def first_construction(_):
+            start.wait()
+            solvers.absorb_highs_banner()
+
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda _: new_highs(), range(64)))
+            list(pool.map(first_construction, range(8)))
         after = os.fstat(1)
         assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
