@@ -3,6 +3,7 @@
 Each script owns one section of ``benchmarks/RESULTS.md`` between
 ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` and rewrites only that.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,10 @@ def machine() -> str:
         pass
     import numpy
 
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
-            f"{platform.system()} {platform.release()}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"{platform.system()} {platform.release()}"
+    )
 
 
 def write_section(name: str, body: str, path: Path = RESULTS) -> None:
@@ -35,7 +38,7 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     block = f"{start}\n{body.strip()}\n{end}"
     old = path.read_text() if path.exists() else HEADER
     if start in old and end in old:
-        new = old[: old.index(start)] + block + old[old.index(end) + len(end):]
+        new = old[: old.index(start)] + block + old[old.index(end) + len(end) :]
     else:
         new = old.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(new)

@@ -13,6 +13,7 @@ Usage::
     python benchmarks/bench_design.py            # full grid (about 20-30 min on 2 cores)
     python benchmarks/bench_design.py --quick    # small grid, for a smoke run
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,28 +80,66 @@ def main(argv=None) -> int:
                         d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=nb, metric=metric, privacy=notion)
                         t, r = timed(d, solver, a.time_limit, a.repeats)
                         sz = r.model_size
-                        row = [n, m, metric, notion, solver, r.status, f"{t:.3f}",
-                               f"{sz['rows']} x {sz['cols']} ({sz['integers']})"]
+                        row = [
+                            n,
+                            m,
+                            metric,
+                            notion,
+                            solver,
+                            r.status,
+                            f"{t:.3f}",
+                            f"{sz['rows']} x {sz['cols']} ({sz['integers']})",
+                        ]
                         lines.append(fmt_row(row))
                         print(fmt_row(row), flush=True)
 
-    lines += ["", "### Targets (2 cores)", "",
-              fmt_row(["case", "target", "status", "seconds", "met"]), fmt_row(["---"] * 5)]
+    lines += [
+        "",
+        "### Targets (2 cores)",
+        "",
+        fmt_row(["case", "target", "status", "seconds", "met"]),
+        fmt_row(["---"] * 5),
+    ]
     targets = [
-        ("pdp, n=256, BD mu_bar=3 directed", 5.0,
-         NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3, directed=True), privacy="pdp")),
-        ("pdp-kadam, n=256, BD mu_bar=3 directed", 5.0,
-         NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3, directed=True),
-                     privacy="pdp-kadam")),
-        ("pdp, n=256, BD mu_bar=3 symmetric", 5.0,
-         NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3), privacy="pdp")),
-        ("pdp-kadam, n=256, BD mu_bar=3 symmetric", 5.0,
-         NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3), privacy="pdp-kadam")),
-        ("dp, n=10^4, |M|=10, MSE", 10.0,
-         NoiseDesign(n=10_000, eps=eps, delta=delta, neighborhood=Neighborhood.bd(10, directed=True),
-                     metric="mse", privacy="dp")),
-        ("pdp, n=100, |M|=10 directed", 60.0,
-         NoiseDesign(n=100, eps=eps, delta=delta, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")),
+        (
+            "pdp, n=256, BD mu_bar=3 directed",
+            5.0,
+            NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3, directed=True), privacy="pdp"),
+        ),
+        (
+            "pdp-kadam, n=256, BD mu_bar=3 directed",
+            5.0,
+            NoiseDesign(
+                n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3, directed=True), privacy="pdp-kadam"
+            ),
+        ),
+        (
+            "pdp, n=256, BD mu_bar=3 symmetric",
+            5.0,
+            NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3), privacy="pdp"),
+        ),
+        (
+            "pdp-kadam, n=256, BD mu_bar=3 symmetric",
+            5.0,
+            NoiseDesign(n=256, eps=eps, delta=delta, neighborhood=Neighborhood.bd(3), privacy="pdp-kadam"),
+        ),
+        (
+            "dp, n=10^4, |M|=10, MSE",
+            10.0,
+            NoiseDesign(
+                n=10_000,
+                eps=eps,
+                delta=delta,
+                neighborhood=Neighborhood.bd(10, directed=True),
+                metric="mse",
+                privacy="dp",
+            ),
+        ),
+        (
+            "pdp, n=100, |M|=10 directed",
+            60.0,
+            NoiseDesign(n=100, eps=eps, delta=delta, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp"),
+        ),
     ]
     if a.quick:
         targets = targets[:2]
@@ -111,11 +150,17 @@ def main(argv=None) -> int:
         lines.append(fmt_row(row))
         print(fmt_row(row), flush=True)
 
-    lines += ["", "### `pdp` MILP before/after", "",
-              "Before: the paper's big-M linearisation (13c)-(13g) applied to every shift (`formulation=\"bigm\"`). "
-              "After: optnoise's per-indicator convex-hull form (`formulation=\"hull\"`, the default), whose LP "
-              "relaxation is exactly the DP hockey-stick LP.", "",
-              fmt_row(["case", "bigm status", "bigm s", "hull status", "hull s"]), fmt_row(["---"] * 5)]
+    lines += [
+        "",
+        "### `pdp` MILP before/after",
+        "",
+        'Before: the paper\'s big-M linearisation (13c)-(13g) applied to every shift (`formulation="bigm"`). '
+        'After: optnoise\'s per-indicator convex-hull form (`formulation="hull"`, the default), whose LP '
+        "relaxation is exactly the DP hockey-stick LP.",
+        "",
+        fmt_row(["case", "bigm status", "bigm s", "hull status", "hull s"]),
+        fmt_row(["---"] * 5),
+    ]
     cases = [(32, 3, True), (64, 3, True), (128, 3, True), (256, 3, True), (256, 3, False), (100, 10, True)]
     if a.quick:
         cases = cases[:2]
@@ -128,15 +173,19 @@ def main(argv=None) -> int:
         lines.append(fmt_row(row))
         print(fmt_row(row), flush=True)
 
-    lines += ["", "### Notes", "",
-              "- The hull form's LP relaxation is the DP hockey-stick LP, so the root bound is the `dp` optimum. "
-              "Where the `pdp` MILP is slow (|M| = 10), the dual bound reaches the optimum early and the time goes "
-              "into finding a matching incumbent: warm starts from the `pdp-kadam` optimum (always PDP-feasible) or "
-              "from a MILP restricted to the DP optimum's leaking pairs, and a higher HiGHS heuristic effort, did "
-              "not close the last ~1e-5 of relative gap faster.",
-              "- Symmetry breaking `f(-e1) <= f(e1)` (symmetric shift sets and costs) is in both forms.",
-              "- Reported times include building the model and re-verifying the PMF; CBC runs go through PuLP's "
-              "text files and a HiGHS polish of the continuous part."]
+    lines += [
+        "",
+        "### Notes",
+        "",
+        "- The hull form's LP relaxation is the DP hockey-stick LP, so the root bound is the `dp` optimum. "
+        "Where the `pdp` MILP is slow (|M| = 10), the dual bound reaches the optimum early and the time goes "
+        "into finding a matching incumbent: warm starts from the `pdp-kadam` optimum (always PDP-feasible) or "
+        "from a MILP restricted to the DP optimum's leaking pairs, and a higher HiGHS heuristic effort, did "
+        "not close the last ~1e-5 of relative gap faster.",
+        "- Symmetry breaking `f(-e1) <= f(e1)` (symmetric shift sets and costs) is in both forms.",
+        "- Reported times include building the model and re-verifying the PMF; CBC runs go through PuLP's "
+        "text files and a HiGHS polish of the continuous part.",
+    ]
     text = "\n".join(lines)
     if not a.no_write:
         write_section("design", text)

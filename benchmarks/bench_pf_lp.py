@@ -15,6 +15,7 @@ Usage::
     .venv/bin/python benchmarks/bench_pf_lp.py            # full grid (tens of minutes)
     .venv/bin/python benchmarks/bench_pf_lp.py --quick    # small sizes (seconds)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,6 @@ import math
 import sys
 import time
 from pathlib import Path
-
 
 from optnoise.selection import GOLDEN_EPS, solve_lattice_lp
 
@@ -42,19 +42,33 @@ def run(sizes, eps_list, time_limit):
             t0 = time.perf_counter()
             sol = solve_lattice_lp(m, k, eps, time_limit=time_limit)
             rec.update(
-                classes=sol.lp.n_classes, vars=sol.lp.n_vars, rows=sol.lp.model.shape[0],
-                all_mono=int(sol.lp.monotone_pairs[0].size), rounds=sol.rounds, status=sol.status,
-                build=sol.lp.build_time, solve=sol.solve_time, wall=time.perf_counter() - t0,
-                pf=sol.pf_ratio, em=sol.em_ratio,
+                classes=sol.lp.n_classes,
+                vars=sol.lp.n_vars,
+                rows=sol.lp.model.shape[0],
+                all_mono=int(sol.lp.monotone_pairs[0].size),
+                rounds=sol.rounds,
+                status=sol.status,
+                build=sol.lp.build_time,
+                solve=sol.solve_time,
+                wall=time.perf_counter() - t0,
+                pf=sol.pf_ratio,
+                em=sol.em_ratio,
             )
             t0 = time.perf_counter()
             paper = solve_lattice_lp(m, k, eps, monotone=False, weighting="box", time_limit=time_limit)
-            rec.update(paper_solve=paper.solve_time, paper_status=paper.status, paper_pf=paper.pf_ratio,
-                       paper_em=paper.em_ratio)
+            rec.update(
+                paper_solve=paper.solve_time,
+                paper_status=paper.status,
+                paper_pf=paper.pf_ratio,
+                paper_em=paper.em_ratio,
+            )
             rows.append(rec)
-            print(f"m={m} k={k} eps={eps}: {rec['vars']} vars, {rec['rows']} rows, {rec['rounds']} rounds, "
-                  f"{rec['status']} in {rec['solve']:.2f}s; PF {rec['pf']:.5f} EM {rec['em']:.4f} | "
-                  f"paper LP {paper.status} {paper.solve_time:.2f}s PF {paper.pf_ratio:.5f}", flush=True)
+            print(
+                f"m={m} k={k} eps={eps}: {rec['vars']} vars, {rec['rows']} rows, {rec['rounds']} rounds, "
+                f"{rec['status']} in {rec['solve']:.2f}s; PF {rec['pf']:.5f} EM {rec['em']:.4f} | "
+                f"paper LP {paper.status} {paper.solve_time:.2f}s PF {paper.pf_ratio:.5f}",
+                flush=True,
+            )
     return rows
 
 

@@ -12,6 +12,7 @@ vectorised seeded mode (numpy ``Generator``; experiments only) and secure mode
 missing). Targets (issue: deployable designs): seeded >= 1e7 draws/s, secure
 >= 1e5 draws/s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,18 @@ SEEDED_TARGET, SECURE_TARGET = 1e7, 1e5
 
 def designs():
     """(label, NoiseDesign) pairs: the paper's Fig. 10 instance, a larger scalar design, a vector design."""
-    yield ("Fig. 10: n=8, BD3 directed, pdp-kadam, eps=1.5, delta=0.1238",
-           NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=Neighborhood.bd(3, directed=True),
-                       privacy="pdp-kadam"))
-    yield ("n=1000, BD5, dp, eps=1, delta=0.05, MSE",
-           NoiseDesign(n=1000, eps=1.0, delta=0.05, neighborhood=Neighborhood.bd(5), privacy="dp", metric="mse"))
-    yield ("d=2, n=16, shifts (1,0),(0,1), dp, eps=1, delta=0.01, ER",
-           NoiseDesign(n=16, eps=1.0, delta=0.01, neighborhood=Neighborhood.shifts([(1, 0), (0, 1)]), privacy="dp"))
+    yield (
+        "Fig. 10: n=8, BD3 directed, pdp-kadam, eps=1.5, delta=0.1238",
+        NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=Neighborhood.bd(3, directed=True), privacy="pdp-kadam"),
+    )
+    yield (
+        "n=1000, BD5, dp, eps=1, delta=0.05, MSE",
+        NoiseDesign(n=1000, eps=1.0, delta=0.05, neighborhood=Neighborhood.bd(5), privacy="dp", metric="mse"),
+    )
+    yield (
+        "d=2, n=16, shifts (1,0),(0,1), dp, eps=1, delta=0.01, ER",
+        NoiseDesign(n=16, eps=1.0, delta=0.01, neighborhood=Neighborhood.shifts([(1, 0), (0, 1)]), privacy="dp"),
+    )
 
 
 def rate(fn, count: int, repeats: int) -> float:
@@ -65,20 +71,23 @@ def run(draws: int, repeats: int) -> list[dict]:
         q = np.zeros((draws,) + ((design.dim,) if design.dim > 1 else ()), dtype=np.int64)
         secure_n = max(draws // 10, 10_000)
         qs = q[:secure_n]
-        rows.append({
-            "design": label,
-            "solve_s": t_solve,
-            "certify_s": t_cert,
-            "repair": cd.repair["method"],
-            "seeded_sample": rate(lambda: cd.sample(draws, rng=rng), draws, repeats),
-            "seeded_release": rate(lambda: cd.release(q, rng=rng), draws, repeats),
-            "secure_sample": rate(lambda: cd.sample(secure_n), secure_n, repeats),
-            "secure_release": rate(lambda: cd.release(qs), secure_n, repeats),
-            "draws": draws,
-            "secure_draws": secure_n,
-        })
-        print(f"{label}: seeded {rows[-1]['seeded_sample']:.3g}/s, secure {rows[-1]['secure_sample']:.3g}/s",
-              flush=True)
+        rows.append(
+            {
+                "design": label,
+                "solve_s": t_solve,
+                "certify_s": t_cert,
+                "repair": cd.repair["method"],
+                "seeded_sample": rate(lambda: cd.sample(draws, rng=rng), draws, repeats),
+                "seeded_release": rate(lambda: cd.release(q, rng=rng), draws, repeats),
+                "secure_sample": rate(lambda: cd.sample(secure_n), secure_n, repeats),
+                "secure_release": rate(lambda: cd.release(qs), secure_n, repeats),
+                "draws": draws,
+                "secure_draws": secure_n,
+            }
+        )
+        print(
+            f"{label}: seeded {rows[-1]['seeded_sample']:.3g}/s, secure {rows[-1]['secure_sample']:.3g}/s", flush=True
+        )
     return rows
 
 
@@ -99,14 +108,18 @@ def section(rows: list[dict], command: str) -> str:
         "|---|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['design']} | {r['certify_s']:.3f} | {r['repair']} | {r['seeded_sample']:.3g} | "
-                     f"{r['seeded_release']:.3g} | {r['secure_sample']:.3g} | {r['secure_release']:.3g} |")
+        lines.append(
+            f"| {r['design']} | {r['certify_s']:.3f} | {r['repair']} | {r['seeded_sample']:.3g} | "
+            f"{r['seeded_release']:.3g} | {r['secure_sample']:.3g} | {r['secure_release']:.3g} |"
+        )
     ok_seeded = all(r["seeded_sample"] >= SEEDED_TARGET for r in rows)
     ok_secure = all(r["secure_sample"] >= SECURE_TARGET for r in rows)
-    lines += ["",
-              f"Seeded sampling target met: {'yes' if ok_seeded else 'no'}; "
-              f"secure sampling target met: {'yes' if ok_secure else 'no'}. "
-              f"Draws per timing: {rows[0]['draws']:,} seeded, {rows[0]['secure_draws']:,} secure."]
+    lines += [
+        "",
+        f"Seeded sampling target met: {'yes' if ok_seeded else 'no'}; "
+        f"secure sampling target met: {'yes' if ok_secure else 'no'}. "
+        f"Draws per timing: {rows[0]['draws']:,} seeded, {rows[0]['secure_draws']:,} secure.",
+    ]
     return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@
 >>> res.status
 'optimal'
 """
+
 from .certify import CertificationError, CertifiedDesign, certify_result, exact_delta, exp_bounds, load_design
 from .design import ACHIEVED_TOL, DELTA_TOL, METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
 from .model import LinearModel, ModelBuilder

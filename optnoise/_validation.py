@@ -4,6 +4,7 @@ Every public entry point funnels user input through these helpers so that a
 mistake surfaces as one ``ValueError`` that names the parameter and the
 allowed values, never as a solver traceback or a silent wrong answer.
 """
+
 from __future__ import annotations
 
 import math

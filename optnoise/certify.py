@@ -96,6 +96,7 @@ True
 >>> 0 <= cd.release(5, rng=np.random.default_rng(1)) <= 8  # seeded: experiments only
 True
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -470,8 +471,10 @@ class CertifiedDesign:
     def _check_rng(rng: Any) -> Any:
         if rng is None or isinstance(rng, np.random.Generator):
             return rng
-        raise ValueError("rng must be None (cryptographically secure, for deployment) or a seeded "
-                         f"numpy.random.Generator (reproducible experiments only); got {type(rng).__name__}")
+        raise ValueError(
+            "rng must be None (cryptographically secure, for deployment) or a seeded "
+            f"numpy.random.Generator (reproducible experiments only); got {type(rng).__name__}"
+        )
 
     def sample(self, size: int | tuple[int, ...] | None = None, *, rng: np.random.Generator | None = None) -> Any:
         """Draw noise values exactly from ``weights / 2**bits``.
@@ -584,8 +587,10 @@ class CertifiedDesign:
         if isinstance(version, bool) or not isinstance(version, int):
             raise ValueError(f"design file format_version must be an integer; got {version!r}")
         if version > FORMAT_VERSION:
-            raise ValueError(f"design file format_version {version} is newer than this optnoise supports "
-                             f"({FORMAT_VERSION}); upgrade optnoise to load it")
+            raise ValueError(
+                f"design file format_version {version} is newer than this optnoise supports "
+                f"({FORMAT_VERSION}); upgrade optnoise to load it"
+            )
         try:
             design = _design_from_spec(data["problem"])
             bits = check_int("denominator_bits", data["denominator_bits"], minimum=1, maximum=62)
@@ -600,8 +605,11 @@ class CertifiedDesign:
             raise ValueError(f"design file is missing or has a malformed field: {exc}") from None
         if eps != design.eps or cert.get("notion") != design.privacy:
             raise ValueError("design file certificate (eps, notion) does not match its problem specification")
-        if not isinstance(wtxt, list) or len(wtxt) != design.size or not all(
-                isinstance(t, str) and t.isascii() and t.isdigit() for t in wtxt):
+        if (
+            not isinstance(wtxt, list)
+            or len(wtxt) != design.size
+            or not all(isinstance(t, str) and t.isascii() and t.isdigit() for t in wtxt)
+        ):
             raise ValueError(f"design file weights must be {design.size} non-negative integer strings")
         if _digest(wtxt) != stored_digest:
             raise ValueError("design file weights do not match their sha256 digest: the file is corrupted or edited")
@@ -610,10 +618,20 @@ class CertifiedDesign:
             raise ValueError(f"design file weights must sum to 2**{bits}; they sum to {sum(w)}")
         got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
         if got != claimed or not got <= Fraction(delta):
-            raise ValueError(f"design file weights do not match their certificate: the exact check gives delta "
-                             f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})")
-        return cls(design=design, weights=np.array(w, dtype=np.int64), bits=bits, eps=eps, delta=delta,
-                   certified_delta=got, repair=repair, solver=solver)
+            raise ValueError(
+                f"design file weights do not match their certificate: the exact check gives delta "
+                f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})"
+            )
+        return cls(
+            design=design,
+            weights=np.array(w, dtype=np.int64),
+            bits=bits,
+            eps=eps,
+            delta=delta,
+            certified_delta=got,
+            repair=repair,
+            solver=solver,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> CertifiedDesign:
@@ -636,9 +654,11 @@ class CertifiedDesign:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"CertifiedDesign(n={self.n}, shape={self.shape}, notion={self.notion!r}, eps={self.eps:g}, "
-                f"certified_delta={float(self.certified_delta):.6g}, bits={self.bits}, "
-                f"repair={self.repair.get('method')!r})")
+        return (
+            f"CertifiedDesign(n={self.n}, shape={self.shape}, notion={self.notion!r}, eps={self.eps:g}, "
+            f"certified_delta={float(self.certified_delta):.6g}, bits={self.bits}, "
+            f"repair={self.repair.get('method')!r})"
+        )
 
 
 def _digest(wtxt: list[str]) -> str:
@@ -661,8 +681,16 @@ def _design_from_spec(spec: Any) -> NoiseDesign:
     else:
         kw["delta"] = spec["delta"]
     shape = spec.get("shape")
-    design = NoiseDesign(n=spec["n"], eps=spec["eps"], neighborhood=nb, metric=metric, privacy=spec["privacy"],
-                         objective=spec.get("objective", "distortion"), shape=tuple(shape) if shape else None, **kw)
+    design = NoiseDesign(
+        n=spec["n"],
+        eps=spec["eps"],
+        neighborhood=nb,
+        metric=metric,
+        privacy=spec["privacy"],
+        objective=spec.get("objective", "distortion"),
+        shape=tuple(shape) if shape else None,
+        **kw,
+    )
     shifts = spec.get("shifts")
     if shifts is not None:
         got = design.shifts.tolist() if design.dim > 1 else design.shifts.ravel().tolist()
@@ -754,8 +782,14 @@ class _Certifier:
                 break
             lo = c
             if c >= cmax or c >= c_budget:
-                return _Attempt(None, dl, c, source, margin,
-                                note=f"mixing up to weight {c * self.N / self.D:.3g} did not certify within the loss budget")
+                return _Attempt(
+                    None,
+                    dl,
+                    c,
+                    source,
+                    margin,
+                    note=f"mixing up to weight {c * self.N / self.D:.3g} did not certify within the loss budget",
+                )
             c *= 2
         hi, best = c, (w, dl)
         while hi - lo > max(1, hi // 32):  # bisection to within ~3% of the smallest certifying c
@@ -775,8 +809,9 @@ def _prepare(pmf: np.ndarray) -> np.ndarray:
     return p
 
 
-def _margin_pmf(design: NoiseDesign, p: np.ndarray, target: float, tau: float, lam: float,
-                solver: str) -> np.ndarray | None:
+def _margin_pmf(
+    design: NoiseDesign, p: np.ndarray, target: float, tau: float, lam: float, solver: str
+) -> np.ndarray | None:
     """Re-solve with a margin ``tau`` (repair step b); ``None`` if the LP has no optimum.
 
     dp: the design's own LP at ``delta = target - tau``. pdp / pdp-kadam: first
@@ -804,8 +839,15 @@ def _margin_pmf(design: NoiseDesign, p: np.ndarray, target: float, tau: float, l
     pure = target == 0.0
     if design.privacy == "dp" and not pure:
         kw = {"metric": design.cost if design.metric == "custom" else design.metric}
-        re = NoiseDesign(n=design.n, eps=design.eps, delta=target - tau, neighborhood=design.neighborhood,
-                         privacy="dp", shape=design.shape, **kw)
+        re = NoiseDesign(
+            n=design.n,
+            eps=design.eps,
+            delta=target - tau,
+            neighborhood=design.neighborhood,
+            privacy="dp",
+            shape=design.shape,
+            **kw,
+        )
         out = re.solve(solver=solver)
         return None if out.status != "optimal" or out.pmf is None else out.pmf.ravel()
     N = design.size
@@ -832,8 +874,12 @@ def _margin_pmf(design: NoiseDesign, p: np.ndarray, target: float, tau: float, l
     ca, cb = scale[a], np.where(g13, (1.0 + tau) * E, (1.0 - tau) * E) * scale[b]
     top = np.maximum(ca, cb)
     r = np.arange(a.size)
-    mb.add_rows(np.repeat(r, 2), np.stack([x[a], x[b]], 1).ravel(),
-                np.stack([sign * ca / top, -sign * cb / top], 1).ravel(), upper=0.0)
+    mb.add_rows(
+        np.repeat(r, 2),
+        np.stack([x[a], x[b]], 1).ravel(),
+        np.stack([sign * ca / top, -sign * cb / top], 1).ravel(),
+        upper=0.0,
+    )
     budget_sets = U[:1] if design.privacy == "pdp-kadam" else U
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
@@ -944,7 +990,8 @@ def certify_result(
             f"cannot certify the requested (eps={design.eps:g}, delta={target_f:g}) under {design.privacy!r} "
             f"with distortion loss <= max_loss={max_loss:g} (relative to max(1, distortion)); "
             f"tried rounding, uniform mixing and {len(attempts) - 1} margin re-solve(s): {best}. "
-            "Pass a larger max_loss, or a larger delta explicitly, to accept a weaker design.")
+            "Pass a larger max_loss, or a larger delta explicitly, to accept a weaker design."
+        )
     w = chosen.weights
     dist_cert = float(np.dot(cert.cost, np.asarray(w, dtype=float)) / cert.D)
     if chosen.mix_units == 0 and chosen.source == "solver":
@@ -971,9 +1018,16 @@ def certify_result(
         "solve_time_s": result.solve_time,
         "model_size": result.model_size,
     }
-    return CertifiedDesign(design=design, weights=np.array([int(v) for v in w], dtype=np.int64), bits=bits,
-                           eps=design.eps, delta=target_f, certified_delta=chosen.delta, repair=repair,
-                           solver=solver_meta)
+    return CertifiedDesign(
+        design=design,
+        weights=np.array([int(v) for v in w], dtype=np.int64),
+        bits=bits,
+        eps=design.eps,
+        delta=target_f,
+        certified_delta=chosen.delta,
+        repair=repair,
+        solver=solver_meta,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -986,31 +1040,42 @@ def add_cli(sub: Any) -> None:
     from .cli import _add_problem_args
 
     p = sub.add_parser(
-        "certify", help="certify a solved design exactly and write a deployable design file",
+        "certify",
+        help="certify a solved design exactly and write a deployable design file",
         description="Certify either a result file of `optnoise solve --format json --out FILE` (--result FILE) "
-                    "or a problem given by the solve flags (solved first). Exit 1 when the requested "
-                    "(eps, delta) cannot be certified, 3 when the solve is not optimal.")
+        "or a problem given by the solve flags (solved first). Exit 1 when the requested "
+        "(eps, delta) cannot be certified, 3 when the solve is not optimal.",
+    )
     p.add_argument("--result", default=None, help="JSON result of `optnoise solve --format json --out FILE`")
     _add_problem_args(p)
     for action in p._actions:  # the problem flags are required only without --result
         if action.dest in ("n", "eps", "neighborhood"):
             action.required = False
     p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
-    p.add_argument("--bits", type=int, default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})")
-    p.add_argument("--max-loss", type=float, default=MAX_LOSS,
-                   help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})")
+    p.add_argument(
+        "--bits", type=int, default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})"
+    )
+    p.add_argument(
+        "--max-loss",
+        type=float,
+        default=MAX_LOSS,
+        help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
+    )
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
     p.set_defaults(handler=_cmd_certify)
 
-    p = sub.add_parser("release", help="release noisy answers from a certified design file",
-                       description="Adds exact noise from a certified design to the answer(s). Default randomness "
-                                   "is the OS CSPRNG; --seed is for reproducible experiments only.")
+    p = sub.add_parser(
+        "release",
+        help="release noisy answers from a certified design file",
+        description="Adds exact noise from a certified design to the answer(s). Default randomness "
+        "is the OS CSPRNG; --seed is for reproducible experiments only.",
+    )
     p.add_argument("--design", required=True, help="certified design file (from `optnoise certify --out`)")
-    p.add_argument("--value", required=True,
-                   help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4")
+    p.add_argument(
+        "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
+    )
     p.add_argument("--count", type=int, default=1, help="independent releases of each value (default 1)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed a numpy Generator (reproducible; NOT for deployment)")
+    p.add_argument("--seed", type=int, default=None, help="seed a numpy Generator (reproducible; NOT for deployment)")
     p.add_argument("--format", default="text", choices=("text", "json"), help="output format")
     p.set_defaults(handler=_cmd_release)
 
@@ -1027,8 +1092,10 @@ def _result_from_file(path: str) -> DesignResult:
         raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
     try:
         if data["metric"] == "custom":
-            raise ValueError("result file has a custom cost array, which solve JSON does not store; "
-                             "certify from the problem flags with --cost instead")
+            raise ValueError(
+                "result file has a custom cost array, which solve JSON does not store; "
+                "certify from the problem flags with --cost instead"
+            )
         pmf = data["pmf"]
         if pmf is not None:
             pmf = check_pmf("pmf", pmf, atol=1e-6)
@@ -1041,9 +1108,16 @@ def _result_from_file(path: str) -> DesignResult:
             kw["max_distortion"] = data["max_distortion"]
         else:
             kw["delta"] = data["delta"]
-        design = NoiseDesign(n=data["n"], eps=data["eps"], neighborhood=nb, metric=data["metric"],
-                             privacy=data["privacy"], objective=data.get("objective", "distortion"),
-                             shape=(int(data["n"]) + 1,) * dim if pmf is not None else None, **kw)
+        design = NoiseDesign(
+            n=data["n"],
+            eps=data["eps"],
+            neighborhood=nb,
+            metric=data["metric"],
+            privacy=data["privacy"],
+            objective=data.get("objective", "distortion"),
+            shape=(int(data["n"]) + 1,) * dim if pmf is not None else None,
+            **kw,
+        )
         return DesignResult.from_dict(data, design=design)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"result file {path!r} lacks a field of `optnoise solve --format json`: {exc}") from None
@@ -1062,8 +1136,9 @@ def _cmd_certify(a: Any) -> int:
     else:
         missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
         if missing:
-            raise ValueError("certify needs --result FILE or the problem flags --n, --eps, --neighborhood "
-                             f"(missing --{missing[0]})")
+            raise ValueError(
+                f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
+            )
         res = _design_from_args(a).solve(solver=a.solver, time_limit=a.time_limit)
     if res.status != "optimal":
         print(f"optnoise certify: error: cannot certify a result with status {res.status!r}", file=sys.stderr)

@@ -8,6 +8,7 @@ on stderr naming the parameter and the allowed values); 3 the solver found
 no optimal solution (infeasible, time limit or solver error; the status is
 still printed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,6 +44,7 @@ def _float(name: str):
             return float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
+
     return conv
 
 
@@ -63,39 +65,80 @@ def _highs_option(text: str) -> tuple[str, object]:
 
 def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else _float
-    p.add_argument("--n", required=True, type=str if grid else int,
-                   help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""))
-    p.add_argument("--eps", required=True, type=num("eps") if not grid else str,
-                   help="privacy level > 0" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""))
-    p.add_argument("--delta", default=None, type=num("delta") if not grid else str,
-                   help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""))
-    p.add_argument("--neighborhood", "--neighbourhood", required=True, action="append" if grid else "store",
-                   help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)"
-                   + (" (repeatable)" if grid else ""))
-    p.add_argument("--directed", action="store_true",
-                   help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu")
+    p.add_argument(
+        "--n",
+        required=True,
+        type=str if grid else int,
+        help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""),
+    )
+    p.add_argument(
+        "--eps",
+        required=True,
+        type=num("eps") if not grid else str,
+        help="privacy level > 0" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
+    )
+    p.add_argument(
+        "--delta",
+        default=None,
+        type=num("delta") if not grid else str,
+        help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
+    )
+    p.add_argument(
+        "--neighborhood",
+        "--neighbourhood",
+        required=True,
+        action="append" if grid else "store",
+        help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)" + (" (repeatable)" if grid else ""),
+    )
+    p.add_argument(
+        "--directed",
+        action="store_true",
+        help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu",
+    )
     p.add_argument("--dim", type=int, default=None, help="query dimension for vector shifts")
     p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
     if not grid:
-        p.add_argument("--cost", default=None,
-                       help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list")
+        p.add_argument(
+            "--cost", default=None, help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list"
+        )
     p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
-    p.add_argument("--minimize", default="distortion", choices=OBJECTIVES,
-                   help="minimise the distortion (default) or delta under --max-distortion")
-    p.add_argument("--max-distortion", default=None, type=num("max-distortion") if not grid else str,
-                   help="distortion cap for --minimize delta")
+    p.add_argument(
+        "--minimize",
+        default="distortion",
+        choices=OBJECTIVES,
+        help="minimise the distortion (default) or delta under --max-distortion",
+    )
+    p.add_argument(
+        "--max-distortion",
+        default=None,
+        type=num("max-distortion") if not grid else str,
+        help="distortion cap for --minimize delta",
+    )
     p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
     p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
-    p.add_argument("--mip-gap", default=MIP_REL_GAP, type=_float("mip-gap"),
-                   help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)")
-    p.add_argument("--highs-option", action="append", default=[], metavar="NAME=VALUE", type=_highs_option,
-                   help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)")
+    p.add_argument(
+        "--mip-gap",
+        default=MIP_REL_GAP,
+        type=_float("mip-gap"),
+        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
+    )
+    p.add_argument(
+        "--highs-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=_highs_option,
+        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    parser = _Parser(prog="optnoise", description="Optimal noise design for differential privacy.",
-                     epilog="exit codes: 0 ok, 1 claim failed, 2 bad input, 3 no optimal solution")
+    parser = _Parser(
+        prog="optnoise",
+        description="Optimal noise design for differential privacy.",
+        epilog="exit codes: 0 ok, 1 claim failed, 2 bad input, 3 no optimal solution",
+    )
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"optnoise {__version__}")
@@ -124,10 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", default=0.0, type=_float("delta"), help="claimed delta (default 0)")
     p.add_argument("--neighborhood", "--neighbourhood", required=True)
     p.add_argument("--directed", action="store_true")
-    p.add_argument("--privacy", default="pdp", choices=NOTIONS + ("all",),
-                   help="notion the claim is about (default pdp; 'all' checks every notion)")
-    p.add_argument("--tol", default=0.0, type=_float("tol"),
-                   help="absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0: exact)")
+    p.add_argument(
+        "--privacy",
+        default="pdp",
+        choices=NOTIONS + ("all",),
+        help="notion the claim is about (default pdp; 'all' checks every notion)",
+    )
+    p.add_argument(
+        "--tol",
+        default=0.0,
+        type=_float("tol"),
+        help="absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0: exact)",
+    )
     p.add_argument("--format", default="table", choices=("table", "json"))
 
     p = sub.add_parser("figures", help="regenerate the figures of a paper")
@@ -185,11 +236,20 @@ def _load_array(text: str, name: str) -> np.ndarray:
 def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
     from .sweep import design_of
 
-    return design_of({
-        "n": a.n, "eps": a.eps, "delta": a.delta, "neighborhood": a.neighborhood, "directed": a.directed,
-        "dim": a.dim, "metric": a.metric if a.cost is None else _load_array(a.cost, "cost"),
-        "privacy": a.privacy, "objective": a.minimize, "max_distortion": a.max_distortion,
-    })
+    return design_of(
+        {
+            "n": a.n,
+            "eps": a.eps,
+            "delta": a.delta,
+            "neighborhood": a.neighborhood,
+            "directed": a.directed,
+            "dim": a.dim,
+            "metric": a.metric if a.cost is None else _load_array(a.cost, "cost"),
+            "privacy": a.privacy,
+            "objective": a.minimize,
+            "max_distortion": a.max_distortion,
+        }
+    )
 
 
 def _fmt_pmf(pmf: np.ndarray) -> str:
@@ -202,21 +262,30 @@ def _cmd_solve(a: argparse.Namespace) -> int:
         path = design.to_mps(a.mps)
         print(f"wrote {path}")
         return EXIT_OK
-    res = design.solve(solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap,
-                       options=dict(a.highs_option) or None)
+    res = design.solve(
+        solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, options=dict(a.highs_option) or None
+    )
     d = res.to_dict()
     if a.out:
         Path(a.out).write_text(json.dumps(d, indent=2))
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
-        print(f"problem     n={design.n}  eps={design.eps:g}  "
-              + (f"delta={design.delta:g}" if design.objective == "distortion"
-                 else f"minimise delta s.t. {design.metric} <= {design.max_distortion:g}"))
+        print(
+            f"problem     n={design.n}  eps={design.eps:g}  "
+            + (
+                f"delta={design.delta:g}"
+                if design.objective == "distortion"
+                else f"minimise delta s.t. {design.metric} <= {design.max_distortion:g}"
+            )
+        )
         print(f"neighbours  {design.neighborhood.describe(design.n)}")
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
-        print(f"status      {res.status}" + (f"   gap {res.gap:.3g}" if res.gap else "")
-              + f"   time {res.solve_time:.3f}s   model {res.model_size}")
+        print(
+            f"status      {res.status}"
+            + (f"   gap {res.gap:.3g}" if res.gap else "")
+            + f"   time {res.solve_time:.3f}s   model {res.model_size}"
+        )
         if res.pmf is not None:
             print(f"distortion  {res.distortion:.10g}")
             if design.objective == "delta":
@@ -244,10 +313,18 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
     )
-    rows = run_sweep(points, solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap,
-                     options=dict(a.highs_option) or None, jobs=a.jobs,
-                     backend=a.backend, scheduler=a.scheduler, cache=None if a.no_cache else a.cache,
-                     progress=not a.quiet)
+    rows = run_sweep(
+        points,
+        solver=a.solver,
+        time_limit=a.time_limit,
+        mip_gap=a.mip_gap,
+        options=dict(a.highs_option) or None,
+        jobs=a.jobs,
+        backend=a.backend,
+        scheduler=a.scheduler,
+        cache=None if a.no_cache else a.cache,
+        progress=not a.quiet,
+    )
     out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
     try:
         if a.format == "json":
@@ -278,8 +355,20 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     notions = NOTIONS if a.privacy == "all" else (a.privacy,)
     ok = all(got[k] <= delta for k in notions)
     if a.format == "json":
-        print(json.dumps({"n": n, "eps": eps, "delta": delta, "neighborhood": nb.describe(n),
-                          "achieved": got, "checked": list(notions), "ok": ok}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "n": n,
+                    "eps": eps,
+                    "delta": delta,
+                    "neighborhood": nb.describe(n),
+                    "achieved": got,
+                    "checked": list(notions),
+                    "ok": ok,
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"neighbours  {nb.describe(n)}")
         for k in NOTIONS:

@@ -51,6 +51,7 @@ solver layer.
 8. (52)-(53): the printed limit of ``beta`` is not the limit of (36); see
    :func:`bd_limit_phi0`.
 """
+
 from __future__ import annotations
 
 import math
@@ -216,10 +217,8 @@ def _sd_sorted(m: int, e: np.ndarray, d: np.ndarray) -> np.ndarray:
     #                 = e^{-(k-1-(m-h)) eps} / xi_k * (1 - delta/delta_low_k)
     kk = k[..., None]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        tail = (np.exp(-(kk - 1 - (m - h)) * ee) / _xi(np.maximum(kk, 1), ee)
-                * (1.0 - dd / lowk[..., None]))
-    out = np.where(h <= ii, np.where(flat[..., None], head_flat, head_lin),
-                   np.where(flat[..., None], 0.0, tail))
+        tail = np.exp(-(kk - 1 - (m - h)) * ee) / _xi(np.maximum(kk, 1), ee) * (1.0 - dd / lowk[..., None])
+    out = np.where(h <= ii, np.where(flat[..., None], head_flat, head_lin), np.where(flat[..., None], 0.0, tail))
     return out
 
 
@@ -369,12 +368,14 @@ def _bd_range(n: int, mu_bar: int, *, verified: bool = True) -> tuple[int, int]:
         raise ValueError(
             f"Theorem 3 needs b + r < mu_bar, where n = b*mu_bar + r; got n={n}, mu_bar={mu_bar} "
             f"(b={b}, r={r}). Allowed: n//mu_bar + n%mu_bar < mu_bar. Without it only delta=0 "
-            "(Lemma 4) has a closed form; solve the MILP (privacy='pdp-kadam') instead")
+            "(Lemma 4) has a closed form; solve the MILP (privacy='pdp-kadam') instead"
+        )
     if verified and b > 3:
         raise ValueError(
             f"Theorem 3 fails for b = n//mu_bar >= 4 (its flat region (h, j) = (3, 1) leaks more "
             f"than (37c) states); got n={n}, mu_bar={mu_bar} (b={b}). Allowed: n//mu_bar <= 3 "
-            "with b + r < mu_bar; solve the MILP (privacy='pdp-kadam') otherwise")
+            "with b + r < mu_bar; solve the MILP (privacy='pdp-kadam') otherwise"
+        )
     return b, r
 
 
@@ -389,8 +390,7 @@ def _bd_hj_list(b: int) -> list[tuple[int, int]]:
     return [(0, 0)] + [(h, j) for h in range(1, b) for j in range(1, h + 1)]
 
 
-def bd_step_lengths(n: int, mu_bar: int, h: int = 0, j: int = 0, *,
-                    linear: bool = False) -> tuple[int, ...]:
+def bd_step_lengths(n: int, mu_bar: int, h: int = 0, j: int = 0, *, linear: bool = False) -> tuple[int, ...]:
     """Step lengths ``l_i`` of the BD staircase: Lemma 4, (31) and (38).
 
     Group i holds ``l_i`` consecutive noise values, starting with ``l_0 = 1``
@@ -486,8 +486,7 @@ def bd_alpha_beta(n: int, mu_bar: int, h: int, j: int, eps: Any) -> tuple[Any, A
     e = _eps(eps)
     u = 1 if j != h else 0
     alpha = np.exp(-e) * _xi(b, e)
-    beta = (1.0 + np.exp(-(b - h + 1) * e) * (u * np.exp(-j * e) - _xi(h, e))
-            + (r + h - u) * np.exp(-(b + 1) * e))
+    beta = 1.0 + np.exp(-(b - h + 1) * e) * (u * np.exp(-j * e) - _xi(h, e)) + (r + h - u) * np.exp(-(b + 1) * e)
     return _out(alpha), _out(beta)
 
 

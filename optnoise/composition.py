@@ -38,6 +38,7 @@ product of worst cases, ``L`` being the summed privacy loss. Everything that
 enumerates output counts works with binomial log-probabilities, so it is
 stable for thousands of mechanisms.
 """
+
 from __future__ import annotations
 
 import math
@@ -751,7 +752,9 @@ def composed_gaussian_epsilon(sigma: float, k: int, delta: float, *, sensitivity
     return float(min(vals[b], res.fun))
 
 
-def laplace_histogram_epsilon(scale: float, delta: float, *, l0_sensitivity: int = 1, linf_sensitivity: float = 1.0) -> float:
+def laplace_histogram_epsilon(
+    scale: float, delta: float, *, l0_sensitivity: int = 1, linf_sensitivity: float = 1.0
+) -> float:
     """Overall eps of Laplace(scale) noise on every count of a histogram (Lemma 6.2).
 
     A neighbouring histogram differs in at most ``l0_sensitivity`` counts, each
@@ -778,7 +781,9 @@ def histogram_zcdp_rho(sigma: float, *, l0_sensitivity: int = 1, linf_sensitivit
     return l0 * linf**2 / (2.0 * sigma**2)
 
 
-def gaussian_zcdp_epsilon(sigma: float, delta: float, *, l0_sensitivity: int = 1, linf_sensitivity: float = 1.0) -> float:
+def gaussian_zcdp_epsilon(
+    sigma: float, delta: float, *, l0_sensitivity: int = 1, linf_sensitivity: float = 1.0
+) -> float:
     """Overall eps of N(0, sigma^2) noise on every count of a histogram via zCDP (Lemma 6.3).
 
     ``rho = l0 linf^2/(2 sigma^2)`` and ``eps = rho + 2 sqrt(rho ln(1/delta))``,
@@ -837,9 +842,7 @@ def ordered_least_squares(y: Any, *, nonnegative: bool = True) -> np.ndarray:
     return upper @ z
 
 
-def ordered_gaussian_counts(
-    counts: Any, sigma: float, *, rng: Any = None, nonnegative: bool = True
-) -> np.ndarray:
+def ordered_gaussian_counts(counts: Any, sigma: float, *, rng: Any = None, nonnegative: bool = True) -> np.ndarray:
     """Algorithm 1: Gaussian noise on counts listed in rank order, then :func:`ordered_least_squares`.
 
     ``counts`` are the true counts of the discovered elements in the order the

@@ -1,7 +1,7 @@
 """Integer-valued noise for count queries (Sadeghi, Asoodeh, Calmon, arXiv 2007.09374).
 
 The math of the source text was lost in extraction; this module follows the
-structure restated in ``shared/papers/NOTES.md`` and re-derives each step,
+standard definitions of count-query mechanisms and re-derives each step,
 checked against the solver layer and exact hockey-stick computations.
 
 Mechanism (Props. 1 and 3, eq. (14)): for a true count ``c >= N`` release
@@ -55,6 +55,7 @@ with the same variance; :func:`discrete_gaussian_pmf` (exact normalisation),
 (their Theorem 7, the expression (45) the paper evaluates with ``sigma^2``
 set to the variance of the proposed noise).
 """
+
 from __future__ import annotations
 
 import math
@@ -271,12 +272,16 @@ def _finish(N: int, rho: float, eps: float, alpha: np.ndarray, method: str, clai
     dt = singular_delta(alpha, rho, eps)
     nz = np.nonzero(alpha > 1e-12)[0]
     return CountMechanism(
-        N=N, rho=rho, eps=eps, alpha=alpha,
+        N=N,
+        rho=rho,
+        eps=eps,
+        alpha=alpha,
         delta_tilde=dt,
         delta_exact=float(exact_delta(alpha, rho, eps)),
         delta_paper=float(paper_dp_delta(dt, N)),
         active=int(nz[-1] + 1) if nz.size else 0,
-        method=method, claimed=float(claimed),
+        method=method,
+        claimed=float(claimed),
     )
 
 
@@ -361,9 +366,13 @@ def count_lp(
         idx = np.arange(m)
         for sel, s in ((i_hi, 1.0), (i_lo, -a)):
             ok = col[sel] >= 0
-            r.append(idx[ok]); c.append(col[sel][ok]); v.append(s * coef[sel][ok])
+            r.append(idx[ok])
+            c.append(col[sel][ok])
+            v.append(s * coef[sel][ok])
         slack = np.full(m, dl) if t_cols is None else t_cols
-        r.append(idx); c.append(slack); v.append(-np.ones(m))
+        r.append(idx)
+        c.append(slack)
+        v.append(-np.ones(m))
         rhs = -(const[i_hi] - a * const[i_lo])
         mb.add_rows(np.concatenate(r), np.concatenate(c), np.concatenate(v), upper=rhs)
 
@@ -377,7 +386,7 @@ def count_lp(
         # j <= 0: p(|j|) - a p(|j|+1);  j >= 1: p(j) - a p(j-1)
         t = mb.add_vars(2 * N + 1, lb=0.0, name="t")
         rows_for(i, i + 1, t[: N + 1])
-        rows_for(i[1:], i[:-1], t[N + 1:])
+        rows_for(i[1:], i[:-1], t[N + 1 :])
         mb.add_row(np.concatenate([t, [dl]]), np.concatenate([np.ones(t.size), [-1.0]]), upper=0.0)
     mb.set_objective([dl], [1.0])
     model = mb.build()

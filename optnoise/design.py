@@ -33,6 +33,7 @@ slack of :data:`ACHIEVED_TOL` on ``f(eta) - e^eps f(eta+mu)``, and
 guarantee that holds exactly for the distribution you sample, certify the
 result (:mod:`optnoise.certify`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -161,8 +162,9 @@ class NoiseDesign:
         self.n = check_int("n", n, minimum=1)
         self.eps = check_eps(eps)
         if not isinstance(neighborhood, Neighborhood):
-            raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); "
-                             f"got {type(neighborhood).__name__}")
+            raise ValueError(
+                f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
+            )
         self.neighborhood = neighborhood
         self.privacy = check_choice("privacy", privacy, NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
@@ -201,8 +203,9 @@ class NoiseDesign:
             except (TypeError, ValueError):
                 raise ValueError(f"metric must be one of {', '.join(METRICS)} or a cost array") from None
             if cost.size != (self.n + 1) ** dim:
-                raise ValueError(f"metric cost array must have {(self.n + 1) ** dim} entries (shape {self.shape}); "
-                                 f"got {cost.size}")
+                raise ValueError(
+                    f"metric cost array must have {(self.n + 1) ** dim} entries (shape {self.shape}); got {cost.size}"
+                )
             if not np.all(np.isfinite(cost)):
                 raise ValueError("metric cost array must be finite")
             self.metric = "custom"
@@ -260,8 +263,10 @@ class NoiseDesign:
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
-        return (f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
-                f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})")
+        return (
+            f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
+            f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})"
+        )
 
     # ------------------------------------------------------------------ model
     def build_model(self, *, formulation: str = "hull") -> LinearModel:
@@ -308,8 +313,12 @@ class NoiseDesign:
         if self.is_pure:
             # (14c): f(eta) - e^eps f(eta+mu) <= 0 for every shift
             r = np.arange(K * N)
-            mb.add_rows(np.repeat(r, 2), np.stack([np.tile(f, K), f[idx.ravel()]], 1).ravel(),
-                        np.tile([1.0, -E], K * N), upper=0.0)
+            mb.add_rows(
+                np.repeat(r, 2),
+                np.stack([np.tile(f, K), f[idx.ravel()]], 1).ravel(),
+                np.tile([1.0, -E], K * N),
+                upper=0.0,
+            )
         elif self.privacy == "dp":
             s = mb.add_vars(K * N, lb=0.0, ub=1.0, name="s").reshape(K, N)
             # f(eta) - e^eps f(eta+mu) - s(mu, eta) <= 0 ; sum_eta s(mu, eta) <= delta
@@ -339,8 +348,10 @@ class NoiseDesign:
             return None
         e1 = np.zeros(self.dim, dtype=np.int64)
         e1[0] = 1
-        return (int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
-                int(np.ravel_multi_index(tuple(e1), self.shape)))
+        return (
+            int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
+            int(np.ravel_multi_index(tuple(e1), self.shape)),
+        )
 
     def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
         """Definition 2 with one indicator per (mu, eta).
@@ -362,17 +373,25 @@ class NoiseDesign:
         u = mb.add_vars(K * N, lb=0, ub=1, integer=True, name="u").reshape(K, N)
         ff = np.tile(f, K)
         r = np.arange(K * N)
-        mb.add_rows(np.repeat(r, 3), np.stack([ff, f[idx.ravel()], y.ravel()], 1).ravel(),
-                    np.tile([1.0, -E, -1.0], K * N), upper=0.0)
+        mb.add_rows(
+            np.repeat(r, 3),
+            np.stack([ff, f[idx.ravel()], y.ravel()], 1).ravel(),
+            np.tile([1.0, -E, -1.0], K * N),
+            upper=0.0,
+        )
         U = 1.0 if self.delta is None else max(min(1.0, self.delta), 0.0)
-        mb.add_rows(np.repeat(r, 2), np.stack([y.ravel(), u.ravel()], 1).ravel(),
-                    np.tile([1.0, -U], K * N), upper=0.0)
-        mb.add_rows(np.repeat(r, 3), np.stack([ff, y.ravel(), u.ravel()], 1).ravel(),
-                    np.tile([1.0, -1.0, 1.0], K * N), upper=1.0)
+        mb.add_rows(np.repeat(r, 2), np.stack([y.ravel(), u.ravel()], 1).ravel(), np.tile([1.0, -U], K * N), upper=0.0)
+        mb.add_rows(
+            np.repeat(r, 3),
+            np.stack([ff, y.ravel(), u.ravel()], 1).ravel(),
+            np.tile([1.0, -1.0, 1.0], K * N),
+            upper=1.0,
+        )
         budget_rows(y)
 
-    def _bigm_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any,
-                   *, shared: bool) -> None:
+    def _bigm_rows(
+        self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any, *, shared: bool
+    ) -> None:
         """The published linearisation (13c)-(13h), exactly as printed.
 
         ``shared=True`` is the paper's MILP (``"pdp-kadam"``): one ``u(eta)``,
@@ -388,10 +407,12 @@ class NoiseDesign:
         r = np.arange(G * N)
         fg, yr, ur = np.tile(f, G), y.ravel(), u.ravel()
         mb.add_rows(np.repeat(r, 2), np.stack([yr, ur], 1).ravel(), np.tile([1.0, -1.0], G * N), upper=0.0)  # (13c)
-        mb.add_rows(np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, 1.0, -1.0], G * N),
-                    upper=1.0)  # (13d)
-        mb.add_rows(np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, -1.0, 1.0], G * N),
-                    upper=1.0)  # (13e)
+        mb.add_rows(
+            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, 1.0, -1.0], G * N), upper=1.0
+        )  # (13d)
+        mb.add_rows(
+            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, -1.0, 1.0], G * N), upper=1.0
+        )  # (13e)
         rk = np.arange(K * N)
         uu = np.tile(u[0], K) if shared else u.ravel()
         ff, fm = np.tile(f, K), f[idx.ravel()]
@@ -450,8 +471,9 @@ class NoiseDesign:
             except (ValueError, KeyError, json.JSONDecodeError):
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
         model = self.build_model(formulation=formulation)
-        out = solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
-                          options=options)
+        out = solve_model(
+            model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options
+        )
         backend_objective = out.objective
         if solver != "highs" and out.x is not None:
             # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
@@ -471,8 +493,9 @@ class NoiseDesign:
             model_size=model.size,
             gap=out.gap,
             message=out.message,
-            delta_objective=(float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None)
-                             else None),
+            delta_objective=(
+                float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None) else None
+            ),
             backend_objective=backend_objective,
         )
         if path is not None:
@@ -588,13 +611,22 @@ class DesignResult:
     def from_dict(cls, data: dict[str, Any], *, design: NoiseDesign) -> DesignResult:
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF)."""
         pmf = None if data["pmf"] is None else np.asarray(data["pmf"], dtype=float)
-        return cls(design=design, status=data["status"], pmf=pmf, solver=data["solver"],
-                   solve_time=float(data["solve_time_s"]), model_size=dict(data["model_size"]),
-                   gap=data.get("gap"), message=data.get("message", ""),
-                   backend_objective=data.get("backend_objective"),
-                   delta_objective=data["delta"] if design.objective == "delta" else None)
+        return cls(
+            design=design,
+            status=data["status"],
+            pmf=pmf,
+            solver=data["solver"],
+            solve_time=float(data["solve_time_s"]),
+            model_size=dict(data["model_size"]),
+            gap=data.get("gap"),
+            message=data.get("message", ""),
+            backend_objective=data.get("backend_objective"),
+            delta_objective=data["delta"] if design.objective == "delta" else None,
+        )
 
     def __repr__(self) -> str:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
-        return (f"DesignResult(status={self.status!r}, distortion={dist}, "
-                f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})")
+        return (
+            f"DesignResult(status={self.status!r}, distortion={dist}, "
+            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})"
+        )

@@ -22,6 +22,7 @@ run every script in seconds; ``--out`` redirects the output folder (default
 ``optnoise figures PAPER`` (and ``make reproduce``) runs the scripts of a
 paper through :func:`run_figures`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FigureScript", "PAPERS", "find_experiments_root", "list_scripts", "run_figures", "shared_data",
-           "write_csv"]
+__all__ = ["FigureScript", "PAPERS", "find_experiments_root", "list_scripts", "run_figures", "write_csv"]
 
 #: The papers whose figures optnoise regenerates, in the order ``all`` runs them.
 PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021")
@@ -57,21 +57,7 @@ def find_experiments_root(start: str | os.PathLike | None = None) -> Path:
     for base in candidates:
         if (base / "experiments").is_dir() and (base / "optnoise").is_dir():
             return base / "experiments"
-    raise ValueError(
-        "experiments folder not found: run from the optnoise repository (an editable install)"
-    )
-
-
-def shared_data(name: str) -> Path:
-    """Folder of a shared data set (``dpbench``, ``macbeth``, ``meters``).
-
-    ``$OPTNOISE_DATA/<name>`` when that variable is set, else
-    ``shared/data/<name>`` beside the repository (where CI and developers
-    have it). The folder is not checked here; loaders say what is missing.
-    """
-    env = os.environ.get("OPTNOISE_DATA")
-    base = Path(env) if env else find_experiments_root().parent.parent / "shared" / "data"
-    return base / name
+    raise ValueError("experiments folder not found: run from the optnoise repository (an editable install)")
 
 
 def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]]) -> Path:

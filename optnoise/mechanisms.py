@@ -66,6 +66,7 @@ parameter with a given MSE or error rate (e.g. MSE = 0.6101, ER = 0.3 in
 Fig. 7), :func:`calibrate` the least-noise parameter meeting
 ``delta(eps) <= delta`` (Fig. 5).
 """
+
 from __future__ import annotations
 
 import math
@@ -117,8 +118,7 @@ VARIANTS = ("modulo", "clamped", "range")
 #: Baseline families, as accepted by :func:`build`.
 FAMILIES = ("geometric", "gaussian", "exponential", "count", "independent")
 #: The parameter each family is indexed by (larger = noisier for all of them).
-PARAMETERS = {"geometric": "alpha", "gaussian": "sigma2", "exponential": "beta", "count": "rho",
-              "independent": "rho"}
+PARAMETERS = {"geometric": "alpha", "gaussian": "sigma2", "exponential": "beta", "count": "rho", "independent": "rho"}
 #: Distances for :meth:`Mechanism.mse`.
 DISTANCES = ("linear", "circular", "noise")
 #: Integer noises are kept on a window outside of which their mass is below this.
@@ -233,8 +233,7 @@ class Mechanism:
             d = (q[None, :] - q[:, None]) % (self.n + 1)
         return self._reduce(np.sum(self.matrix * d.astype(float) ** 2, axis=1), reduce)
 
-    def delta(self, eps: Any, *, notion: str = "dp", neighborhood: Neighborhood | None = None,
-              tol: float = 0.0) -> Any:
+    def delta(self, eps: Any, *, notion: str = "dp", neighborhood: Neighborhood | None = None, tol: float = 0.0) -> Any:
         """``delta(eps)`` of the mechanism under a privacy notion, vectorised over ``eps``.
 
         Parameters
@@ -364,8 +363,9 @@ def _check_open_unit(name: str, value: Any) -> float:
 
 def _half_width(w: float) -> int:
     if not w <= MAX_HALF_WIDTH:
-        raise ValueError(f"the noise is too wide to tabulate (half width {w:.3g} > {MAX_HALF_WIDTH}); "
-                         "choose a less noisy parameter")
+        raise ValueError(
+            f"the noise is too wide to tabulate (half width {w:.3g} > {MAX_HALF_WIDTH}); choose a less noisy parameter"
+        )
     return int(math.ceil(w))
 
 
@@ -469,8 +469,9 @@ def data_independent(n: int, rho: float) -> Mechanism:
     return Mechanism("independent", n, "modulo", {"rho": rho}, _modulo_matrix(f), f)
 
 
-def build(family: str, n: int, value: float, *, variant: str = "modulo", eps: float | None = None,
-          N: int | None = None) -> Mechanism:
+def build(
+    family: str, n: int, value: float, *, variant: str = "modulo", eps: float | None = None, N: int | None = None
+) -> Mechanism:
     """The baseline ``family`` with parameter ``value`` (its :data:`PARAMETERS` entry).
 
     ``eps`` (and optionally ``N``) are needed by the count mechanism, whose
@@ -499,8 +500,12 @@ def build(family: str, n: int, value: float, *, variant: str = "modulo", eps: fl
 # Every family's parameter as an increasing function of t in [0, 1] (more noise as t grows):
 # linear or logarithmic between the bounds below. A geometric alpha above 0.9999 is
 # indistinguishable from uniform noise on any range the figures use.
-_BOUNDS = {"geometric": (1e-6, 0.9999, False), "gaussian": (1e-4, 1e4, True), "exponential": (1e-4, 1e4, True),
-           "count": (1e-6, 1.0 - 1e-6, False)}
+_BOUNDS = {
+    "geometric": (1e-6, 0.9999, False),
+    "gaussian": (1e-4, 1e4, True),
+    "exponential": (1e-4, 1e4, True),
+    "count": (1e-6, 1.0 - 1e-6, False),
+}
 
 
 def _param_of(family: str, t: float, n: int) -> float:
@@ -521,9 +526,18 @@ def _error(mech: Mechanism, measure: str, distance: str, reduce: str) -> float:
     return float(mech.mse(distance=distance, reduce=reduce))
 
 
-def match_parameter(family: str, n: int, target: float, *, measure: str = "mse", distance: str = "circular",
-                    reduce: str = "mean", variant: str = "modulo", eps: float | None = None,
-                    N: int | None = None) -> float:
+def match_parameter(
+    family: str,
+    n: int,
+    target: float,
+    *,
+    measure: str = "mse",
+    distance: str = "circular",
+    reduce: str = "mean",
+    variant: str = "modulo",
+    eps: float | None = None,
+    N: int | None = None,
+) -> float:
     """The parameter at which the baseline's error equals ``target``.
 
     Parameters
@@ -561,15 +575,27 @@ def match_parameter(family: str, n: int, target: float, *, measure: str = "mse",
 
     lo, hi = err(_T_LO), err(_T_HI)
     if not lo <= 0.0 <= hi:
-        raise ValueError(f"target {measure}={target:g} is out of reach for family={family!r} at n={n} "
-                         f"(its {measure} ranges over [{lo + target:.4g}, {hi + target:.4g}])")
+        raise ValueError(
+            f"target {measure}={target:g} is out of reach for family={family!r} at n={n} "
+            f"(its {measure} ranges over [{lo + target:.4g}, {hi + target:.4g}])"
+        )
     t = brentq(err, _T_LO, _T_HI, xtol=1e-15, rtol=1e-13, maxiter=500)
     return _param_of(family, t, n)
 
 
-def calibrate(family: str, n: int, eps: float, delta: float, *, notion: str = "pdp",
-              neighborhood: Neighborhood | None = None, variant: str = "modulo", N: int | None = None,
-              grid: int = 100, tol: float = 0.0) -> float:
+def calibrate(
+    family: str,
+    n: int,
+    eps: float,
+    delta: float,
+    *,
+    notion: str = "pdp",
+    neighborhood: Neighborhood | None = None,
+    variant: str = "modulo",
+    N: int | None = None,
+    grid: int = 100,
+    tol: float = 0.0,
+) -> float:
     """Least-noise parameter of ``family`` with ``delta(eps) <= delta`` (the baselines of Fig. 5).
 
     The noise parameter is scanned from the least to the most noisy on

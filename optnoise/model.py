@@ -19,6 +19,7 @@ Example
 >>> model.shape
 (1, 2)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -199,7 +200,7 @@ class ModelBuilder:
         else:
             A = sp.csr_matrix((0, self._n))
             rlo = rup = np.zeros(0)
-        cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+        cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
         return LinearModel(
             c=c,
             A=A,

@@ -20,6 +20,7 @@ Examples
 >>> Neighborhood.shifts([(1, 2), (3, 5)], directed=True).resolve(6).tolist()
 [[1, 2], [3, 5]]
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -159,8 +160,10 @@ class Neighborhood:
         if np.any(np.abs(arr) > n):
             bad = arr[np.any(np.abs(arr) > n, axis=1)][0]
             what = "mu_bar" if self.kind == "bd" else "mu" if self.kind == "sd" else "shift"
-            raise ValueError(f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; "
-                             f"got {bad.tolist() if dim > 1 else int(bad[0])}")
+            raise ValueError(
+                f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; "
+                f"got {bad.tolist() if dim > 1 else int(bad[0])}"
+            )
         red = np.mod(arr, n + 1)
         if np.any(np.all(red == 0, axis=1)):
             raise ValueError(f"shifts must not be 0 modulo n+1 = {n + 1}")
@@ -301,7 +304,9 @@ class AggregateQuery:
         counts ``(B,)``) to integer answers of shape ``(B,)`` or ``(B, d)``.
     """
 
-    def __init__(self, phi: Callable[[np.ndarray], np.ndarray], finalize: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+    def __init__(
+        self, phi: Callable[[np.ndarray], np.ndarray], finalize: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ):
         self.phi = phi
         self.finalize = finalize
 
@@ -339,8 +344,9 @@ class Count(AggregateQuery):
     def __init__(self, n: int, predicate: Callable[[np.ndarray], np.ndarray] | None = None):
         n = check_int("n", n, minimum=1)
         pred = predicate or (lambda X: np.ones(len(X)))
-        super().__init__(lambda X: np.asarray(pred(X), dtype=float),
-                         lambda s, c: np.minimum(np.rint(s), n).astype(np.int64))
+        super().__init__(
+            lambda X: np.asarray(pred(X), dtype=float), lambda s, c: np.minimum(np.rint(s), n).astype(np.int64)
+        )
 
 
 def _neighbour_answers(X: np.ndarray, query: Any, relation: str, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

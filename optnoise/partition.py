@@ -19,6 +19,7 @@ A partition with ``n`` unique users is released with probability ``pi(n)``
   mechanism and primitives that beat the factor-2 reduction of Sec. 5.
 * :func:`select_partitions` -- the primitive applied to raw columns.
 """
+
 from __future__ import annotations
 
 import math
@@ -182,7 +183,7 @@ def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 
             out.append(x)
         return np.asarray(out)
     for n in range(1, n_max + 1):
-        prev = pi[max(0, n - c):n]  # pi(n-j) for the j <= c that exist
+        prev = pi[max(0, n - c) : n]  # pi(n-j) for the j <= c that exist
         # pi(n - j) for j beyond n is pi of a negative count: not a neighbour.
         up1 = np.where(prev > 0, a * np.where(prev > 0, prev, 1.0), 0.0) + delta
         up4 = 1.0 - ia * (1.0 - prev - delta)
@@ -318,9 +319,7 @@ def partition_lp(
     return _solve_partition(mb, x, c, solver, time_limit)
 
 
-def partition_lp_pointwise(
-    result: PartitionLP, indices: Any = None, *, solver: str = "highs"
-) -> np.ndarray:
+def partition_lp_pointwise(result: PartitionLP, indices: Any = None, *, solver: str = "highs") -> np.ndarray:
     """Maximise each ``pi(n)`` separately over the LP of ``result``.
 
     Returns the per-coordinate maxima for ``indices`` (default all ``n``); the
@@ -430,7 +429,7 @@ def tsgd_sample(k: int, p: float, size: Any = None, *, rng: Any = None) -> Any:
         x = rng.geometric(p, m) - rng.geometric(p, m)
         x = x[np.abs(x) <= k]
         take = min(x.size, total - filled)
-        out[filled:filled + take] = x[:take]
+        out[filled : filled + take] = x[:take]
         filled += take
     return int(out[0]) if not shape else out.reshape(shape)
 
@@ -561,6 +560,7 @@ def gaussian_threshold(eps: float, delta: float, *, kappa: int = 1, split: float
             raise ValueError(f"split must be in (0, 1); got {split!r}")
         s = split
     else:
+
         def tau(z: float) -> float:
             s_ = special.expit(z)
             return _gaussian_tau(eps, delta * s_, delta * (1.0 - s_), kappa)[1]

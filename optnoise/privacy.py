@@ -33,6 +33,7 @@ ignore violations of at most ``tol`` (absolute) so that such a PMF is judged
 by the constraints it was built for. Exact guarantees for a sampled design
 come from :mod:`optnoise.certify`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -321,4 +322,3 @@ def mechanism_delta_dp(P: Any, pairs: Any, eps: Any) -> Any:
 def mechanism_delta_pdp(P: Any, pairs: Any, eps: Any, *, tol: float = 0.0) -> Any:
     """(eps, delta)-PDP delta of a mechanism matrix; see :func:`mechanism_delta`."""
     return mechanism_delta(P, pairs, eps, notion="pdp", tol=tol)
-

@@ -32,14 +32,13 @@ Numerics: scores enter only through ``eps (q - q*) / (c Delta) <= 0``, so
 vectors of thousands of candidates with counts of 10^7 neither overflow nor
 produce NaN; probabilities that underflow are exactly 0.
 """
+
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,10 +83,6 @@ __all__ = [
     "build_lattice_lp",
     "lattice_mechanism",
     "solve_lattice_lp",
-    "DPBENCH_LINE_DATASETS",
-    "DPBENCH_BAR_DATASETS",
-    "dpbench_dir",
-    "load_dpbench",
     "mode_quality",
     "median_quality",
 ]
@@ -103,6 +98,7 @@ GOLDEN_EPS = math.log((3.0 + math.sqrt(5.0)) / 2.0)
 # ---------------------------------------------------------------------------
 # Scores and pmfs
 # ---------------------------------------------------------------------------
+
 
 def _coef(monotonic: bool) -> float:
     # [PF] Remark 1: a monotonic quality function halves the worst-neighbour gap.
@@ -276,8 +272,9 @@ def rnm_pmf(
         return np.exp(log_f + log_g - log_cdf)
 
     pts = [float(v) for v in uniq if lo < v < hi]
-    val, _err = integrate.quad_vec(integrand, lo, hi, points=pts or None, epsabs=tol, epsrel=1e-10,
-                                   norm="max", limit=20_000)
+    val, _err = integrate.quad_vec(
+        integrand, lo, hi, points=pts or None, epsabs=tol, epsrel=1e-10, norm="max", limit=20_000
+    )
     val = np.clip(val, 0.0, None)
     return val[inv]
 
@@ -300,6 +297,7 @@ def selection_pmf(
 # Samplers
 # ---------------------------------------------------------------------------
 
+
 def _check_rng(rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng()); got {type(rng).__name__}")
@@ -310,8 +308,15 @@ def _sample_size(size: Any) -> int | None:
     return None if size is None else check_int("size", size, minimum=1)
 
 
-def em_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
-              monotonic: bool = False, size: int | None = None) -> Any:
+def em_sample(
+    q: Any,
+    eps: float,
+    rng: np.random.Generator,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    size: int | None = None,
+) -> Any:
     """Sample the exponential mechanism by the Gumbel-max trick.
 
     ``argmax_r (log p_r + G_r)`` with i.i.d. standard Gumbel ``G_r`` has law
@@ -326,8 +331,15 @@ def em_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: floa
     return int(out[0]) if n is None else out
 
 
-def pf_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
-              monotonic: bool = False, size: int | None = None) -> Any:
+def pf_sample(
+    q: Any,
+    eps: float,
+    rng: np.random.Generator,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    size: int | None = None,
+) -> Any:
     """Sample permute-and-flip exactly as [PF] Algorithm 1.
 
     Candidates are visited in a uniformly random order; candidate ``r`` is
@@ -347,8 +359,15 @@ def pf_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: floa
     return int(out[0]) if n is None else out
 
 
-def rnm_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: float = 1.0,
-               monotonic: bool = False, size: int | None = None) -> Any:
+def rnm_sample(
+    q: Any,
+    eps: float,
+    rng: np.random.Generator,
+    *,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    size: int | None = None,
+) -> Any:
     """Sample report-noisy-max: argmax of ``q + Laplace(2 Delta / eps)`` ([PF] Appendix F)."""
     s = scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic)
     rng = _check_rng(rng)
@@ -361,6 +380,7 @@ def rnm_sample(q: Any, eps: float, rng: np.random.Generator, *, sensitivity: flo
 # ---------------------------------------------------------------------------
 # Error of a pmf
 # ---------------------------------------------------------------------------
+
 
 def _pmf_and_scores(pmf: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
     q = check_finite_array("q", q)
@@ -426,6 +446,7 @@ def eps_for_expected_error(
 # Worst-case analysis ([PF] Sec. 4.1)
 # ---------------------------------------------------------------------------
 
+
 def worst_case_scores(m: int, c: float) -> np.ndarray:
     """The worst-case score vector ``(0, -c, ..., -c)`` of [PF] Prop. 4."""
     m = check_int("m", m, minimum=1)
@@ -446,8 +467,7 @@ def _worst_case_args(c: Any, m: int, eps: float, sensitivity: float, monotonic: 
     return c, m, x
 
 
-def em_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
-                        monotonic: bool = False) -> Any:
+def em_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> Any:
     """[PF] Eq. 7: ``E[err_EM] = c (m-1) p / (1 + (m-1) p)`` on ``(0, -c, ..., -c)``.
 
     ``p = exp(-eps c / (2 Delta))``; vectorised over ``c``.
@@ -482,16 +502,14 @@ def _pf_nonmax_prob(p: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def pf_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
-                        monotonic: bool = False) -> Any:
+def pf_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> Any:
     """[PF] Eq. 8: ``E[err_PF] = c (1 - (1 - (1-p)^m) / (m p))`` on ``(0, -c, ..., -c)``."""
     c, m, x = _worst_case_args(c, m, eps, sensitivity, monotonic)
     val = c * _pf_nonmax_prob(np.exp(-x), m) if m > 1 else np.zeros_like(c)
     return val if val.ndim else float(val)
 
 
-def rnm_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0,
-                         monotonic: bool = False) -> Any:
+def rnm_worst_case_error(c: Any, m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> Any:
     """RNM's expected error on ``(0, -c, ..., -c)`` ([PF] Appendix F).
 
     ``E = c (1 - P_0)`` with ``1 - P_0 = int f(x) [1 - F(x + c/b)^(m-1)] dx``
@@ -553,8 +571,9 @@ def worst_case_expected_error(
     vals = np.asarray(err(xs))
     i = int(np.argmax(vals))
     a, b = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
-    res = optimize.minimize_scalar(lambda x: -float(err(x)), bounds=(a, b), method="bounded",
-                                   options={"xatol": 1e-10 * max(1.0, b)})
+    res = optimize.minimize_scalar(
+        lambda x: -float(err(x)), bounds=(a, b), method="bounded", options={"xatol": 1e-10 * max(1.0, b)}
+    )
     x_best = float(res.x) if -res.fun >= vals[i] else float(xs[i])
     return float(err(x_best)), x_best * scale
 
@@ -567,8 +586,7 @@ def expected_error_upper_bound(m: int, eps: float, *, sensitivity: float = 1.0, 
     return delta / (_coef(monotonic) * eps) * math.log(m)
 
 
-def error_tail_upper_bound(s: Any, m: int, eps: float, *, sensitivity: float = 1.0,
-                           monotonic: bool = False) -> Any:
+def error_tail_upper_bound(s: Any, m: int, eps: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> Any:
     """[PF] Prop. 1 / Cor. 1: ``P(err >= s) <= m exp(-eps s / (2 Delta))`` (capped at 1).
 
     This is the statement ``P(err >= (2 Delta/eps)(ln m + t)) <= e^-t`` with
@@ -597,6 +615,7 @@ def pf_worst_case_lower_bound(m: int, eps: float, *, sensitivity: float = 1.0, m
 # ---------------------------------------------------------------------------
 # Optimal regular mechanism on the bounded lattice ([PF] Theorem 3, App. D)
 # ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LatticeLP:
@@ -699,7 +718,8 @@ def _lattice_classes(m: int, k: int) -> np.ndarray:
     if m > 1:
         combos = np.fromiter(
             (lv for combo in combinations_with_replacement(range(k + 1), m - 1) for lv in combo),
-            dtype=np.int64, count=n * (m - 1),
+            dtype=np.int64,
+            count=n * (m - 1),
         ).reshape(n, m - 1)
         rows = np.repeat(np.arange(n), m - 1)
         np.add.at(counts, (rows, combos.ravel()), 1)
@@ -831,22 +851,42 @@ def build_lattice_lp(
     src = np.nonzero(ok)[0]
     dst = var_index[index(c_nb[src]), lvl_nb[src]]
     r = np.arange(src.size)
-    blocks["privacy"] = mb.add_rows(np.concatenate([r, r]), np.concatenate([dst, src]),
-                                    np.concatenate([np.ones(src.size), np.full(src.size, -math.exp(eps))]),
-                                    upper=0.0)
+    blocks["privacy"] = mb.add_rows(
+        np.concatenate([r, r]),
+        np.concatenate([dst, src]),
+        np.concatenate([np.ones(src.size), np.full(src.size, -math.exp(eps))]),
+        upper=0.0,
+    )
     mono_a, mono_b = _monotone_pairs(counts, var_index, var_class, var_level, index, src, dst, k)
     if monotone:
         sel = np.arange(mono_a.size) if monotone_rows is None else np.asarray(monotone_rows, dtype=np.int64)
         a, b = mono_a[sel], mono_b[sel]
         r = np.arange(a.size)
         if a.size:
-            blocks["monotone"] = mb.add_rows(np.concatenate([r, r]), np.concatenate([a, b]),
-                                             np.concatenate([np.ones(a.size), -np.ones(a.size)]), upper=0.0)
+            blocks["monotone"] = mb.add_rows(
+                np.concatenate([r, r]),
+                np.concatenate([a, b]),
+                np.concatenate([np.ones(a.size), -np.ones(a.size)]),
+                upper=0.0,
+            )
     model = mb.build()
-    return LatticeLP(m=m, k=k, eps=eps, sensitivity=delta, weighting=weighting, monotone=bool(monotone),
-                     counts=counts, var_index=var_index, var_class=var_class, var_level=var_level,
-                     weight=weight, model=model, monotone_pairs=(mono_a, mono_b), row_blocks=blocks,
-                     build_time=time.perf_counter() - t0)
+    return LatticeLP(
+        m=m,
+        k=k,
+        eps=eps,
+        sensitivity=delta,
+        weighting=weighting,
+        monotone=bool(monotone),
+        counts=counts,
+        var_index=var_index,
+        var_class=var_class,
+        var_level=var_level,
+        weight=weight,
+        model=model,
+        monotone_pairs=(mono_a, mono_b),
+        row_blocks=blocks,
+        build_time=time.perf_counter() - t0,
+    )
 
 
 def _monotone_pairs(counts, var_index, var_class, var_level, index, src, dst, k):
@@ -927,8 +967,9 @@ def solve_lattice_lp(
         rows = np.zeros(0, dtype=np.int64)
         rounds = 0
         while True:
-            lp = build_lattice_lp(m, k, eps, sensitivity=sensitivity, weighting=weighting, monotone=True,
-                                  monotone_rows=rows)
+            lp = build_lattice_lp(
+                m, k, eps, sensitivity=sensitivity, weighting=weighting, monotone=True, monotone_rows=rows
+            )
             out = solve_model(lp.model, solver=solver, time_limit=time_limit)
             t_total += out.solve_time
             rounds += 1
@@ -949,43 +990,21 @@ def solve_lattice_lp(
     pf = float(c @ lattice_mechanism(lp, "pf"))
     em = float(c @ lattice_mechanism(lp, "em"))
     obj = out.objective if out.status == "optimal" else None
-    return LatticeSolution(status=out.status, x=out.x, objective=obj, pf_objective=pf, em_objective=em,
-                           solve_time=t_total, lp=lp, rounds=rounds)
+    return LatticeSolution(
+        status=out.status,
+        x=out.x,
+        objective=obj,
+        pf_objective=pf,
+        em_objective=em,
+        solve_time=t_total,
+        lp=lp,
+        rounds=rounds,
+    )
 
 
 # ---------------------------------------------------------------------------
 # DPBench tasks ([PF] Sec. 6, Appendix G)
 # ---------------------------------------------------------------------------
-
-#: Datasets of the authors' line plots (Figs. 3(a,b), 5, 6), in their order.
-DPBENCH_LINE_DATASETS = ("HEPTH", "MEDCOST", "ADULTFRANK", "INCOME", "SEARCHLOGS", "PATENT")
-#: Datasets of the authors' bar plots (Figs. 3(c), 7).
-DPBENCH_BAR_DATASETS = ("HEPTH", "ADULTFRANK", "MEDCOST", "SEARCHLOGS", "PATENT")
-_DPBENCH_ALL = DPBENCH_LINE_DATASETS + ("NETTRACE",)
-
-
-def dpbench_dir() -> Path:
-    """Folder of the DPBench ``*.n4096.npy`` files (see :func:`optnoise.figures.shared_data`)."""
-    from .figures import shared_data
-
-    return shared_data("dpbench")
-
-
-def load_dpbench(name: str, *, bins: int = 1024, data_dir: str | os.PathLike | None = None) -> np.ndarray:
-    """A DPBench 1-D histogram, 4096 bins summed in groups of adjacent bins to ``bins``.
-
-    ``bins=1024`` sums groups of 4 adjacent bins, as the authors did.
-    """
-    name = check_choice("name", name, _DPBENCH_ALL)
-    bins = check_int("bins", bins, minimum=1, maximum=4096)
-    if 4096 % bins:
-        raise ValueError(f"bins must divide 4096; got {bins}")
-    folder = Path(data_dir) if data_dir is not None else dpbench_dir()
-    path = folder / f"{name}.n4096.npy"
-    if not path.is_file():
-        raise ValueError(f"data_dir must hold {path.name}; not found in {folder}")
-    x = np.load(path).astype(np.float64)
-    return x.reshape(bins, -1).sum(axis=1)
 
 
 def _histogram(x: Any) -> np.ndarray:

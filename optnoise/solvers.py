@@ -18,6 +18,7 @@ and a relative MIP gap of ``1e-9``: a returned point meets every row to about
 need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
 (:mod:`optnoise.certify`).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,8 @@ import sys
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,9 +35,18 @@ import numpy as np
 from ._validation import check_choice, check_positive
 from .model import LinearModel
 
-__all__ = ["SOLVERS", "STATUSES", "SolverOutput", "solve_model", "available_solvers", "highs_instance",
-           "polish_with_highs", "check_highs_options", "new_highs",
-           "absorb_highs_banner"]
+__all__ = [
+    "SOLVERS",
+    "STATUSES",
+    "SolverOutput",
+    "solve_model",
+    "available_solvers",
+    "highs_instance",
+    "polish_with_highs",
+    "check_highs_options",
+    "new_highs",
+    "absorb_highs_banner",
+]
 
 #: Guards the one-time banner absorption of :func:`absorb_highs_banner` across threads.
 _BANNER_LOCK = threading.Lock()
@@ -97,9 +107,15 @@ def _gap(obj: float | None, bound: float | None) -> float | None:
 # --------------------------------------------------------------------------
 
 
-def highs_instance(model: LinearModel, *, time_limit: float | None = None, mip_gap: float = MIP_REL_GAP,
-                   verbose: bool = False, threads: int | None = None,
-                   options: Mapping[str, Any] | None = None) -> Any:
+def highs_instance(
+    model: LinearModel,
+    *,
+    time_limit: float | None = None,
+    mip_gap: float = MIP_REL_GAP,
+    verbose: bool = False,
+    threads: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Any:
     """A ``highspy.Highs`` object holding ``model`` with optnoise's options.
 
     ``options`` are raw HiGHS options (``{"mip_allow_restart": False, "random_seed": 7}``)
@@ -209,8 +225,13 @@ def _set_highs_option(h: Any, name: str, value: Any) -> None:
         raise ValueError(f"options: HiGHS refused {name}={value!r} (out of its allowed range)")
 
 
-def _solve_highs(model: LinearModel, time_limit: float | None, mip_gap: float, verbose: bool,
-                 options: Mapping[str, Any] | None = None) -> SolverOutput:
+def _solve_highs(
+    model: LinearModel,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    options: Mapping[str, Any] | None = None,
+) -> SolverOutput:
     import highspy
 
     h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
@@ -273,8 +294,9 @@ def _solve_pulp(model: LinearModel, name: str, time_limit: float | None, mip_gap
         return _solve_pulp_inner(model, name, time_limit, mip_gap, verbose)
 
 
-def _solve_pulp_inner(model: LinearModel, name: str, time_limit: float | None, mip_gap: float,
-                      verbose: bool) -> SolverOutput:
+def _solve_pulp_inner(
+    model: LinearModel, name: str, time_limit: float | None, mip_gap: float, verbose: bool
+) -> SolverOutput:
     import pulp
 
     solver = _pulp_solver(name, time_limit, mip_gap, verbose)
@@ -316,8 +338,16 @@ def _solve_pulp_inner(model: LinearModel, name: str, time_limit: float | None, m
     else:
         status = "error"
     obj = float(model.c @ x + model.offset) if has_x else None
-    return SolverOutput(status, x if has_x else None, obj, obj if status == "optimal" else None,
-                        0.0 if status == "optimal" else None, dt, name, message=raw)
+    return SolverOutput(
+        status,
+        x if has_x else None,
+        obj,
+        obj if status == "optimal" else None,
+        0.0 if status == "optimal" else None,
+        dt,
+        name,
+        message=raw,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -391,8 +421,16 @@ def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) ->
         for idx, v in parts:
             x[idx] = np.asarray(v.value, dtype=float).ravel()
     objv = float(model.c @ x + model.offset) if x is not None else None
-    return SolverOutput(status, x, objv, objv if status == "optimal" else None,
-                        0.0 if status == "optimal" else None, dt, "cvxpy", message=str(st))
+    return SolverOutput(
+        status,
+        x,
+        objv,
+        objv if status == "optimal" else None,
+        0.0 if status == "optimal" else None,
+        dt,
+        "cvxpy",
+        message=str(st),
+    )
 
 
 # --------------------------------------------------------------------------

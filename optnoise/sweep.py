@@ -10,6 +10,7 @@ processes (``backend="process"``) or on a Dask cluster (``backend="dask"``).
 >>> len(pts)
 3
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,9 +34,28 @@ BACKENDS = ("process", "dask")
 
 #: Columns of a sweep row (CSV header order).
 ROW_KEYS = (
-    "n", "eps", "delta", "neighborhood", "directed", "shifts", "metric", "privacy", "objective",
-    "max_distortion", "status", "distortion", "achieved_pdp", "achieved_pdp_kadam", "achieved_dp",
-    "mse_mean", "mse_worst", "solver", "solve_time_s", "gap", "pmf", "error",
+    "n",
+    "eps",
+    "delta",
+    "neighborhood",
+    "directed",
+    "shifts",
+    "metric",
+    "privacy",
+    "objective",
+    "max_distortion",
+    "status",
+    "distortion",
+    "achieved_pdp",
+    "achieved_pdp_kadam",
+    "achieved_dp",
+    "mse_mean",
+    "mse_worst",
+    "solver",
+    "solve_time_s",
+    "gap",
+    "pmf",
+    "error",
 )
 
 
@@ -59,7 +79,9 @@ def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool 
             else:
                 values = [float(p) for p in s.split(",") if p.strip()]
         except ValueError:
-            raise ValueError(f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:count'; got {text!r}") from None
+            raise ValueError(
+                f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:count'; got {text!r}"
+            ) from None
     if not values:
         raise ValueError(f"{name} grid is empty")
     if integer:
@@ -88,11 +110,20 @@ def grid_points(
     pts = []
     second = list(delta if objective == "distortion" else (max_distortion or []))
     if not second:
-        raise ValueError("max_distortion is required with objective='delta'" if objective == "delta"
-                         else "delta grid is empty")
+        raise ValueError(
+            "max_distortion is required with objective='delta'" if objective == "delta" else "delta grid is empty"
+        )
     for nn, e, s, nb, met, pv in itertools.product(n, eps, second, neighborhoods, metric, privacy):
-        p = {"n": int(nn), "eps": float(e), "neighborhood": nb, "directed": bool(directed), "metric": met,
-             "privacy": pv, "objective": objective, "dim": dim}
+        p = {
+            "n": int(nn),
+            "eps": float(e),
+            "neighborhood": nb,
+            "directed": bool(directed),
+            "metric": met,
+            "privacy": pv,
+            "objective": objective,
+            "dim": dim,
+        }
         p["delta" if objective == "distortion" else "max_distortion"] = float(s)
         design_of(p)
         pts.append(p)
@@ -106,14 +137,26 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     are passed through, so :class:`NoiseDesign` checks that they fit the objective.
     """
     nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
-    return NoiseDesign(n=point["n"], eps=point["eps"], delta=point.get("delta"), neighborhood=nb,
-                       metric=point.get("metric", "er"), privacy=point.get("privacy", "pdp"),
-                       objective=point.get("objective", "distortion"), max_distortion=point.get("max_distortion"))
+    return NoiseDesign(
+        n=point["n"],
+        eps=point["eps"],
+        delta=point.get("delta"),
+        neighborhood=nb,
+        metric=point.get("metric", "er"),
+        privacy=point.get("privacy", "pdp"),
+        objective=point.get("objective", "distortion"),
+        max_distortion=point.get("max_distortion"),
+    )
 
 
-def run_point(point: dict[str, Any], solver: str = "highs", time_limit: float | None = None,
-              cache: str | None = None, mip_gap: float = MIP_REL_GAP,
-              options: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_point(
+    point: dict[str, Any],
+    solver: str = "highs",
+    time_limit: float | None = None,
+    cache: str | None = None,
+    mip_gap: float = MIP_REL_GAP,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Solve one grid point and return its CSV row (top-level, so it pickles)."""
     import json
 
@@ -121,14 +164,28 @@ def run_point(point: dict[str, Any], solver: str = "highs", time_limit: float | 
     res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
     d = res.to_dict()
     return {
-        "n": design.n, "eps": design.eps, "delta": d["delta"], "neighborhood": point["neighborhood"],
-        "directed": design.neighborhood.directed, "shifts": " ".join(map(str, d["shifts"])),
-        "metric": design.metric, "privacy": design.privacy, "objective": design.objective,
-        "max_distortion": design.max_distortion, "status": res.status, "distortion": res.distortion,
-        "achieved_pdp": res.achieved.get("pdp"), "achieved_pdp_kadam": res.achieved.get("pdp-kadam"),
-        "achieved_dp": res.achieved.get("dp"), "mse_mean": res.actual.get("mse_mean"),
-        "mse_worst": res.actual.get("mse_worst"), "solver": solver, "solve_time_s": res.solve_time,
-        "gap": res.gap, "pmf": json.dumps(d["pmf"]), "error": "",
+        "n": design.n,
+        "eps": design.eps,
+        "delta": d["delta"],
+        "neighborhood": point["neighborhood"],
+        "directed": design.neighborhood.directed,
+        "shifts": " ".join(map(str, d["shifts"])),
+        "metric": design.metric,
+        "privacy": design.privacy,
+        "objective": design.objective,
+        "max_distortion": design.max_distortion,
+        "status": res.status,
+        "distortion": res.distortion,
+        "achieved_pdp": res.achieved.get("pdp"),
+        "achieved_pdp_kadam": res.achieved.get("pdp-kadam"),
+        "achieved_dp": res.achieved.get("dp"),
+        "mse_mean": res.actual.get("mse_mean"),
+        "mse_worst": res.actual.get("mse_worst"),
+        "solver": solver,
+        "solve_time_s": res.solve_time,
+        "gap": res.gap,
+        "pmf": json.dumps(d["pmf"]),
+        "error": "",
     }
 
 
@@ -187,8 +244,10 @@ def run_sweep(
         # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
         # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start clean.
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futs = {pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
-                    for i, p in enumerate(points)}
+            futs = {
+                pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
+                for i, p in enumerate(points)
+            }
             for fut in as_completed(futs):
                 rows[futs[fut]] = fut.result()
                 bar.update()
@@ -204,9 +263,16 @@ def run_sweep(
             scheduler = cluster.scheduler_address
         try:
             with Client(scheduler) as client:
-                futs = client.map(run_point, list(points), solver=solver, time_limit=time_limit, cache=cache_s,
-                                  mip_gap=mip_gap, options=options,
-                                  pure=False)
+                futs = client.map(
+                    run_point,
+                    list(points),
+                    solver=solver,
+                    time_limit=time_limit,
+                    cache=cache_s,
+                    mip_gap=mip_gap,
+                    options=options,
+                    pure=False,
+                )
                 index = {f.key: i for i, f in enumerate(futs)}
                 for fut in dask_completed(futs):
                     rows[index[fut.key]] = fut.result()

@@ -1,4 +1,5 @@
 """Smoke tests of the benchmark scripts (their timings live in benchmarks/RESULTS.md, never here)."""
+
 import importlib.util
 import subprocess
 import sys
@@ -18,8 +19,7 @@ def test_every_benchmark_is_listed():
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_benchmark_help_runs(script):
-    out = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "usage" in out.stdout.lower()
 

@@ -1,4 +1,5 @@
 """Certified designs: exact bounds, exact checks, repair, exact sampling, save/load and the CLI."""
+
 import decimal
 import itertools
 import json
@@ -198,8 +199,9 @@ def test_eq57_vector_example_certified():
 
 def test_certificate_holds_for_every_notion_and_direction():
     for notion, directed, delta in itertools.product(("dp", "pdp", "pdp-kadam"), (False, True), (0.0, 0.05)):
-        res = NoiseDesign(n=6, eps=0.8, delta=delta, neighborhood=Neighborhood.bd(2, directed=directed),
-                          metric="mse", privacy=notion).solve()
+        res = NoiseDesign(
+            n=6, eps=0.8, delta=delta, neighborhood=Neighborhood.bd(2, directed=directed), metric="mse", privacy=notion
+        ).solve()
         cd = res.certify()
         assert cd.notion == notion and cd.certified_delta <= Fraction(delta)
         shifts = cd.design.shifts
@@ -240,8 +242,9 @@ def test_never_quietly_weakens_the_target():
 
 
 def test_minimise_delta_design_certified_near_the_minimum():
-    res = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(2), privacy="pdp", objective="delta",
-                      max_distortion=0.4).solve()
+    res = NoiseDesign(
+        n=6, eps=1.0, neighborhood=Neighborhood.bd(2), privacy="pdp", objective="delta", max_distortion=0.4
+    ).solve()
     cd = res.certify()
     assert float(cd.certified_delta) <= res.delta_objective + 1e-6
     assert float(cd.certified_delta) >= res.delta_objective - 1e-6  # it is the minimum
@@ -252,20 +255,29 @@ def test_minimise_delta_design_certified_near_the_minimum():
 
 def test_refuses_non_optimal_results():
     cost = np.ones(7)
-    bad = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, privacy="pdp",
-                      objective="delta", max_distortion=0.5).solve()
+    bad = NoiseDesign(
+        n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, privacy="pdp", objective="delta", max_distortion=0.5
+    ).solve()
     assert bad.status == "infeasible"
     with pytest.raises(CertificationError, match="status 'infeasible'"):
         bad.certify()
     good = NoiseDesign(n=6, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="pdp").solve()
-    incumbent = DesignResult(design=good.design, status="time_limit", pmf=good.pmf, solver="highs",
-                             solve_time=1.0, model_size=good.model_size, gap=0.5)
+    incumbent = DesignResult(
+        design=good.design,
+        status="time_limit",
+        pmf=good.pmf,
+        solver="highs",
+        solve_time=1.0,
+        model_size=good.model_size,
+        gap=0.5,
+    )
     with pytest.raises(CertificationError, match="allow_suboptimal"):
         incumbent.certify()
     cd = incumbent.certify(allow_suboptimal=True)
     assert cd.solver["status"] == "time_limit" and cd.verify()
-    no_pmf = DesignResult(design=good.design, status="time_limit", pmf=None, solver="highs", solve_time=1.0,
-                          model_size={})
+    no_pmf = DesignResult(
+        design=good.design, status="time_limit", pmf=None, solver="highs", solve_time=1.0, model_size={}
+    )
     with pytest.raises(CertificationError, match="has no PMF"):
         no_pmf.certify(allow_suboptimal=True)
 
@@ -419,8 +431,29 @@ def test_load_refuses_tampered_and_newer_files(fig10_cert, tmp_path):
 
 def test_cli_solve_certify_release(tmp_path, capsys):
     res, des = tmp_path / "res.json", tmp_path / "design.json"
-    assert main(["solve", "--n", "8", "--eps", "1.5", "--delta", "0.1238", "--neighborhood", "bd:3", "--directed",
-                 "--privacy", "pdp-kadam", "--format", "json", "--out", str(res)]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                "--n",
+                "8",
+                "--eps",
+                "1.5",
+                "--delta",
+                "0.1238",
+                "--neighborhood",
+                "bd:3",
+                "--directed",
+                "--privacy",
+                "pdp-kadam",
+                "--format",
+                "json",
+                "--out",
+                str(res),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["certify", "--result", str(res), "--out", str(des)]) == 0
     out = capsys.readouterr().out
@@ -438,8 +471,28 @@ def test_cli_solve_certify_release(tmp_path, capsys):
 
 def test_cli_certify_from_problem_flags_vector(tmp_path, capsys):
     des = tmp_path / "v.json"
-    assert main(["certify", "--n", "3", "--eps", "1", "--neighborhood", "shifts:1/0,0/1", "--dim", "2",
-                 "--privacy", "dp", "--out", str(des), "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "certify",
+                "--n",
+                "3",
+                "--eps",
+                "1",
+                "--neighborhood",
+                "shifts:1/0,0/1",
+                "--dim",
+                "2",
+                "--privacy",
+                "dp",
+                "--out",
+                str(des),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert d["shape"] == [4, 4]
     assert main(["release", "--design", str(des), "--value", "1/2,3/0", "--count", "2", "--seed", "1"]) == 0
@@ -450,22 +503,60 @@ def test_cli_certify_from_problem_flags_vector(tmp_path, capsys):
 def test_cli_exit_codes(tmp_path, capsys):
     # a certificate that cannot be met within --max-loss 0: exit 1, one line
     # (16-bit weights: rounding breaks tight rows by ~1e-5, so any repair costs far more than 1e-9)
-    rc = main(["certify", "--n", "8", "--eps", "1", "--neighborhood", "bd:1", "--metric", "mse", "--privacy", "dp",
-               "--bits", "16", "--max-loss", "1e-9"])
+    rc = main(
+        [
+            "certify",
+            "--n",
+            "8",
+            "--eps",
+            "1",
+            "--neighborhood",
+            "bd:1",
+            "--metric",
+            "mse",
+            "--privacy",
+            "dp",
+            "--bits",
+            "16",
+            "--max-loss",
+            "1e-9",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "cannot certify" in err and len(err.strip().splitlines()) == 1
     # an infeasible problem: exit 3 (not optimal)
     cost = tmp_path / "cost.json"
     cost.write_text(json.dumps([1.0] * 7))
-    rc = main(["certify", "--n", "6", "--eps", "1", "--neighborhood", "bd:2", "--cost", str(cost),
-               "--minimize", "delta", "--max-distortion", "0.5"])
+    rc = main(
+        [
+            "certify",
+            "--n",
+            "6",
+            "--eps",
+            "1",
+            "--neighborhood",
+            "bd:2",
+            "--cost",
+            str(cost),
+            "--minimize",
+            "delta",
+            "--max-distortion",
+            "0.5",
+        ]
+    )
     assert rc == 3 and "infeasible" in capsys.readouterr().err
 
 
 def test_certified_design_validates_weights(fig10_cert):
     with pytest.raises(ValueError, match="sum to 2\\*\\*bits"):
-        CertifiedDesign(design=fig10_cert.design, weights=np.ones(9, dtype=np.int64), bits=62, eps=1.5,
-                        delta=0.1238, certified_delta=Fraction(0))
+        CertifiedDesign(
+            design=fig10_cert.design,
+            weights=np.ones(9, dtype=np.int64),
+            bits=62,
+            eps=1.5,
+            delta=0.1238,
+            certified_delta=Fraction(0),
+        )
 
 
 def test_release_signature_follows_the_issue_contract():

@@ -1,4 +1,5 @@
 """The optnoise command line: contract keys, exit codes and one-line errors."""
+
 import csv
 import io
 import json
@@ -8,8 +9,22 @@ import pytest
 
 from optnoise.cli import main
 
-SOLVE = ["solve", "--n", "8", "--eps", "1.5", "--delta", "0.1238", "--neighborhood", "bd:3", "--directed",
-         "--metric", "er", "--privacy", "pdp-kadam"]
+SOLVE = [
+    "solve",
+    "--n",
+    "8",
+    "--eps",
+    "1.5",
+    "--delta",
+    "0.1238",
+    "--neighborhood",
+    "bd:3",
+    "--directed",
+    "--metric",
+    "er",
+    "--privacy",
+    "pdp-kadam",
+]
 
 
 def run(capsys, argv):
@@ -22,8 +37,21 @@ def test_solve_json_contract(capsys):
     code, out, err = run(capsys, SOLVE + ["--format", "json"])
     assert code == 0, err
     d = json.loads(out)
-    for key in ("n", "eps", "delta", "shifts", "directed", "metric", "privacy", "status", "pmf", "distortion",
-                "achieved", "solver", "solve_time_s"):
+    for key in (
+        "n",
+        "eps",
+        "delta",
+        "shifts",
+        "directed",
+        "metric",
+        "privacy",
+        "status",
+        "pmf",
+        "distortion",
+        "achieved",
+        "solver",
+        "solve_time_s",
+    ):
         assert key in d
     assert d["shifts"] == [1, 2, 3] and d["directed"] is True
     assert d["status"] == "optimal"
@@ -38,9 +66,27 @@ def test_solve_json_stdout_is_pure_json(solver):
     import subprocess
     import sys
 
-    argv = [sys.executable, "-c", "import sys; from optnoise.cli import main; sys.exit(main())", "solve",
-            "--n", "8", "--eps", "1.5", "--delta", "0.1238", "--neighborhood", "bd:3", "--directed",
-            "--privacy", "pdp", "--solver", solver, "--format", "json"]
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; from optnoise.cli import main; sys.exit(main())",
+        "solve",
+        "--n",
+        "8",
+        "--eps",
+        "1.5",
+        "--delta",
+        "0.1238",
+        "--neighborhood",
+        "bd:3",
+        "--directed",
+        "--privacy",
+        "pdp",
+        "--solver",
+        solver,
+        "--format",
+        "json",
+    ]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["status"] == "optimal"
@@ -54,8 +100,23 @@ def test_solve_table_prints_the_shift_set(capsys):
 
 
 def test_vector_query_cli(capsys):
-    code, out, _ = run(capsys, ["solve", "--n", "6", "--eps", "3", "--neighborhood", "shifts:1/2,3/5", "--dim", "2",
-                                "--directed", "--format", "json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "solve",
+            "--n",
+            "6",
+            "--eps",
+            "3",
+            "--neighborhood",
+            "shifts:1/2,3/5",
+            "--dim",
+            "2",
+            "--directed",
+            "--format",
+            "json",
+        ],
+    )
     assert code == 0
     d = json.loads(out)
     assert np.asarray(d["pmf"]).shape == (7, 7)
@@ -63,20 +124,72 @@ def test_vector_query_cli(capsys):
 
 
 def test_minimise_delta_and_infeasible(capsys, tmp_path):
-    code, out, _ = run(capsys, ["solve", "--n", "6", "--eps", "1", "--neighborhood", "bd:2", "--minimize", "delta",
-                                "--max-distortion", "0.4", "--privacy", "dp", "--format", "json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "solve",
+            "--n",
+            "6",
+            "--eps",
+            "1",
+            "--neighborhood",
+            "bd:2",
+            "--minimize",
+            "delta",
+            "--max-distortion",
+            "0.4",
+            "--privacy",
+            "dp",
+            "--format",
+            "json",
+        ],
+    )
     assert code == 0 and json.loads(out)["status"] == "optimal"
     cost = tmp_path / "cost.json"
     cost.write_text(json.dumps([1.0] * 7))
-    code, out, _ = run(capsys, ["solve", "--n", "6", "--eps", "1", "--neighborhood", "bd:2", "--cost", str(cost),
-                                "--minimize", "delta", "--max-distortion", "0.5", "--format", "json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "solve",
+            "--n",
+            "6",
+            "--eps",
+            "1",
+            "--neighborhood",
+            "bd:2",
+            "--cost",
+            str(cost),
+            "--minimize",
+            "delta",
+            "--max-distortion",
+            "0.5",
+            "--format",
+            "json",
+        ],
+    )
     assert code == 3
     assert json.loads(out)["status"] == "infeasible"
 
 
 def test_time_limit_reports_status(capsys):
-    code, out, _ = run(capsys, ["solve", "--n", "120", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:10",
-                                "--time-limit", "0.5", "--format", "json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "solve",
+            "--n",
+            "120",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--neighborhood",
+            "bd:10",
+            "--time-limit",
+            "0.5",
+            "--format",
+            "json",
+        ],
+    )
     d = json.loads(out)
     assert d["status"] in ("time_limit", "optimal")
     assert code == (0 if d["status"] == "optimal" else 3)
@@ -96,8 +209,23 @@ def test_mip_gap_and_highs_options_reach_the_solver(capsys, monkeypatch, command
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(NoiseDesign, "solve", spy)
-    argv = [command, "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "1e-4",
-            "--highs-option", "mip_allow_restart=false", "--highs-option", "random_seed=3"]
+    argv = [
+        command,
+        "--n",
+        "8",
+        "--eps",
+        "1",
+        "--delta",
+        "0.1",
+        "--neighborhood",
+        "bd:3",
+        "--mip-gap",
+        "1e-4",
+        "--highs-option",
+        "mip_allow_restart=false",
+        "--highs-option",
+        "random_seed=3",
+    ]
     code, _, err = run(capsys, argv + (["--no-cache", "--quiet"] if command == "sweep" else []))
     assert code == 0, err
     assert seen == [(1e-4, {"mip_allow_restart": False, "random_seed": 3})]
@@ -128,14 +256,58 @@ BAD = [
     (["solve", "--n", "8", "--eps", "abc", "--neighborhood", "bd:3"], "eps"),
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mip-gap", "-1"], "mip_gap"),
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mip-gap", "x"], "mip-gap"),
-    (["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--mip-gap", "nan",
-      "--no-cache"], "mip_gap"),
+    (
+        [
+            "sweep",
+            "--n",
+            "8",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--neighborhood",
+            "bd:3",
+            "--mip-gap",
+            "nan",
+            "--no-cache",
+        ],
+        "mip_gap",
+    ),
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--highs-option", "bogus=1"], "bogus"),
     (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--highs-option", "novalue"], "NAME=VALUE"),
-    (["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--no-cache",
-      "--highs-option", "mip_allow_restart=maybe"], "True or False"),
-    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--solver", "cbc",
-      "--highs-option", "random_seed=3"], "HiGHS options"),
+    (
+        [
+            "sweep",
+            "--n",
+            "8",
+            "--eps",
+            "1",
+            "--delta",
+            "0.1",
+            "--neighborhood",
+            "bd:3",
+            "--no-cache",
+            "--highs-option",
+            "mip_allow_restart=maybe",
+        ],
+        "True or False",
+    ),
+    (
+        [
+            "solve",
+            "--n",
+            "8",
+            "--eps",
+            "1",
+            "--neighborhood",
+            "bd:3",
+            "--solver",
+            "cbc",
+            "--highs-option",
+            "random_seed=3",
+        ],
+        "HiGHS options",
+    ),
     (["sweep", "--n", "8", "--eps", "0:1:x", "--neighborhood", "bd:3"], "eps"),
     (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--jobs", "0"], "jobs"),
     (["figures", "nopaper"], "paper"),
@@ -169,8 +341,22 @@ def test_verify_pass_and_fail(capsys, tmp_path):
     code, out, _ = run(capsys, common + ["--delta", "0.05", "--privacy", "pdp"])
     assert code == 1 and "FAIL" in out
     # the same pmf against the symmetric neighbourhood leaks more
-    code, out, _ = run(capsys, ["verify", "--pmf", str(res), "--eps", "1.5", "--neighborhood", "bd:3",
-                                "--delta", "0.1239", "--format", "json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "verify",
+            "--pmf",
+            str(res),
+            "--eps",
+            "1.5",
+            "--neighborhood",
+            "bd:3",
+            "--delta",
+            "0.1239",
+            "--format",
+            "json",
+        ],
+    )
     assert code == 1 and json.loads(out)["ok"] is False
 
 
@@ -179,8 +365,9 @@ def test_verify_rejects_bad_pmf(capsys, tmp_path):
     bad.write_text("[0.5, 0.6]")
     code, _, err = run(capsys, ["verify", "--pmf", str(bad), "--eps", "1", "--neighborhood", "sd:1"])
     assert code == 2 and "sum to 1" in err
-    code, _, err = run(capsys, ["verify", "--pmf", str(tmp_path / "missing.json"), "--eps", "1",
-                                "--neighborhood", "sd:1"])
+    code, _, err = run(
+        capsys, ["verify", "--pmf", str(tmp_path / "missing.json"), "--eps", "1", "--neighborhood", "sd:1"]
+    )
     assert code == 2 and "not found" in err
     neg = tmp_path / "neg.txt"
     neg.write_text("1.5 -0.5")
@@ -190,9 +377,32 @@ def test_verify_rejects_bad_pmf(capsys, tmp_path):
 
 def test_sweep_csv(capsys, tmp_path):
     out = tmp_path / "s.csv"
-    code, _, err = run(capsys, ["sweep", "--n", "6,8", "--eps", "0.5:1.5:3", "--delta", "0,0.1", "--neighborhood",
-                                "bd:2", "--neighborhood", "sd:1", "--directed", "--privacy", "dp,pdp",
-                                "--cache", str(tmp_path / "cache"), "--out", str(out), "--quiet", "--jobs", "2"])
+    code, _, err = run(
+        capsys,
+        [
+            "sweep",
+            "--n",
+            "6,8",
+            "--eps",
+            "0.5:1.5:3",
+            "--delta",
+            "0,0.1",
+            "--neighborhood",
+            "bd:2",
+            "--neighborhood",
+            "sd:1",
+            "--directed",
+            "--privacy",
+            "dp,pdp",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--out",
+            str(out),
+            "--quiet",
+            "--jobs",
+            "2",
+        ],
+    )
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert len(rows) == 2 * 3 * 2 * 2 * 2

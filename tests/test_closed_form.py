@@ -6,6 +6,7 @@ re-checked with :func:`optnoise.privacy.delta_pdp_kadam`, which knows nothing
 of the closed forms. Expected numbers are the paper's printed values, hand
 computations written out here, or solver outputs; never closed_form output.
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,7 @@ TOL = 1e-7  # closed form vs solver
 LEAK_TOL = 1e-12  # rounding in e^eps * f(eta+mu) == f(eta) on exact staircases
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _solve(kind: str, n: int, mu: int, eps: float, delta: float) -> tuple[float, ...]:
     nb = Neighborhood.sd(mu, directed=True) if kind == "sd" else Neighborhood.bd(mu, directed=True)
     res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=nb, metric="er", privacy="pdp-kadam").solve()
@@ -132,9 +133,14 @@ class TestPaperNumbers:
             assert solve("bd", 8, 3, e, lo * 1.01)[0] == pytest.approx(phi, abs=TOL)
             assert solve("bd", 8, 3, e, lo * 0.999)[0] < phi - 1e-6
 
-    @pytest.mark.parametrize("delta, lengths", [
-        (0.1212, (1, 3, 3, 2)), (0.12385, (1, 3, 2, 3)), (0.15225, (1, 3, 2, 2, 1)),
-    ])
+    @pytest.mark.parametrize(
+        "delta, lengths",
+        [
+            (0.1212, (1, 3, 3, 2)),
+            (0.12385, (1, 3, 2, 3)),
+            (0.15225, (1, 3, 2, 2, 1)),
+        ],
+    )
     def test_fig10b_step_lengths(self, delta, lengths):
         # the printed deltas are rounded; the upper end of each rounding interval
         # lies inside the flat region that starts at the exact boundary
@@ -158,7 +164,7 @@ class TestPaperNumbers:
         for k in range(1, n):
             pmf = cf.sd_pmf(n, mu, e, delta=low[k])
             assert pmf[order][n - k] == pytest.approx(low[k], rel=1e-12)
-            assert np.all(pmf[order][n - k + 1:] == 0)
+            assert np.all(pmf[order][n - k + 1 :] == 0)
 
     def test_corollary1_first_branch(self):
         # The text after (22) says "delta = (1 - rho) e^{-n eps}" between eps_1 and
@@ -248,8 +254,7 @@ def _bd_points(reg: cf.BDRegions) -> list[float]:
 
 # (n, mu_bar, eps): b = 1, 2 (r = 0 and r > 0), 3 (r = 0, 1, 2; with and without
 # the cut at small eps)
-BD_GRID = [(4, 3, 1.0), (6, 4, 0.8), (8, 4, 1.0), (9, 4, 0.5), (15, 5, 0.4), (15, 5, 1.0),
-           (16, 5, 0.7), (20, 6, 1.2)]
+BD_GRID = [(4, 3, 1.0), (6, 4, 0.8), (8, 4, 1.0), (9, 4, 0.5), (15, 5, 0.4), (15, 5, 1.0), (16, 5, 0.7), (20, 6, 1.2)]
 
 
 @pytest.mark.parametrize("n, mb, e", BD_GRID)
@@ -330,8 +335,10 @@ def test_bd_printed_39_pmf_leaks():
     lengths = cf.bd_step_lengths(n, mb, h, j, linear=True)
     xi_j = sum(math.exp(-i * e) for i in range(j))
     single = b - h + j + 1
-    vals = [d * math.exp((b - h - i) * e) / xi_j if i < single else d * math.exp((b - h - i + 1) * e) / xi_j
-            for i in range(len(lengths))]
+    vals = [
+        d * math.exp((b - h - i) * e) / xi_j if i < single else d * math.exp((b - h - i + 1) * e) / xi_j
+        for i in range(len(lengths))
+    ]
     vals[single] = 0.0
     vals[single] = 1 - sum(l * v for l, v in zip(lengths, vals))
     printed = np.repeat(vals, lengths)
@@ -458,8 +465,7 @@ def test_sd_limit_is_exp_minus_eps_not_half():
     assert cf.sd_limit_pmf(e, h).sum() == pytest.approx(1.0, abs=1e-12)
     es = np.array([0.1, 0.5, 1.0, 3.0])
     np.testing.assert_allclose(cf.sd_error_rate(2000, 1, es), cf.sd_limit_error_rate(es), atol=1e-12)
-    np.testing.assert_allclose(cf.sd_pmf(2000, 7, 1.0)[[0, 7, 14, 21]], cf.sd_limit_pmf(1.0, np.arange(4)),
-                               atol=1e-12)
+    np.testing.assert_allclose(cf.sd_pmf(2000, 7, 1.0)[[0, 7, 14, 21]], cf.sd_limit_pmf(1.0, np.arange(4)), atol=1e-12)
 
 
 def test_bd_limit():
@@ -485,7 +491,8 @@ def test_sd_limit_phi0_51_is_n_independent():
             d = 0.5 * (low[k] + bar[k])
             assert 1 - cf.sd_error_rate(n, 1, e, delta=d) == pytest.approx(lvl, rel=1e-12)
     assert solve("sd", 6, 1, e, 0.5 * sum(x[4] for x in cf.sd_boundaries(6, 1, e)))[0] == pytest.approx(
-        cf.sd_limit_phi0(2, e), abs=TOL)
+        cf.sd_limit_phi0(2, e), abs=TOL
+    )
     assert cf.sd_limit_phi0(500, e) == pytest.approx(1 - math.exp(-e))
 
 
@@ -549,8 +556,7 @@ def test_sd_property_feasible_and_monotone(n, data, e, d):
     assert cf.sd_error_rate(n, mu, e, delta=min(1.0, d + 0.01)) <= cf.sd_error_rate(n, mu, e, delta=d) + 1e-15
 
 
-_BD_OK = [(n, mb) for mb in range(2, 8) for n in range(mb, 4 * mb + 4)
-          if n // mb <= 3 and n // mb + n % mb < mb]
+_BD_OK = [(n, mb) for mb in range(2, 8) for n in range(mb, 4 * mb + 4) if n // mb <= 3 and n // mb + n % mb < mb]
 
 
 @settings(max_examples=40, deadline=None)
@@ -562,28 +568,31 @@ def test_bd_property_feasible_and_monotone(nm, e, d):
     assert cf.bd_error_rate(n, mb, e, delta=min(1.0, d + 0.01)) <= cf.bd_error_rate(n, mb, e, delta=d) + 1e-15
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: cf.sd_pmf(0, 1, 1.0), "n must be an integer >= 1"),
-    (lambda: cf.sd_pmf(7, 0, 1.0), "mu must be an integer >= 1 and <= 7"),
-    (lambda: cf.sd_pmf(7, 8, 1.0), "mu must be an integer >= 1 and <= 7"),
-    (lambda: cf.sd_pmf(7, 3, 0.0), "eps must be a finite number > 0"),
-    (lambda: cf.sd_pmf(7, 3, [1.0, -1.0]), "eps must be a finite number > 0"),
-    (lambda: cf.sd_pmf(7, 3, float("nan")), "eps must be finite"),
-    (lambda: cf.sd_pmf(7, 3, "x"), "eps must be a real number"),
-    (lambda: cf.sd_pmf(7, 3, 1.0, delta=1.5), r"delta must be in \[0, 1\]"),
-    (lambda: cf.sd_pmf(7, 3, 1.0, delta=[0.1, float("nan")]), "delta must be finite"),
-    (lambda: cf.sd_level_curve(7, 3, 0.0, 1.0), r"rho must be in \(0, 1\)"),
-    (lambda: cf.sd_level_eps(7, 3, 1.2), r"rho must be in \[0, 1\]"),
-    (lambda: cf.bd_pmf(8, 3, 1.5, delta=0.1), "b \\+ r < mu_bar.*n=8, mu_bar=3"),
-    (lambda: cf.bd_boundaries(8, 3, 1.5), "b \\+ r < mu_bar"),
-    (lambda: cf.bd_pmf(8, 9, 1.5), "mu_bar must be an integer >= 1 and <= 8"),
-    (lambda: cf.bd_step_lengths(9, 4, 2, 1), "h must be an integer >= 0 and <= 1"),
-    (lambda: cf.bd_step_lengths(9, 4, 1, 2), "j must be an integer >= 1 and <= 1"),
-    (lambda: cf.bd_limit_phi0(3, -1, 1, 1.0), "c must be an integer >= 0"),
-    (lambda: cf.sd_limit_pmf(1.0, [0, -1]), "h must be integers >= 0"),
-    (lambda: cf.bd_limit_pmf(3, 1.0, [0.5]), "eta must be integers >= 0"),
-    (lambda: cf.sd_cycle(True, 1), "n must be an integer"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: cf.sd_pmf(0, 1, 1.0), "n must be an integer >= 1"),
+        (lambda: cf.sd_pmf(7, 0, 1.0), "mu must be an integer >= 1 and <= 7"),
+        (lambda: cf.sd_pmf(7, 8, 1.0), "mu must be an integer >= 1 and <= 7"),
+        (lambda: cf.sd_pmf(7, 3, 0.0), "eps must be a finite number > 0"),
+        (lambda: cf.sd_pmf(7, 3, [1.0, -1.0]), "eps must be a finite number > 0"),
+        (lambda: cf.sd_pmf(7, 3, float("nan")), "eps must be finite"),
+        (lambda: cf.sd_pmf(7, 3, "x"), "eps must be a real number"),
+        (lambda: cf.sd_pmf(7, 3, 1.0, delta=1.5), r"delta must be in \[0, 1\]"),
+        (lambda: cf.sd_pmf(7, 3, 1.0, delta=[0.1, float("nan")]), "delta must be finite"),
+        (lambda: cf.sd_level_curve(7, 3, 0.0, 1.0), r"rho must be in \(0, 1\)"),
+        (lambda: cf.sd_level_eps(7, 3, 1.2), r"rho must be in \[0, 1\]"),
+        (lambda: cf.bd_pmf(8, 3, 1.5, delta=0.1), "b \\+ r < mu_bar.*n=8, mu_bar=3"),
+        (lambda: cf.bd_boundaries(8, 3, 1.5), "b \\+ r < mu_bar"),
+        (lambda: cf.bd_pmf(8, 9, 1.5), "mu_bar must be an integer >= 1 and <= 8"),
+        (lambda: cf.bd_step_lengths(9, 4, 2, 1), "h must be an integer >= 0 and <= 1"),
+        (lambda: cf.bd_step_lengths(9, 4, 1, 2), "j must be an integer >= 1 and <= 1"),
+        (lambda: cf.bd_limit_phi0(3, -1, 1, 1.0), "c must be an integer >= 0"),
+        (lambda: cf.sd_limit_pmf(1.0, [0, -1]), "h must be integers >= 0"),
+        (lambda: cf.bd_limit_pmf(3, 1.0, [0.5]), "eta must be integers >= 0"),
+        (lambda: cf.sd_cycle(True, 1), "n must be an integer"),
+    ],
+)
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -4,6 +4,7 @@ Expected values come from brute-force enumeration of explicit product pmfs
 (optnoise.privacy.hockey_stick), independent closed forms written out here,
 numerical integration, dp-accounting, or numbers stated in the paper/issue.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -98,7 +99,9 @@ def test_kov_epsilon_inverts_delta():
     assert C.kov_epsilon(0.2, 10, 1e-3, delta0=1e-3) == math.inf
     e = C.kov_epsilon(0.2, 10, 0.05, delta0=1e-3)
     assert C.kov_delta(0.2, 10, e, delta0=1e-3) == pytest.approx(0.05, rel=1e-9)
-    np.testing.assert_allclose(C.kov_epsilon(0.3, 8, [1e-6, 1e-3]), [C.kov_epsilon(0.3, 8, 1e-6), C.kov_epsilon(0.3, 8, 1e-3)])
+    np.testing.assert_allclose(
+        C.kov_epsilon(0.3, 8, [1e-6, 1e-3]), [C.kov_epsilon(0.3, 8, 1e-6), C.kov_epsilon(0.3, 8, 1e-3)]
+    )
 
 
 def test_kov_large_k_matches_scipy_binomial():
@@ -114,7 +117,9 @@ def test_kov_large_k_matches_scipy_binomial():
     assert np.all(np.isfinite(out)) and np.all(np.diff(out) <= 0)
     assert math.isfinite(C.kov_epsilon(eps0, k, 1e-10))
     # huge per-mechanism eps: no overflow
-    assert C.kov_delta(800.0, 3, 1000.0) == pytest.approx(-math.expm1(1000.0 - 2400.0) * (1 / (1 + math.exp(-800.0))) ** 3)
+    assert C.kov_delta(800.0, 3, 1000.0) == pytest.approx(
+        -math.expm1(1000.0 - 2400.0) * (1 / (1 + math.exp(-800.0))) ** 3
+    )
 
 
 def test_kov_matches_dp_accounting_pld():
@@ -162,7 +167,9 @@ def ddr_theorem(eps, T, eps_g):
     for l in range(T + 1):
         t = min(max((eps_g / eps + l + 1) / (T + 1), 0.0), 1.0)
         (p1, p0), (q1, q0) = rr_t(eps, t)
-        s = sum(special.comb(T, j) * (p1 ** (T - j) * p0**j - math.exp(eps_g) * q1 ** (T - j) * q0**j) for j in range(l + 1))
+        s = sum(
+            special.comb(T, j) * (p1 ** (T - j) * p0**j - math.exp(eps_g) * q1 ** (T - j) * q0**j) for j in range(l + 1)
+        )
         best = max(best, s)
     return best
 
@@ -287,7 +294,9 @@ def brute_adaptive_T2(eps, order, eg):
 
     best = max(h(s) for s in starts)
     for s in starts:
-        res = optimize.minimize(lambda th: -h(th), s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15, "maxiter": 4000})
+        res = optimize.minimize(
+            lambda th: -h(th), s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15, "maxiter": 4000}
+        )
         best = max(best, -res.fun)
     return best
 
@@ -301,7 +310,9 @@ def test_adaptive_recursion_equals_brute_force_T2(order):
 
 def test_adaptive_special_cases():
     eps, grid = 0.5, np.array([0.0, 0.2, 0.5, 0.8, 1.2])
-    np.testing.assert_allclose(C.adaptive_delta(eps, ["DP"] * 3, grid), C.kov_delta(eps, 3, grid), rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(
+        C.adaptive_delta(eps, ["DP"] * 3, grid), C.kov_delta(eps, 3, grid), rtol=1e-12, atol=1e-16
+    )
     # Proposition 2 / Corollary 5.1: one adaptive BR round anywhere = Theorem 3 with k = T - 1
     thm3 = C.br_dp_delta(eps, 3, 2, grid)
     for order in [("BR", "DP", "DP"), ("DP", "BR", "DP"), ("DP", "DP", "BR")]:
@@ -330,7 +341,10 @@ def brute_br_br_dp(eps, eg):
 
     g = np.linspace(0, 1, 11)
     starts = sorted(itertools.product(g, g, g), key=lambda th: -h(th))[:4]
-    return max(-optimize.minimize(lambda th: -h(th), s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15}).fun for s in starts)
+    return max(
+        -optimize.minimize(lambda th: -h(th), s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15}).fun
+        for s in starts
+    )
 
 
 @pytest.mark.parametrize("eps", [0.3, 1.0])
@@ -367,7 +381,9 @@ def test_expected_losses_lemma_3_2():
             P, Q = rr_t(eps, t)
             return float(np.sum(special.rel_entr(P, Q)))
 
-        best = -optimize.minimize_scalar(lambda t: -kl_t(t), bounds=(0, 1), method="bounded", options={"xatol": 1e-12}).fun
+        best = -optimize.minimize_scalar(
+            lambda t: -kl_t(t), bounds=(0, 1), method="bounded", options={"xatol": 1e-12}
+        ).fun
         assert C.br_expected_loss(eps) == pytest.approx(best, rel=1e-8)
     # the small-eps series joins the closed form
     assert C.br_expected_loss(0.999e-3) == pytest.approx(C.br_expected_loss(1.001e-3), rel=5e-3)
@@ -404,7 +420,10 @@ def test_setwise_anchor_cases_eq3():
     # mixed sets: sums of means and of variance proxies; the order of the sets is irrelevant
     mixed = C.setwise_epsilon(d, dp=[0.1, 0.2], br=[0.3], cdp=[(0.01, 0.1)])
     expect = (
-        C.dp_expected_loss(0.1) + C.dp_expected_loss(0.2) + C.br_expected_loss(0.3) + 0.01
+        C.dp_expected_loss(0.1)
+        + C.dp_expected_loss(0.2)
+        + C.br_expected_loss(0.3)
+        + 0.01
         + math.sqrt(2 * math.log(1 / d) * (0.01 + 0.04 + 0.09 / 4 + 0.01))
     )
     assert mixed == pytest.approx(expect, rel=1e-12)
@@ -416,7 +435,9 @@ def test_setwise_anchor_cases_eq3():
 def test_zcdp_conversion_is_optimum_over_renyi_order():
     for rho, d in [(0.02, 1e-5), (0.5, 1e-6), (3.0, 1e-3)]:
         L = math.log(1 / d)
-        res = optimize.minimize_scalar(lambda a: a * rho + L / (a - 1), bounds=(1 + 1e-9, 1e6), method="bounded", options={"xatol": 1e-12})
+        res = optimize.minimize_scalar(
+            lambda a: a * rho + L / (a - 1), bounds=(1 + 1e-9, 1e6), method="bounded", options={"xatol": 1e-12}
+        )
         assert C.zcdp_epsilon(rho, d) == pytest.approx(res.fun, rel=1e-8)
     eps, dt = C.setwise_zcdp_epsilon(1e-6, [0.1, 0.2], deltas=[1e-7, 2e-7])
     assert eps == pytest.approx(C.zcdp_epsilon(0.3, 1e-6))
@@ -435,7 +456,9 @@ def test_analytic_gaussian_sigma_issue_number_and_dp_accounting():
     assert C.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(dp_accounting.get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
     s = C.analytic_gaussian_sigma(0.5, 1e-6, sensitivity=3.0)
     assert s == pytest.approx(3.0 * dp_accounting.get_sigma_gaussian(0.5, 1e-6), rel=1e-9)
-    assert C.analytic_gaussian_epsilon(14.0, 1e-6) == pytest.approx(dp_accounting.get_epsilon_gaussian(14.0, 1e-6), rel=1e-8)
+    assert C.analytic_gaussian_epsilon(14.0, 1e-6) == pytest.approx(
+        dp_accounting.get_epsilon_gaussian(14.0, 1e-6), rel=1e-8
+    )
     assert C.analytic_gaussian_delta(0.5, s, sensitivity=3.0) == pytest.approx(1e-6, rel=1e-8)
 
 
@@ -466,7 +489,9 @@ def test_gaussian_privacy_loss_is_cdp_with_mu_and_tau():
 def test_laplace_lemma_6_2():
     b = 10.0
     assert stats.laplace(scale=b).var() == pytest.approx(2 * b**2)  # "the variance of Lap(b) is 2b^2"
-    assert C.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=20, linf_sensitivity=2.0) == pytest.approx(C.kov_epsilon(0.2, 20, 1e-6))
+    assert C.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=20, linf_sensitivity=2.0) == pytest.approx(
+        C.kov_epsilon(0.2, 20, 1e-6)
+    )
     # the exact Laplace composition (dp-accounting PLD) can only be smaller than the generic DP bound
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -562,8 +587,14 @@ def test_lemma_6_4_single_count_guarantees():
     for d2 in [1e-2, 1e-4]:
         eps, total = C.setwise_zcdp_epsilon(d2, [rho], deltas=[1e-4])
         hs = integrate.quad(
-            lambda x: max(C.truncated_gaussian_pdf(x, s, c) - math.exp(eps) * C.truncated_gaussian_pdf(x - linf, s, c), 0.0),
-            -c, c, points=[-c + linf], limit=200, epsabs=1e-14,
+            lambda x: max(
+                C.truncated_gaussian_pdf(x, s, c) - math.exp(eps) * C.truncated_gaussian_pdf(x - linf, s, c), 0.0
+            ),
+            -c,
+            c,
+            points=[-c + linf],
+            limit=200,
+            epsabs=1e-14,
         )[0]
         assert hs <= total
 

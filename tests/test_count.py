@@ -4,6 +4,7 @@ The paper's math was lost in extraction, so the reconstruction in
 optnoise.count is checked against the solver layer (the LP of Prop. 2), brute
 force over all output events, and random feasible alphas.
 """
+
 import itertools
 import math
 

@@ -1,4 +1,5 @@
 """NoiseDesign: the paper's stated numbers, brute force, backends and the notion ordering."""
+
 import itertools
 import json
 
@@ -20,13 +21,15 @@ def test_vector_query_example_eq57():
     res = NoiseDesign(n=4, eps=3.0, neighborhood=Neighborhood.shifts(shifts, directed=True)).solve()
     assert res.status == "optimal"
     a, b, c = 0.0346, 0.0017, 0.6954
-    eq57 = np.array([
-        [c, a, a, b, b],
-        [a, a, a, b, b],
-        [a, a, a, b, b],
-        [b, b, b, b, b],
-        [b, b, b, b, b],
-    ])
+    eq57 = np.array(
+        [
+            [c, a, a, b, b],
+            [a, a, a, b, b],
+            [a, a, a, b, b],
+            [b, b, b, b, b],
+            [b, b, b, b, b],
+        ]
+    )
     np.testing.assert_allclose(res.pmf, eq57, atol=5e-5)
     marg = [0.7681, 0.1073, 0.1073, 0.0086, 0.0086]
     np.testing.assert_allclose(res.pmf.sum(axis=1), marg, atol=5e-5)
@@ -113,29 +116,51 @@ def brute_force(n, shifts, eps, delta, cost, notion):
                     row[(eta + mu) % N] += E
                     A.append(row), b.append(0.0)
             A.append((u[m] == 1).astype(float)), b.append(delta)  # leak mass
-        r = linprog(cost, A_ub=np.array(A), b_ub=np.array(b), A_eq=np.ones((1, N)), b_eq=[1.0],
-                    bounds=[(0, 1)] * N, method="highs")
+        r = linprog(
+            cost,
+            A_ub=np.array(A),
+            b_ub=np.array(b),
+            A_eq=np.ones((1, N)),
+            b_eq=[1.0],
+            bounds=[(0, 1)] * N,
+            method="highs",
+        )
         if r.status == 0:
             best = min(best, r.fun)
     return best
 
 
 @pytest.mark.parametrize("notion", ["pdp", "pdp-kadam"])
-@pytest.mark.parametrize("n, shifts, eps, delta, metric", [
-    (3, [1, 3], 0.7, 0.2, "er"),
-    (3, [1, 2], 1.2, 0.1, "mse"),
-    (4, [2], 0.5, 0.3, "er"),
-    (3, [1], 0.3, 0.05, "mae"),
-    (4, [1, 4], 0.6, 0.15, "circular-mse"),  # symmetric shifts and cost: the symmetry-breaking row is active
-])
+@pytest.mark.parametrize(
+    "n, shifts, eps, delta, metric",
+    [
+        (3, [1, 3], 0.7, 0.2, "er"),
+        (3, [1, 2], 1.2, 0.1, "mse"),
+        (4, [2], 0.5, 0.3, "er"),
+        (3, [1], 0.3, 0.05, "mae"),
+        (4, [1, 4], 0.6, 0.15, "circular-mse"),  # symmetric shifts and cost: the symmetry-breaking row is active
+    ],
+)
 def test_milp_equals_brute_force(notion, n, shifts, eps, delta, metric):
     cost = cost_vector(metric, n)
-    d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=True),
-                    metric=metric, privacy=notion)
+    d = NoiseDesign(
+        n=n,
+        eps=eps,
+        delta=delta,
+        neighborhood=Neighborhood.shifts(shifts, directed=True),
+        metric=metric,
+        privacy=notion,
+    )
     assert (d._reflection_pair() is not None) == (sorted(shifts) == [1, n] and metric != "mae")
     want = brute_force(n, shifts, eps, delta, cost, notion)
-    res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=True),
-                      metric=metric, privacy=notion).solve()
+    res = NoiseDesign(
+        n=n,
+        eps=eps,
+        delta=delta,
+        neighborhood=Neighborhood.shifts(shifts, directed=True),
+        metric=metric,
+        privacy=notion,
+    ).solve()
     assert res.status == "optimal"
     assert res.distortion == pytest.approx(want, abs=1e-7)
 
@@ -163,8 +188,14 @@ def random_instances(seed, count):
         n = int(rng.integers(3, 9))
         k = int(rng.integers(1, 4))
         shifts = sorted(set(int(s) for s in rng.integers(1, n + 1, size=k)))
-        yield (n, shifts, float(rng.uniform(0.2, 2.0)), float(rng.uniform(0.01, 0.4)),
-               str(rng.choice(["er", "mse", "circular-mae"])), bool(rng.integers(2)))
+        yield (
+            n,
+            shifts,
+            float(rng.uniform(0.2, 2.0)),
+            float(rng.uniform(0.01, 0.4)),
+            str(rng.choice(["er", "mse", "circular-mae"])),
+            bool(rng.integers(2)),
+        )
 
 
 @pytest.mark.parametrize("inst", list(random_instances(7, 12)))
@@ -185,8 +216,10 @@ def test_notion_ordering_and_reverification(inst):
 def test_pdp_strictly_better_than_kadam_on_symmetric_bd():
     # The README's example: n=8, symmetric BD(3), eps=1.5, delta=0.1238, error rate.
     nb = Neighborhood.bd(3)
-    er = {p: NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=nb, privacy=p).solve().distortion
-          for p in ("dp", "pdp", "pdp-kadam")}
+    er = {
+        p: NoiseDesign(n=8, eps=1.5, delta=0.1238, neighborhood=nb, privacy=p).solve().distortion
+        for p in ("dp", "pdp", "pdp-kadam")
+    }
     assert er["dp"] < er["pdp"] - 0.01
     assert er["pdp"] < er["pdp-kadam"] - 0.005
 
@@ -255,8 +288,9 @@ def test_minimise_delta_is_consistent_with_minimise_distortion():
 
 def test_infeasible_is_a_status():
     cost = np.ones(7)  # every noise value costs 1, so distortion <= 0.5 is impossible
-    r = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, privacy="pdp",
-                    objective="delta", max_distortion=0.5).solve()
+    r = NoiseDesign(
+        n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, privacy="pdp", objective="delta", max_distortion=0.5
+    ).solve()
     assert r.status == "infeasible"
     assert r.pmf is None and not r.verify()
 
@@ -318,26 +352,29 @@ def test_modulo_errors_by_simulation(rng):
 # ---------------------------------------------------------------- validation
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"eps": 0}, "eps"),
-    ({"eps": float("nan")}, "eps"),
-    ({"eps": float("inf")}, "eps"),
-    ({"delta": 1.5}, "delta"),
-    ({"delta": -0.1}, "delta"),
-    ({"n": 0}, "n"),
-    ({"n": 2.5}, "n"),
-    ({"metric": "rmse"}, "metric"),
-    ({"metric": np.ones(3)}, "cost array"),
-    ({"privacy": "rdp"}, "privacy"),
-    ({"objective": "accuracy"}, "objective"),
-    ({"objective": "delta", "delta": None}, "max_distortion"),
-    ({"objective": "delta", "max_distortion": 0.3}, "delta must be left unset"),
-    ({"max_distortion": 0.3, "delta": None}, "max_distortion applies"),
-    ({"neighborhood": "bd:3"}, "neighborhood"),
-    ({"neighborhood": Neighborhood.bd(9)}, "out of range"),
-    ({"shape": (9, 9)}, "shape"),
-    ({"n": 10**7}, "too large"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"eps": 0}, "eps"),
+        ({"eps": float("nan")}, "eps"),
+        ({"eps": float("inf")}, "eps"),
+        ({"delta": 1.5}, "delta"),
+        ({"delta": -0.1}, "delta"),
+        ({"n": 0}, "n"),
+        ({"n": 2.5}, "n"),
+        ({"metric": "rmse"}, "metric"),
+        ({"metric": np.ones(3)}, "cost array"),
+        ({"privacy": "rdp"}, "privacy"),
+        ({"objective": "accuracy"}, "objective"),
+        ({"objective": "delta", "delta": None}, "max_distortion"),
+        ({"objective": "delta", "max_distortion": 0.3}, "delta must be left unset"),
+        ({"max_distortion": 0.3, "delta": None}, "max_distortion applies"),
+        ({"neighborhood": "bd:3"}, "neighborhood"),
+        ({"neighborhood": Neighborhood.bd(9)}, "out of range"),
+        ({"shape": (9, 9)}, "shape"),
+        ({"n": 10**7}, "too large"),
+    ],
+)
 def test_bad_input(kwargs, match):
     base = dict(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3))
     base.update(kwargs)
@@ -358,6 +395,12 @@ def test_bad_solver_name():
 @pytest.mark.parametrize("inst", list(random_instances(11, 4)))
 def test_pdp_formulations_agree(inst):
     n, shifts, eps, delta, metric, directed = inst
-    d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=directed),
-                    metric=metric, privacy="pdp")
+    d = NoiseDesign(
+        n=n,
+        eps=eps,
+        delta=delta,
+        neighborhood=Neighborhood.shifts(shifts, directed=directed),
+        metric=metric,
+        privacy="pdp",
+    )
     assert d.solve(formulation="bigm").distortion == pytest.approx(d.solve().distortion, abs=1e-7)

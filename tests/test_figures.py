@@ -1,4 +1,5 @@
 """The figure-script conventions and runner."""
+
 import csv
 
 import matplotlib.pyplot as plt

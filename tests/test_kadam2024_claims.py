@@ -4,6 +4,7 @@ Expected values come from the paper's text (captions, eq. (57), the 1-D
 optimum) or from hand derivations; the solver and the figure scripts are
 what is tested.
 """
+
 from __future__ import annotations
 
 import csv
@@ -84,19 +85,27 @@ def test_fig10b_and_table1_files_state_the_caption():
 
 # ---------------------------------------------------------------- vector query, (57)
 
-EQ57 = np.array([
-    [0.6954, 0.0346, 0.0346, 0.0017, 0.0017],
-    [0.0346, 0.0346, 0.0346, 0.0017, 0.0017],
-    [0.0346, 0.0346, 0.0346, 0.0017, 0.0017],
-    [0.0017, 0.0017, 0.0017, 0.0017, 0.0017],
-    [0.0017, 0.0017, 0.0017, 0.0017, 0.0017],
-])
+EQ57 = np.array(
+    [
+        [0.6954, 0.0346, 0.0346, 0.0017, 0.0017],
+        [0.0346, 0.0346, 0.0346, 0.0017, 0.0017],
+        [0.0346, 0.0346, 0.0346, 0.0017, 0.0017],
+        [0.0017, 0.0017, 0.0017, 0.0017, 0.0017],
+        [0.0017, 0.0017, 0.0017, 0.0017, 0.0017],
+    ]
+)
 
 
 def test_eq57_joint_pmf_and_marginals():
     shifts = [(a, b) for a in range(3) for b in range(3) if (a, b) != (0, 0)]
-    res = NoiseDesign(n=4, eps=3.0, delta=0.0, neighborhood=Neighborhood.shifts(shifts, directed=True),
-                      metric="er", privacy="pdp-kadam").solve()
+    res = NoiseDesign(
+        n=4,
+        eps=3.0,
+        delta=0.0,
+        neighborhood=Neighborhood.shifts(shifts, directed=True),
+        metric="er",
+        privacy="pdp-kadam",
+    ).solve()
     np.testing.assert_allclose(res.pmf, EQ57, atol=5e-5)
     marg = [0.7681, 0.1073, 0.1073, 0.0086, 0.0086]
     np.testing.assert_allclose(res.pmf.sum(axis=1), marg, atol=5e-5)
@@ -107,8 +116,9 @@ def test_eq57_joint_pmf_and_marginals():
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
 def test_one_dimensional_optimum_of_the_vector_example(solver):
-    res = NoiseDesign(n=4, eps=1.5, delta=0.0, neighborhood=Neighborhood.bd(2, directed=True), metric="er",
-                      privacy="pdp-kadam").solve(solver=solver)
+    res = NoiseDesign(
+        n=4, eps=1.5, delta=0.0, neighborhood=Neighborhood.bd(2, directed=True), metric="er", privacy="pdp-kadam"
+    ).solve(solver=solver)
     np.testing.assert_allclose(res.pmf, [0.6469, 0.1443, 0.1443, 0.0322, 0.0322], atol=5e-5)
 
 
@@ -119,8 +129,13 @@ FIG9_DELTAS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.35)
 
 @pytest.mark.parametrize("delta", FIG9_DELTAS)
 def test_fig9a_ordering(delta):
-    f = NoiseDesign(n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(3, directed=True), metric="er",
-                    privacy="pdp-kadam").solve().pmf
+    f = (
+        NoiseDesign(
+            n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(3, directed=True), metric="er", privacy="pdp-kadam"
+        )
+        .solve()
+        .pmf
+    )
     order = [0, 3, 6, 1, 4, 7, 2, 5]
     assert all(f[a] >= f[b] - 1e-9 for a, b in zip(order[:-1], order[1:]))
     if delta == 0.0:
@@ -129,12 +144,22 @@ def test_fig9a_ordering(delta):
 
 @pytest.mark.parametrize("delta", FIG9_DELTAS)
 def test_fig9b_zeros(delta):
-    f = NoiseDesign(n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(2, directed=True), metric="er",
-                    privacy="pdp-kadam").solve().pmf
+    f = (
+        NoiseDesign(
+            n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(2, directed=True), metric="er", privacy="pdp-kadam"
+        )
+        .solve()
+        .pmf
+    )
     np.testing.assert_allclose(f[[1, 3, 5, 7]], 0.0, atol=1e-9)
     assert f[0] >= f[2] - 1e-9 >= f[4] - 2e-9 >= f[6] - 3e-9
-    fa = NoiseDesign(n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(3, directed=True), metric="er",
-                     privacy="pdp-kadam").solve().pmf
+    fa = (
+        NoiseDesign(
+            n=7, eps=0.75, delta=delta, neighborhood=Neighborhood.sd(3, directed=True), metric="er", privacy="pdp-kadam"
+        )
+        .solve()
+        .pmf
+    )
     assert f[0] >= fa[0] - 1e-9  # fewer masses to fill: f*(0) at least as large as in (a)
 
 
@@ -152,8 +177,11 @@ def _curves(path: Path, value: str) -> dict[str, dict[float, float]]:
 def _check_beats(path: Path, value: str) -> int:
     """Every optimum in the file is at most every baseline accounted under the same notion, at every eps."""
     curves = _curves(path, value)
-    pairs = [("optimum pdp-kadam/directed", "(pdp)"), ("optimum pdp/symmetric", "(pdp)"),
-             ("optimum dp/symmetric", "(dp)")]
+    pairs = [
+        ("optimum pdp-kadam/directed", "(pdp)"),
+        ("optimum pdp/symmetric", "(pdp)"),
+        ("optimum dp/symmetric", "(dp)"),
+    ]
     checked = 0
     for opt, tag in pairs:
         if opt not in curves:
@@ -177,8 +205,10 @@ def fast_figures(tmp_path_factory):
 
 
 @pytest.mark.xdist_group("kadam2024")
-@pytest.mark.parametrize("stem, value", [(f"fig{i}{p}{x}", "value" if i == 5 else "delta")
-                                         for i in (5, 7) for p in "ab" for x in ("", "_exact")])
+@pytest.mark.parametrize(
+    "stem, value",
+    [(f"fig{i}{p}{x}", "value" if i == 5 else "delta") for i in (5, 7) for p in "ab" for x in ("", "_exact")],
+)
 def test_optimum_beats_every_baseline_at_every_plotted_eps(stem, value, fast_figures):
     assert _check_beats(fast_figures / f"{stem}.csv", value) > 0
     if (COMMITTED / f"{stem}.csv").exists():  # the full-resolution numbers that are plotted
@@ -188,10 +218,18 @@ def test_optimum_beats_every_baseline_at_every_plotted_eps(stem, value, fast_fig
 def test_published_milp_on_a_symmetric_count_query_loses_to_the_gaussian():
     """README finding: with mu = +-1 the shared indicator of (13) is beaten by a baseline."""
     n, eps, delta = 8, 1.0, 0.3
-    kadam = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.bd(1), metric="circular-mse",
-                        privacy="pdp-kadam").solve().distortion
-    exact = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.bd(1), metric="circular-mse",
-                        privacy="pdp").solve().distortion
+    kadam = (
+        NoiseDesign(
+            n=n, eps=eps, delta=delta, neighborhood=Neighborhood.bd(1), metric="circular-mse", privacy="pdp-kadam"
+        )
+        .solve()
+        .distortion
+    )
+    exact = (
+        NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.bd(1), metric="circular-mse", privacy="pdp")
+        .solve()
+        .distortion
+    )
     s2 = mech.calibrate("gaussian", n, eps, delta, notion="pdp", neighborhood=Neighborhood.bd(1))
     gauss = mech.discrete_gaussian(n, s2)
     assert gauss.delta(eps, notion="pdp") <= delta

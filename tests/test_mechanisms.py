@@ -5,6 +5,7 @@ geometric noise, brute-force clamping, Monte Carlo Gumbel-max sampling,
 brute-force hockey sticks over all output events, and the accounting of
 optnoise.count.
 """
+
 import itertools
 import math
 
@@ -207,8 +208,9 @@ def test_geometric_on_the_integers_by_hand():
 def test_gaussian_on_the_integers_matches_the_count_module():
     eps = np.linspace(0.01, 3, 9)
     for s2 in (0.5, 3.38):
-        np.testing.assert_allclose(discrete_gaussian_noise(s2).delta(eps), discrete_gaussian_delta(eps, s2),
-                                   rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(
+            discrete_gaussian_noise(s2).delta(eps), discrete_gaussian_delta(eps, s2), rtol=1e-9, atol=1e-15
+        )
 
 
 @pytest.mark.parametrize("notion", ["dp", "pdp"])
@@ -220,14 +222,19 @@ def test_modulo_delta_equals_the_matrix_accounting(notion):
     q = np.arange(n + 1)
     pairs = np.concatenate([np.stack([q, (q - s) % (n + 1)], 1) for s in shifts])  # modular pairs
     eps = np.array([0.1, 0.5, 1.2])
-    np.testing.assert_allclose(mech.delta(eps, notion=notion, neighborhood=nb),
-                               mechanism_delta(mech.matrix, pairs, eps, notion=notion), atol=1e-15)
+    np.testing.assert_allclose(
+        mech.delta(eps, notion=notion, neighborhood=nb),
+        mechanism_delta(mech.matrix, pairs, eps, notion=notion),
+        atol=1e-15,
+    )
 
 
 def test_clamped_dp_delta_brute_force_and_post_processing():
     n, eps = 4, 0.4
-    for mech_inf, mech in ((geometric_noise(0.6), geometric(n, 0.6, variant="clamped")),
-                           (discrete_gaussian_noise(1.5), discrete_gaussian(n, 1.5, variant="clamped"))):
+    for mech_inf, mech in (
+        (geometric_noise(0.6), geometric(n, 0.6, variant="clamped")),
+        (discrete_gaussian_noise(1.5), discrete_gaussian(n, 1.5, variant="clamped")),
+    ):
         pairs = neighbour_pairs(n, Neighborhood.bd(1))
         assert mech.delta(eps) == pytest.approx(brute_dp(mech.matrix, pairs, eps), abs=1e-14)
         # clamping is post-processing: it cannot increase the DP delta of the n = inf mechanism

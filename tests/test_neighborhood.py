@@ -1,4 +1,5 @@
 """Neighborhood: direction, resolution modulo n+1, parsing, and shift sets from data."""
+
 import numpy as np
 import pytest
 
@@ -27,33 +28,39 @@ def test_vector_shifts_reduce_per_coordinate():
     assert sym == [[1, 0], [4, 0]]
 
 
-@pytest.mark.parametrize("spec, directed, n, want", [
-    ("sd:3", True, 7, [3]),
-    ("bd:2", False, 5, [1, 2, 4, 5]),
-    ("shifts:1,3", True, 9, [1, 3]),
-    ("shifts:1/2,3/5", True, 6, [1, 2, 3, 5]),
-])
+@pytest.mark.parametrize(
+    "spec, directed, n, want",
+    [
+        ("sd:3", True, 7, [3]),
+        ("bd:2", False, 5, [1, 2, 4, 5]),
+        ("shifts:1,3", True, 9, [1, 3]),
+        ("shifts:1/2,3/5", True, 6, [1, 2, 3, 5]),
+    ],
+)
 def test_parse(spec, directed, n, want):
     assert Neighborhood.parse(spec, directed=directed).resolve(n).ravel().tolist() == want
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: Neighborhood.bd(0), "mu_bar"),
-    (lambda: Neighborhood.sd(-2), "mu"),
-    (lambda: Neighborhood.shifts([]), "empty"),
-    (lambda: Neighborhood.shifts([0]), "0"),
-    (lambda: Neighborhood.shifts([(0, 0)]), "0"),
-    (lambda: Neighborhood.shifts([1, 1]), "duplicates"),
-    (lambda: Neighborhood.shifts([1.5]), "integers"),
-    (lambda: Neighborhood.shifts([(1, 2), 3]), "dimension"),
-    (lambda: Neighborhood.shifts([1, -8]).resolve(8), "coincide"),
-    (lambda: Neighborhood.bd(5).resolve(4), "out of range"),
-    (lambda: Neighborhood.shifts([(1, 1)]).resolve(4, dim=1), "dimension"),
-    (lambda: Neighborhood.parse("bd"), "neighborhood"),
-    (lambda: Neighborhood.parse("ball:3"), "neighborhood kind"),
-    (lambda: Neighborhood.parse("shifts:a,b"), "malformed"),
-    (lambda: Neighborhood.parse("bd:3", dim=2), "scalar"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: Neighborhood.bd(0), "mu_bar"),
+        (lambda: Neighborhood.sd(-2), "mu"),
+        (lambda: Neighborhood.shifts([]), "empty"),
+        (lambda: Neighborhood.shifts([0]), "0"),
+        (lambda: Neighborhood.shifts([(0, 0)]), "0"),
+        (lambda: Neighborhood.shifts([1, 1]), "duplicates"),
+        (lambda: Neighborhood.shifts([1.5]), "integers"),
+        (lambda: Neighborhood.shifts([(1, 2), 3]), "dimension"),
+        (lambda: Neighborhood.shifts([1, -8]).resolve(8), "coincide"),
+        (lambda: Neighborhood.bd(5).resolve(4), "out of range"),
+        (lambda: Neighborhood.shifts([(1, 1)]).resolve(4, dim=1), "dimension"),
+        (lambda: Neighborhood.parse("bd"), "neighborhood"),
+        (lambda: Neighborhood.parse("ball:3"), "neighborhood kind"),
+        (lambda: Neighborhood.parse("shifts:a,b"), "malformed"),
+        (lambda: Neighborhood.parse("bd:3", dim=2), "scalar"),
+    ],
+)
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -1,4 +1,5 @@
 """Tests for optnoise.partition (Desfontaines et al., PoPETs 2022)."""
+
 import itertools
 import math
 import time
@@ -77,7 +78,7 @@ def test_pi_opt_properties(eps, log_delta):
     p = pi_opt(n, eps, delta)
     assert p[0] == 0.0
     assert np.all(np.diff(p) >= -1e-15)  # monotone
-    assert p[n2 + 1] == 1.0 and np.all(p[n2 + 1:] == 1.0)  # reaches 1 at a finite n
+    assert p[n2 + 1] == 1.0 and np.all(p[n2 + 1 :] == 1.0)  # reaches 1 at a finite n
     assert p[n2] < 1.0 or n2 == n1
     # inequalities (1)-(4), evaluated directly
     e = math.exp(eps)
@@ -88,7 +89,7 @@ def test_pi_opt_properties(eps, log_delta):
     assert np.all(1 - b <= e * (1 - a) + delta + tol)
     assert np.all(1 - a <= e * (1 - b) + delta + tol)
     # Lemma 2: increments at least e^-eps delta until 1 is reached
-    inc = np.diff(p)[: n2]
+    inc = np.diff(p)[:n2]
     assert np.all(inc >= math.exp(-eps) * delta * (1 - 1e-9))
 
 
@@ -289,21 +290,25 @@ def test_fig4_crossing_at_kappa_3():
     """Sec. 5: opt beats Gaussian thresholding up to kappa = 2-3, Gaussian wins from 4; for varying eps, delta."""
     for eps, delta in [(1.0, 1e-5), (0.5, 1e-6), (2.0, 1e-8), (0.1, 1e-10)]:
         for kappa in (1, 2):
-            assert (selection_percentile(0.5, eps, delta, kappa=kappa)
-                    < selection_percentile(0.5, eps, delta, method="gaussian", kappa=kappa))
+            assert selection_percentile(0.5, eps, delta, kappa=kappa) < selection_percentile(
+                0.5, eps, delta, method="gaussian", kappa=kappa
+            )
         for kappa in (4, 5):
-            assert (selection_percentile(0.5, eps, delta, kappa=kappa)
-                    > selection_percentile(0.5, eps, delta, method="gaussian", kappa=kappa))
+            assert selection_percentile(0.5, eps, delta, kappa=kappa) > selection_percentile(
+                0.5, eps, delta, method="gaussian", kappa=kappa
+            )
         o3 = selection_percentile(0.5, eps, delta, kappa=3)
         g3 = selection_percentile(0.5, eps, delta, method="gaussian", kappa=3)
         assert abs(o3 - g3) / g3 < 0.06  # the curves cross at kappa = 3
         for kappa in range(1, 8):
-            assert (selection_percentile(0.5, eps, delta, kappa=kappa)
-                    <= math.ceil(selection_percentile(0.5, eps, delta, method="laplace", kappa=kappa)))
+            assert selection_percentile(0.5, eps, delta, kappa=kappa) <= math.ceil(
+                selection_percentile(0.5, eps, delta, method="laplace", kappa=kappa)
+            )
 
 
 def test_fig2_fig3_claims():
     """Gains are large for small eps, not significant for eps > 1; constant gap in delta (Sec. 4)."""
+
     def gain(eps, delta=1e-5):
         o = selection_percentile(0.5, eps, delta)
         lap = selection_percentile(0.5, eps, delta, method="laplace")

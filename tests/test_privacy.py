@@ -1,4 +1,5 @@
 """Privacy accounting against independent routes: event enumeration, dp-accounting, definitions."""
+
 import itertools
 
 import numpy as np
@@ -134,8 +135,9 @@ def test_delta_dp_matches_dp_accounting_pld(rng):
         lower = {i: float(np.log(v)) for i, v in enumerate(g)}
         upper = {i: float(np.log(v)) for i, v in enumerate(f)}
         # symmetric=False keeps both orders; the default (True) would report one direction only.
-        dist = pld.from_two_probability_mass_functions(lower, upper, pessimistic_estimate=True,
-                                                       value_discretization_interval=1e-5, symmetric=False)
+        dist = pld.from_two_probability_mass_functions(
+            lower, upper, pessimistic_estimate=True, value_discretization_interval=1e-5, symmetric=False
+        )
         for eps in (0.1, 0.5, 1.0):
             ours = delta_dp(f, Neighborhood.shifts([mu]), eps)  # symmetric: mu and -mu
             theirs = dist.get_delta_for_epsilon(eps)

@@ -3,6 +3,7 @@
 Profiles: the CI profile runs a few hundred examples on small problems (n <= 8 scalar,
 n <= 3 for d = 2); ``HYPOTHESIS_PROFILE=long`` (registered in conftest.py) runs many more.
 """
+
 import json
 import math
 from fractions import Fraction
@@ -28,8 +29,9 @@ from optnoise.cli import main
 
 # At least a few hundred examples in CI; the long profile (3000) when selected.
 N_EXAMPLES = max(300, settings().max_examples)
-PROPS = settings(max_examples=N_EXAMPLES, deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+PROPS = settings(
+    max_examples=N_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 
 
 @st.composite
@@ -44,8 +46,11 @@ def instances(draw, *, positive_delta=False):
     else:
         n = draw(st.integers(1, 3))
         pool = [(a, b) for a in range(-n, n + 1) for b in range(-n, n + 1) if (a % (n + 1), b % (n + 1)) != (0, 0)]
-        shifts = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3,
-                               unique_by=lambda s: (s[0] % (n + 1), s[1] % (n + 1))))
+        shifts = draw(
+            st.lists(
+                st.sampled_from(pool), min_size=1, max_size=3, unique_by=lambda s: (s[0] % (n + 1), s[1] % (n + 1))
+            )
+        )
     directed = draw(st.booleans())
     eps = draw(st.floats(0.05, 4.0))
     lo = 1e-3 if positive_delta else 0.0
@@ -61,8 +66,14 @@ FLOAT_CHECK = {"dp": delta_dp, "pdp": delta_pdp, "pdp-kadam": delta_pdp_kadam}
 @given(inst=instances(), notion=st.sampled_from(NOTIONS))
 def test_solved_designs_certify_exactly(inst, notion):
     n, shifts, directed, eps, delta, metric = inst
-    d = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=Neighborhood.shifts(shifts, directed=directed),
-                    metric=metric, privacy=notion)
+    d = NoiseDesign(
+        n=n,
+        eps=eps,
+        delta=delta,
+        neighborhood=Neighborhood.shifts(shifts, directed=directed),
+        metric=metric,
+        privacy=notion,
+    )
     res = d.solve()
     assert res.status == "optimal"
     cd = res.certify()
@@ -96,8 +107,11 @@ def test_notion_ordering_dp_pdp_kadam(inst):
 
 
 @settings(max_examples=max(100, N_EXAMPLES // 3), deadline=None)
-@given(w=st.lists(st.integers(0, 2**62), min_size=2, max_size=9).filter(lambda w: sum(w) > 0),
-       eps=st.floats(0.01, 80.0), k=st.integers(1, 3))
+@given(
+    w=st.lists(st.integers(0, 2**62), min_size=2, max_size=9).filter(lambda w: sum(w) > 0),
+    eps=st.floats(0.01, 80.0),
+    k=st.integers(1, 3),
+)
 def test_exact_delta_order_and_bounds(w, eps, k):
     # For any integer PMF: 0 <= dp <= pdp <= pdp-kadam (PDP implies DP; shared indicators add rows),
     # and the pure-eps check (delta 0) agrees across notions.
@@ -148,8 +162,26 @@ def files(tmp_path_factory):
     (root / "negpmf.json").write_text(json.dumps([1.2, -0.2, 0.0, 0.0, 0.0]))
     out["negpmf"] = root / "negpmf.json"
     res = root / "res.json"
-    assert main(["solve", "--n", "4", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:2", "--format", "json",
-                 "--out", str(res)]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                "--n",
+                "4",
+                "--eps",
+                "1",
+                "--delta",
+                "0.1",
+                "--neighborhood",
+                "bd:2",
+                "--format",
+                "json",
+                "--out",
+                str(res),
+            ]
+        )
+        == 0
+    )
     out["res"] = res
     (root / "res_corrupt.json").write_text(res.read_text()[:100])
     out["res_corrupt"] = root / "res_corrupt.json"
@@ -176,7 +208,11 @@ PY_CASES = [
     ("design-objective-delta-no-cap", lambda f: _design(delta=None, objective="delta"), "max_distortion"),
     ("design-neighborhood-type", lambda f: _design(neighborhood=[1, 2]), "neighborhood"),
     ("design-shift-out-of-range", lambda f: _design(neighborhood=Neighborhood.shifts([9])), "shift"),
-    ("design-shifts-coincide-mod", lambda f: _design(neighborhood=Neighborhood.shifts([1, -4])), "shifts must be distinct"),
+    (
+        "design-shifts-coincide-mod",
+        lambda f: _design(neighborhood=Neighborhood.shifts([1, -4])),
+        "shifts must be distinct",
+    ),
     # Neighborhood constructors
     ("nb-shift-zero", lambda f: Neighborhood.shifts([0]), "shifts must not contain 0"),
     ("nb-vector-shift-zero", lambda f: Neighborhood.shifts([(0, 0)]), "shifts must not contain 0"),
@@ -279,8 +315,18 @@ def test_bad_cli_input(argv, match, files, capsys):
 def test_table_is_large_enough():
     assert len(PY_CASES) + len(CLI_CASES) >= 40
     kinds = " ".join(c[0] for c in PY_CASES + CLI_CASES)
-    for needed in ("nan", "inf", "eps-zero", "eps-negative", "delta-above-1", "huge-n", "shift-zero",
-                   "duplicate", "negative", "corrupt"):
+    for needed in (
+        "nan",
+        "inf",
+        "eps-zero",
+        "eps-negative",
+        "delta-above-1",
+        "huge-n",
+        "shift-zero",
+        "duplicate",
+        "negative",
+        "corrupt",
+    ):
         assert needed in kinds, needed
 
 

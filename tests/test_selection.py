@@ -1,4 +1,5 @@
 """Tests for optnoise.selection (McKenna & Sheldon 2020, "permute-and-flip")."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise import selection as S
+from optnoise.datasets import load_dpbench
 
 ISSUE_Q = np.array([0.0, -1.0, -1.0, -2.0])
 
@@ -53,8 +55,12 @@ def test_pf_pmf_equals_permutation_average(m):
         for method in ("integral", "appendix_e"):
             got = S.pf_pmf(q, eps, sensitivity=delta, method=method)
             assert np.allclose(got, ref, rtol=1e-11, atol=1e-15), (method, q, eps)
-        assert np.allclose(S.pf_pmf(q, eps, sensitivity=delta, monotonic=True), brute_pf(q, eps, delta, coef=1.0),
-                           rtol=1e-11, atol=1e-15)
+        assert np.allclose(
+            S.pf_pmf(q, eps, sensitivity=delta, monotonic=True),
+            brute_pf(q, eps, delta, coef=1.0),
+            rtol=1e-11,
+            atol=1e-15,
+        )
 
 
 def test_em_pmf_is_softmax():
@@ -64,8 +70,9 @@ def test_em_pmf_is_softmax():
         q = rng.normal(0, 5, size=m)
         eps, delta = float(rng.uniform(0.01, 5)), float(rng.uniform(0.2, 3))
         assert np.allclose(S.em_pmf(q, eps, sensitivity=delta), naive_softmax(eps * q / (2 * delta)), rtol=1e-12)
-        assert np.allclose(S.em_pmf(q, eps, sensitivity=delta, monotonic=True), naive_softmax(eps * q / delta),
-                           rtol=1e-12)
+        assert np.allclose(
+            S.em_pmf(q, eps, sensitivity=delta, monotonic=True), naive_softmax(eps * q / delta), rtol=1e-12
+        )
 
 
 def test_pf_integral_matches_appendix_e_moderate_m():
@@ -130,7 +137,7 @@ def test_rnm_matches_worst_case_integral_and_monte_carlo():
 
 
 def test_rnm_large_vector_finite():
-    x = S.load_dpbench("MEDCOST")
+    x = load_dpbench("MEDCOST")
     p = S.rnm_pmf(x, 0.05, monotonic=True)
     assert np.all(np.isfinite(p)) and abs(p.sum() - 1) < 1e-8
 
@@ -184,7 +191,7 @@ def test_error_tail_and_expected_error_by_hand():
 
 
 def test_eps_for_expected_error_roundtrip():
-    x = S.load_dpbench("MEDCOST")
+    x = load_dpbench("MEDCOST")
     for mech in ("em", "pf"):
         eps = S.eps_for_expected_error(x, 50.0, mechanism=mech, monotonic=True)
         got = S.expected_error(S.selection_pmf(mech, x, eps, monotonic=True), x)
@@ -201,10 +208,12 @@ def test_eq7_eq8_match_pmfs():
         for c in (0.0, 0.3, 2.0, 9.0):
             for eps in (0.5, 1.0, 3.0):
                 q = S.worst_case_scores(m, c)
-                assert S.em_worst_case_error(c, m, eps) == pytest.approx(S.expected_error(S.em_pmf(q, eps), q),
-                                                                         abs=1e-13)
-                assert S.pf_worst_case_error(c, m, eps) == pytest.approx(S.expected_error(brute_pf(q, eps), q),
-                                                                         abs=1e-13)
+                assert S.em_worst_case_error(c, m, eps) == pytest.approx(
+                    S.expected_error(S.em_pmf(q, eps), q), abs=1e-13
+                )
+                assert S.pf_worst_case_error(c, m, eps) == pytest.approx(
+                    S.expected_error(brute_pf(q, eps), q), abs=1e-13
+                )
 
 
 def test_eq8_small_p_series():
@@ -231,8 +240,10 @@ def test_ratio_em_pf_between_one_and_two_on_worst_case_family():
 
 
 def test_worst_case_ratio_largest_at_two_and_decays():
-    ratios = [S.worst_case_expected_error("em", m, 1.0)[0] / S.worst_case_expected_error("pf", m, 1.0)[0]
-              for m in (2, 3, 5, 10, 30, 100, 1000)]
+    ratios = [
+        S.worst_case_expected_error("em", m, 1.0)[0] / S.worst_case_expected_error("pf", m, 1.0)[0]
+        for m in (2, 3, 5, 10, 30, 100, 1000)
+    ]
     assert all(a > b for a, b in zip(ratios, ratios[1:]))
     assert ratios[0] < 2 and ratios[-1] > 1
 
@@ -259,8 +270,10 @@ def test_prop1_cor1_bounds_and_prop5():
             pmf = fn(q, eps, sensitivity=delta)
             assert S.expected_error(pmf, q) <= ub + 1e-12
             for s in np.unique(q.max() - q):
-                assert S.error_tail(pmf, q, s, strict=False) <= S.error_tail_upper_bound(s, m, eps,
-                                                                                        sensitivity=delta) + 1e-12
+                assert (
+                    S.error_tail(pmf, q, s, strict=False)
+                    <= S.error_tail_upper_bound(s, m, eps, sensitivity=delta) + 1e-12
+                )
     for m in (2, 3, 10, 1000):
         eps = 0.7
         c = 2.0 / eps * math.log(m)
@@ -274,15 +287,6 @@ def test_prop1_cor1_bounds_and_prop5():
 
 
 # --------------------------------------------------------------------------- DPBench tasks
-
-
-def test_load_dpbench_totals():
-    x = S.load_dpbench("HEPTH")
-    assert x.shape == (1024,) and x.sum() == 347_414 and x.max() == 1571
-    raw = np.load(S.dpbench_dir() / "HEPTH.n4096.npy")
-    assert np.array_equal(x, raw.reshape(1024, 4).sum(1))
-    with pytest.raises(ValueError, match="name must be one of"):
-        S.load_dpbench("NOPE")
 
 
 def _is_lower_median_bin(h, i):

@@ -1,4 +1,5 @@
 """The solver-neutral model and its backends on hand-solvable problems."""
+
 import numpy as np
 import pytest
 
@@ -85,13 +86,16 @@ def test_highs_options_reach_the_solver_and_keep_the_optimum():
     assert capped.verify()
 
 
-@pytest.mark.parametrize("options, word", [
-    ({"no_such_option": 1}, "no_such_option"),
-    ({"mip_allow_restart": "yes"}, "True or False"),
-    ({"mip_rel_gap": "abc"}, "float"),
-    ({"mip_rel_gap": -1.0}, "refused"),
-    ({"threads": 1.5}, "int"),
-])
+@pytest.mark.parametrize(
+    "options, word",
+    [
+        ({"no_such_option": 1}, "no_such_option"),
+        ({"mip_allow_restart": "yes"}, "True or False"),
+        ({"mip_rel_gap": "abc"}, "float"),
+        ({"mip_rel_gap": -1.0}, "refused"),
+        ({"threads": 1.5}, "int"),
+    ],
+)
 def test_bad_highs_options_are_value_errors(options, word):
     d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="pdp")
     with pytest.raises(ValueError, match=word):

@@ -1,4 +1,5 @@
 """Sweeps: grids, caching and resume, process and Dask backends."""
+
 import numpy as np
 import pytest
 
@@ -16,8 +17,9 @@ def test_parse_grid():
 
 
 def points():
-    return grid_points(n=[6], eps=parse_grid("eps", "0.5:1.5:3"), delta=[0.0, 0.1], neighborhoods=["bd:2"],
-                       privacy=["dp"])
+    return grid_points(
+        n=[6], eps=parse_grid("eps", "0.5:1.5:3"), delta=[0.0, 0.1], neighborhoods=["bd:2"], privacy=["dp"]
+    )
 
 
 def test_grid_validates_before_solving():
@@ -51,8 +53,9 @@ def test_process_pool_matches_serial(tmp_path):
 def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     pts = points()
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
         rows = run_sweep(pts, backend="dask", scheduler=cluster.scheduler_address, cache=tmp_path, progress=False)
     serial = [run_point(p) for p in pts]
     np.testing.assert_allclose([r["distortion"] for r in rows], [r["distortion"] for r in serial], atol=1e-9)
@@ -83,7 +86,8 @@ def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
         "    pts = grid_points(n=[6, 8], eps=[0.5, 1.0], delta=[0.1], neighborhoods=['bd:2'], directed=True,\n"
         "                      privacy=['pdp'])\n"
         "    rows = run_sweep(pts, jobs=2, progress=False)\n"
-        "    print(len(rows), sorted({r['status'] for r in rows}))\n")
+        "    print(len(rows), sorted({r['status'] for r in rows}))\n"
+    )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "4 ['optimal']"

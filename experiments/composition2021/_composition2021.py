@@ -3,17 +3,13 @@
 The paper's text lost its figure parameters in extraction; the values here are
 our choices, stated in each script's docstring and in figures/composition2021/README.md.
 """
+
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from optnoise.figures import shared_data
 
 #: Figs. 1-2: T mechanisms with k of them eps-DP (the rest eps-BR), overall delta.
 T_MECHANISMS = 50
@@ -26,8 +22,9 @@ def eps_grid(fast: bool) -> np.ndarray:
     return np.linspace(0.01, 0.5, 4 if fast else 50)
 
 
-def k_family_figure(fs: Any, compute: Callable[[float, int], float], label: Callable[[int], str], title: str,
-                    column: str, ylabel: str) -> tuple[Any, Any, dict[str, np.ndarray]]:
+def k_family_figure(
+    fs: Any, compute: Callable[[float, int], float], label: Callable[[int], str], title: str, column: str, ylabel: str
+) -> tuple[Any, Any, dict[str, np.ndarray]]:
     """Figs. 1-2: overall eps against per-mechanism eps, one curve per number k of DP mechanisms."""
     import matplotlib.pyplot as plt
 
@@ -54,16 +51,3 @@ DELTA_45 = 1e-6
 TOP_K = 10
 EPS_PER_COUNT = 0.1
 DELTA_6 = 1e-5
-MACBETH = shared_data("macbeth") / "shakespeare-macbeth.txt"
-
-#: Tokenisation of Fig. 6: lower-case, then maximal runs of letters a-z, keeping
-#: inner apostrophes ("call'd", "battaile's" are one word). No stop words removed.
-WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)*")
-
-
-def macbeth_top_words(k: int, path: Path = MACBETH) -> list[tuple[str, int]]:
-    """The k most frequent words of Macbeth with their counts (ties broken by first appearance)."""
-    if not path.is_file():
-        raise ValueError(f"Macbeth text not found at {path}; see shared/data/macbeth/README.md")
-    words = WORD_RE.findall(path.read_text(encoding="ascii").lower())
-    return Counter(words).most_common(k)

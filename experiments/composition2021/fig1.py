@@ -7,6 +7,7 @@ with the optimal DP composition bound (KOV, Theorem 1) for 50 eps-DP mechanisms.
 k = T is advanced composition; k = 0 is Dong et al.'s Corollary 3.1.
 The paper's T, delta and eps range are lost in extraction: ours are a choice.
 """
+
 from __future__ import annotations
 
 import os

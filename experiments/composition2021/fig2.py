@@ -7,6 +7,7 @@ k = T is the optimal DP bound (KOV, Theorem 1) and k = 0 is Dong-Durfee-Rogers
 parameter t is taken on Theorem 3's finite candidate set.
 The paper's T, delta and eps range are lost in extraction: ours are a choice.
 """
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ ratio is saved in the CSV). The ratio exceeds 1 exactly for eps_g < eps and
 is 1 for eps_g >= eps. The paper's eps values and axis are lost in
 extraction: ours are a choice.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -38,8 +39,17 @@ def main(argv=None) -> int:
         r = first / middle
         ax.plot(ratio, r, color=col, marker="o", ms=2.5, label=rf"$\varepsilon={eps:g}$")
         for x, a, b, c in zip(ratio, first, middle, last):
-            rows.append({"eps": eps, "eps_g_over_eps": x, "delta_dp_br_br": a, "delta_br_dp_br": b,
-                         "delta_br_br_dp": c, "ratio_dp_first_to_dp_middle": a / b, "ratio_dp_last_to_dp_middle": c / b})
+            rows.append(
+                {
+                    "eps": eps,
+                    "eps_g_over_eps": x,
+                    "delta_dp_br_br": a,
+                    "delta_br_dp_br": b,
+                    "delta_br_br_dp": c,
+                    "ratio_dp_first_to_dp_middle": a / b,
+                    "ratio_dp_last_to_dp_middle": c / b,
+                }
+            )
     ax.axvline(1.0, color="grey", ls=":", lw=1)
     ax.set_xlabel(r"$\varepsilon_g / \varepsilon$")
     ax.set_ylabel(r"$\delta_{(\mathrm{DP,BR,BR})}(\varepsilon_g) \;/\; \delta_{(\mathrm{BR,DP,BR})}(\varepsilon_g)$")

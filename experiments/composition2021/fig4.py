@@ -10,6 +10,7 @@ sqrt(2) b):
 Paper's claim: Laplace wins for small Delta_0, Gaussian as Delta_0 grows.
 The paper's b, delta and Delta_0 range are lost in extraction: ours are a choice.
 """
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ Paper's claim: the best one-shot mechanism (analytic Gaussian) is no longer
 best under composition; Laplace wins for few compositions, the zCDP Gaussian
 for many. The paper's noise, delta and Delta_0 values are lost: ours are a choice.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,14 +42,22 @@ def main(argv=None) -> int:
     ax.plot(total, table["eps_gauss_zcdp"], color="C2", label="Gaussian via zCDP (Lemma 6.3)")
     shades = plt.cm.Oranges(np.linspace(0.45, 0.95, len(L0_VALUES)))
     for l0, col in zip(L0_VALUES, shades):
-        vals = np.array([
-            composed_gaussian_epsilon(s, int(n) // l0, d, sensitivity=float(np.sqrt(l0))) if n % l0 == 0 else np.nan
-            for n in total
-        ])
+        vals = np.array(
+            [
+                composed_gaussian_epsilon(s, int(n) // l0, d, sensitivity=float(np.sqrt(l0))) if n % l0 == 0 else np.nan
+                for n in total
+            ]
+        )
         table[f"eps_gauss_analytic_composed_l0_{l0}"] = vals
         ok = np.isfinite(vals)
-        ax.plot(total[ok], vals[ok], color=col, marker="o" if l0 > 1 else None, ms=3,
-                label=rf"analytic Gauss. (6.1) + opt. comp., $\Delta_0={l0}$")
+        ax.plot(
+            total[ok],
+            vals[ok],
+            color=col,
+            marker="o" if l0 > 1 else None,
+            ms=3,
+            label=rf"analytic Gauss. (6.1) + opt. comp., $\Delta_0={l0}$",
+        )
     ax.set_xlabel(r"changed counts over all releases, $k\,\Delta_0$ ($\Delta_\infty = 1$)")
     ax.set_ylabel(r"overall $\varepsilon$")
     ax.set_yscale("log")

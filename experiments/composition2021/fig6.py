@@ -1,6 +1,6 @@
 """Fig. 6 of Cesar & Rogers (ALT 2021): noisy top-10 word counts of Macbeth, Laplace vs Gaussian with Algorithm 1.
 
-Data: ../shared/data/macbeth/shakespeare-macbeth.txt. Tokenisation: lower-case
+Data: data/macbeth/shakespeare-macbeth.txt (optnoise.datasets.macbeth_word_counts). Tokenisation: lower-case
 the text, then take maximal runs of letters a-z keeping inner apostrophes
 ("call'd" is one word); no stop words removed. Top 10 words: the, and, to,
 of, i, a, that, my, you, in.
@@ -13,6 +13,7 @@ counts >= 0) using the true ranking, i.e. assuming the discovery phase ranked
 the words correctly. 100 trials each (seeded); plotted: mean released count
 minus true count, with +-1 empirical standard deviation.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,16 +23,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise.composition import gaussian_zcdp_sigma, kov_epsilon, ordered_gaussian_counts
+from optnoise.datasets import macbeth_word_counts
 from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _composition2021 import DELTA_6, EPS_PER_COUNT, TOP_K, macbeth_top_words  # noqa: E402
+from _composition2021 import DELTA_6, EPS_PER_COUNT, TOP_K  # noqa: E402
 
 
 def main(argv=None) -> int:
     fs = FigureScript("composition2021", "fig6", argv, description=__doc__)
     trials = fs.grid(full=100, fast=10)
-    words, counts = zip(*macbeth_top_words(TOP_K))
+    words, counts = zip(*macbeth_word_counts(TOP_K))
     true = np.array(counts, dtype=float)
     eps_total = float(kov_epsilon(EPS_PER_COUNT, TOP_K, DELTA_6))
     sigma = gaussian_zcdp_sigma(eps_total, DELTA_6, l0_sensitivity=TOP_K)
@@ -53,17 +55,36 @@ def main(argv=None) -> int:
         rf"Macbeth top-{TOP_K}, $(\varepsilon, \delta) = ({eps_total:.5f}, 10^{{{int(np.log10(DELTA_6))}}})$, {trials} trials",
         fontsize=10,
     )
-    lim = 1.15 * float(np.max(np.abs(np.concatenate([lap.mean(0) + lap.std(0), lap.mean(0) - lap.std(0),
-                                                      gau.mean(0) + gau.std(0), gau.mean(0) - gau.std(0)]))))
+    lim = 1.15 * float(
+        np.max(
+            np.abs(
+                np.concatenate(
+                    [
+                        lap.mean(0) + lap.std(0),
+                        lap.mean(0) - lap.std(0),
+                        gau.mean(0) + gau.std(0),
+                        gau.mean(0) - gau.std(0),
+                    ]
+                )
+            )
+        )
+    )
     ax.set_ylim(-lim, 1.45 * lim)  # head room for the legend
     ax.legend(fontsize=8, loc="upper center", ncol=2)
     ax.grid(alpha=0.3, axis="y")
-    fs.save(fig, {
-        "word": list(words), "true_count": true,
-        "laplace_err_mean": lap.mean(0), "laplace_err_std": lap.std(0),
-        "gauss_alg1_err_mean": gau.mean(0), "gauss_alg1_err_std": gau.std(0),
-        "eps_total": np.full(TOP_K, eps_total), "sigma": np.full(TOP_K, sigma),
-    })
+    fs.save(
+        fig,
+        {
+            "word": list(words),
+            "true_count": true,
+            "laplace_err_mean": lap.mean(0),
+            "laplace_err_std": lap.std(0),
+            "gauss_alg1_err_mean": gau.mean(0),
+            "gauss_alg1_err_std": gau.std(0),
+            "eps_total": np.full(TOP_K, eps_total),
+            "sigma": np.full(TOP_K, sigma),
+        },
+    )
     return 0
 
 

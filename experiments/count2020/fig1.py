@@ -8,8 +8,9 @@ the noise lives on {-3..3} instead of {-N..N}. The discrete Gaussian
 N_Z(0, sigma^2) has sigma^2 chosen so that its variance equals that of the
 proposed noise (exact normalisation over Z).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.count import discrete_gaussian_pmf, discrete_gaussian_sigma2, optimal_alpha
 from optnoise.figures import FigureScript
@@ -25,7 +26,9 @@ def main(argv=None) -> int:
     dg = discrete_gaussian_pmf(z, sigma2)
     fig, ax = plt.subplots(figsize=(6.5, 4))
     ax.bar(z - 0.2, m.pmf, width=0.4, label=rf"proposed $P_Z$ ({m.method})")
-    ax.bar(z + 0.2, dg, width=0.4, label=rf"$\mathcal{{N}}_{{\mathbb{{Z}}}}(0,\sigma^2)$, same variance {m.variance:.3f}")
+    ax.bar(
+        z + 0.2, dg, width=0.4, label=rf"$\mathcal{{N}}_{{\mathbb{{Z}}}}(0,\sigma^2)$, same variance {m.variance:.3f}"
+    )
     ax.set_xlabel(r"noise value $z$")
     ax.set_ylabel(r"$P(Z=z)$")
     ax.set_title(rf"$N={N}$, $\rho={RHO}$, $\varepsilon={EPS:g}$: $\tilde\delta^*={m.claimed:.3g}$")

@@ -6,8 +6,9 @@ reconstructed in optnoise.count); dotted: the exact hockey-stick delta of the
 same mechanism. The sharp drop is the switch from a Type-I to the Type-II
 bound as eps grows.
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.count import delta_curve
 from optnoise.figures import FigureScript

@@ -7,8 +7,9 @@ probability rho drops below a threshold) sits at the last crossover value
 theta_N, where delta~* switches from the Type-II bound to the Type-I bound
 delta_N; the markers show theta_N.
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.count import crossover_values, optimal_alpha, paper_dp_delta
 from optnoise.figures import FigureScript

@@ -10,10 +10,18 @@ variance, and the exact hockey stick of the discrete Gaussian whose variance
 matches (indistinguishable here). Panels: (N, rho) = (10, 0.5) and (20, 0.7);
 the paper's values were lost in extraction.
 """
-import numpy as np
-import matplotlib.pyplot as plt
 
-from optnoise.count import cks_delta, count_lp, discrete_gaussian_delta, discrete_gaussian_sigma2, optimal_alpha, paper_dp_delta
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.count import (
+    cks_delta,
+    count_lp,
+    discrete_gaussian_delta,
+    discrete_gaussian_sigma2,
+    optimal_alpha,
+    paper_dp_delta,
+)
 from optnoise.figures import FigureScript
 
 CASES = ((10, 0.5), (20, 0.7))
@@ -34,11 +42,13 @@ def main(argv=None) -> int:
             cols["lp_hockey"].append(lp if lp >= 1e-8 else np.nan)
             cols["dg_cks"].append(cks_delta(e, m.variance))
             cols["dg_exact"].append(discrete_gaussian_delta(e, discrete_gaussian_sigma2(m.variance)))
-        style = {"paper": ("C0", "-", r"proposed, $(N+1)\tilde\delta^*$"),
-                 "exact": ("C0", ":", "proposed, exact"),
-                 "lp_hockey": ("C2", "-.", "proposed, LP on exact $\\delta$"),
-                 "dg_cks": ("C1", "-", r"$\mathcal{N}_{\mathbb{Z}}$, eq. (45), $\sigma^2$=Var"),
-                 "dg_exact": ("C3", "--", r"$\mathcal{N}_{\mathbb{Z}}$ same variance, exact")}
+        style = {
+            "paper": ("C0", "-", r"proposed, $(N+1)\tilde\delta^*$"),
+            "exact": ("C0", ":", "proposed, exact"),
+            "lp_hockey": ("C2", "-.", "proposed, LP on exact $\\delta$"),
+            "dg_cks": ("C1", "-", r"$\mathcal{N}_{\mathbb{Z}}$, eq. (45), $\sigma^2$=Var"),
+            "dg_exact": ("C3", "--", r"$\mathcal{N}_{\mathbb{Z}}$ same variance, exact"),
+        }
         for k, (c, ls, lab) in style.items():
             ax.semilogy(eps, np.maximum(np.asarray(cols[k], dtype=float), 1e-300), color=c, ls=ls, label=lab)
         ax.set_ylim(1e-14, 2)
@@ -47,8 +57,10 @@ def main(argv=None) -> int:
         ax.set_title(rf"$N={N}$, $\rho={rho}$")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-        rows += [{"N": N, "rho": rho, "eps": float(e), **{k: float(v[j]) for k, v in cols.items()}}
-                 for j, e in enumerate(eps)]
+        rows += [
+            {"N": N, "rho": rho, "eps": float(e), **{k: float(v[j]) for k, v in cols.items()}}
+            for j, e in enumerate(eps)
+        ]
     fig.tight_layout()
     fs.save(fig, rows)
     return 0

@@ -5,6 +5,7 @@ second ``optnoise figures kadam2024`` run is fast: ``.optnoise-cache/kadam2024``
 at the repository root, or beside the ``--out`` folder when one is given (the
 fast mode of the tests).
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,7 +36,7 @@ BASELINE_STYLE = {
 
 
 def cache_dir(fs: FigureScript) -> Path:
-    """Where solves are cached: the repository's ``.optnoise-cache/kadam2024`` or ``<out>/../.optnoise-cache``."""
+    """Where solves are cached: the repository's ``.optnoise-cache/kadam2024``, or beside ``--out``."""
     default = (find_experiments_root().parent / "figures" / PAPER).resolve()
     if fs.out.resolve() == default:
         return find_experiments_root().parent / ".optnoise-cache" / PAPER
@@ -85,10 +86,24 @@ COUNT_SYMMETRIC = Neighborhood.bd(1)
 #: MSE is the circular one, E[min(eta, n+1-eta)^2] (see README): for a noise written in the
 #: centred range it is Definition 4, and for a baseline it is its variance up to the tails.
 PANELS = {
-    "a": {"n": 8, "metric": "circular-mse", "measure": "mse", "target": 0.6101, "delta": 0.3,
-          "families": ("geometric", "gaussian", "exponential"), "ylabel": r"MSE $\rho^{MSE}$ (circular)"},
-    "b": {"n": 7, "metric": "er", "measure": "er", "target": 0.3, "delta": 0.5,
-          "families": ("geometric", "gaussian", "count", "independent"), "ylabel": r"error rate $\rho^{ER}$"},
+    "a": {
+        "n": 8,
+        "metric": "circular-mse",
+        "measure": "mse",
+        "target": 0.6101,
+        "delta": 0.3,
+        "families": ("geometric", "gaussian", "exponential"),
+        "ylabel": r"MSE $\rho^{MSE}$ (circular)",
+    },
+    "b": {
+        "n": 7,
+        "metric": "er",
+        "measure": "er",
+        "target": 0.3,
+        "delta": 0.5,
+        "families": ("geometric", "gaussian", "count", "independent"),
+        "ylabel": r"error rate $\rho^{ER}$",
+    },
 }
 
 
@@ -124,22 +139,34 @@ def shared_legend(fig: Any, axes: Any, *, ncol: int = 3) -> None:
     fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=ncol, fontsize=8, frameon=False)
 
 
-def faithful_figure(eps: np.ndarray, optimum: np.ndarray, baselines: dict[str, np.ndarray], ylabel: str,
-                    title: str) -> Any:
+def faithful_figure(
+    eps: np.ndarray, optimum: np.ndarray, baselines: dict[str, np.ndarray], ylabel: str, title: str
+) -> Any:
     """Fig. 5/7 as published: the MILP (13) optimum for mu = +1 against the baselines under PDP."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    ax.plot(eps, optimum, color=NOTION_STYLE["pdp-kadam"]["color"], lw=2.2,
-            label=r"optimum, MILP (13), $\mu=+1$ [pdp-kadam]")
+    ax.plot(
+        eps,
+        optimum,
+        color=NOTION_STYLE["pdp-kadam"]["color"],
+        lw=2.2,
+        label=r"optimum, MILP (13), $\mu=+1$ [pdp-kadam]",
+    )
     plot_baselines(ax, eps, baselines)
     finish(ax, ylabel, title)
     fig.tight_layout()
     return fig
 
 
-def exact_figure(eps: np.ndarray, optima: dict[str, np.ndarray], baselines: dict[str, dict[str, np.ndarray]],
-                 ylabel: str, figure: str, setting: str) -> Any:
+def exact_figure(
+    eps: np.ndarray,
+    optima: dict[str, np.ndarray],
+    baselines: dict[str, dict[str, np.ndarray]],
+    ylabel: str,
+    figure: str,
+    setting: str,
+) -> Any:
     """Fig. 5/7 with exact optima on the symmetric neighbourhood: a PDP panel and a DP panel.
 
     ``optima`` maps ``"<notion>/symmetric"`` and ``"pdp-kadam/directed"`` to curves;
@@ -149,13 +176,25 @@ def exact_figure(eps: np.ndarray, optima: dict[str, np.ndarray], baselines: dict
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
     for ax, notion in zip(axes, ("pdp", "dp")):
-        for nt in (("pdp-kadam", "pdp") if notion == "pdp" else ("dp",)):
+        for nt in ("pdp-kadam", "pdp") if notion == "pdp" else ("dp",):
             st = NOTION_STYLE[nt]
-            ax.plot(eps, optima[f"{nt}/symmetric"], color=st["color"], ls=st["ls"], lw=2,
-                    label=st["label"] + r", $\mu=\pm1$")
+            ax.plot(
+                eps,
+                optima[f"{nt}/symmetric"],
+                color=st["color"],
+                ls=st["ls"],
+                lw=2,
+                label=st["label"] + r", $\mu=\pm1$",
+            )
         if notion == "pdp":
-            ax.plot(eps, optima["pdp-kadam/directed"], color="0.5", lw=1, ls="-.",
-                    label=rf"optimum [pdp-kadam], $\mu=+1$ only ({figure})")
+            ax.plot(
+                eps,
+                optima["pdp-kadam/directed"],
+                color="0.5",
+                lw=1,
+                ls="-.",
+                label=rf"optimum [pdp-kadam], $\mu=+1$ only ({figure})",
+            )
         plot_baselines(ax, eps, baselines[notion])
         what = "PDP (Definition 2)" if notion == "pdp" else r"$(\varepsilon,\delta)$-DP"
         finish(ax, ylabel, rf"{what}, neighbours $\mu=\pm1$: {setting}", legend=False)

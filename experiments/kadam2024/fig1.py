@@ -9,13 +9,14 @@ eps of Fig. 9; Fig. 1 itself has none) from the closed form
 (optnoise.closed_form.sd_pmf) and checked against the LP (14) with the
 directed shift set {mu_hat}; the CSV holds both.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import sd_cycle, sd_pmf
@@ -39,33 +40,70 @@ def main(argv=None) -> int:
         progress(fs, f"panel {panel}: mu_hat = {mu}")
         cyc = sd_cycle(N, mu)
         f_cf = sd_pmf(N, mu, EPS)
-        f_lp = solve(fs, n=N, eps=EPS, delta=0.0, neighborhood=Neighborhood.sd(mu, directed=True),
-                     metric="er", privacy="pdp-kadam").pmf
+        f_lp = solve(
+            fs,
+            n=N,
+            eps=EPS,
+            delta=0.0,
+            neighborhood=Neighborhood.sd(mu, directed=True),
+            metric="er",
+            privacy="pdp-kadam",
+        ).pmf
         order = {int(eta): k for k, eta in enumerate(cyc)}
         ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.85", lw=1))
         for k in range(len(cyc)):
             a, b = xy[cyc[k]], xy[cyc[(k + 1) % len(cyc)]]
             if k == len(cyc) - 1:  # the cycle closes: f(N mu) = f(0) is not a new assignment
-                ax.annotate("", xy=b * 0.86, xytext=a * 0.86,
-                            arrowprops=dict(arrowstyle="->", color="0.6", ls="--", lw=1, shrinkA=8, shrinkB=8))
+                ax.annotate(
+                    "",
+                    xy=b * 0.86,
+                    xytext=a * 0.86,
+                    arrowprops=dict(arrowstyle="->", color="0.6", ls="--", lw=1, shrinkA=8, shrinkB=8),
+                )
                 continue
-            ax.annotate("", xy=b * 0.86, xytext=a * 0.86,
-                        arrowprops=dict(arrowstyle="-|>", color="C0", lw=1.5, shrinkA=8, shrinkB=8))
+            ax.annotate(
+                "",
+                xy=b * 0.86,
+                xytext=a * 0.86,
+                arrowprops=dict(arrowstyle="-|>", color="C0", lw=1.5, shrinkA=8, shrinkB=8),
+            )
             mid = (a + b) * 0.43
-            ax.text(*mid, r"$e^{-\varepsilon}$", fontsize=8, color="C0", ha="center", va="center",
-                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
+            ax.text(
+                *mid,
+                r"$e^{-\varepsilon}$",
+                fontsize=8,
+                color="C0",
+                ha="center",
+                va="center",
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"),
+            )
         for eta in range(m):
             on = eta in order
             size = 900 * f_cf[eta] / f_cf.max() + 120 if on else 120
             ax.scatter(*xy[eta], s=size, color="C0" if on else "0.8", zorder=3, edgecolor="k")
-            lab = (rf"$\eta={eta}$" + "\n" + rf"$f_{{({order[eta]})}}={f_cf[eta]:.3f}$") if on \
+            lab = (
+                (rf"$\eta={eta}$" + "\n" + rf"$f_{{({order[eta]})}}={f_cf[eta]:.3f}$")
+                if on
                 else rf"$\eta={eta}$" + "\n" + r"$f=0$"
+            )
             ax.text(*(xy[eta] * (1.3 + 0.18 * abs(xy[eta][0]))), lab, ha="center", va="center", fontsize=9)
-            rows.append({"panel": panel, "mu_hat": mu, "eta": eta, "order": order.get(eta, ""),
-                         "mass_closed_form": float(f_cf[eta]), "mass_lp": float(f_lp[eta])})
+            rows.append(
+                {
+                    "panel": panel,
+                    "mu_hat": mu,
+                    "eta": eta,
+                    "order": order.get(eta, ""),
+                    "mass_closed_form": float(f_cf[eta]),
+                    "mass_lp": float(f_lp[eta]),
+                }
+            )
         seq = ", ".join(str(int(e)) for e in cyc)
-        ax.set_title(rf"({panel}) $n={N}$, $\hat\mu={mu}$: order {seq}" + "\n"
-                     + rf"$\varepsilon={EPS}$, $\delta=0$; marker area $\propto f^\star(\eta)$", fontsize=10)
+        ax.set_title(
+            rf"({panel}) $n={N}$, $\hat\mu={mu}$: order {seq}"
+            + "\n"
+            + rf"$\varepsilon={EPS}$, $\delta=0$; marker area $\propto f^\star(\eta)$",
+            fontsize=10,
+        )
         ax.set_xlim(-1.75, 1.75)
         ax.set_ylim(-1.6, 1.6)
         ax.set_aspect("equal")

@@ -20,13 +20,14 @@ bar group are read off the MILP optimum. The delta at which each staircase
 starts is the PMF's own pdp-kadam delta (in the CSV): 0.0000, 0.1238,
 0.1522.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import bd_pmf
@@ -53,8 +54,11 @@ def main(argv=None) -> int:
     ax.bar(eta, res.pmf, color="C0", edgecolor="k", lw=0.5)
     for x, f in zip(eta, res.pmf):
         ax.text(x, f, f"{f:.4f}", ha="center", va="bottom", fontsize=8)
-    ax.set_title(rf"Fig. 10a: BD, $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$, $\delta=0$: "
-                 f"steps {step_lengths(res.pmf)}", fontsize=10)
+    ax.set_title(
+        rf"Fig. 10a: BD, $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$, $\delta=0$: "
+        f"steps {step_lengths(res.pmf)}",
+        fontsize=10,
+    )
     ax.set_xticks(eta)
     ax.set_xlabel(r"noise value $\eta$")
     ax.set_ylabel(r"$f^\star(\eta)$")
@@ -70,15 +74,33 @@ def main(argv=None) -> int:
         inside = d - 1e-7 if i == 0 else d + 1e-7
         r = solve(fs, n=N, eps=EPS, delta=inside, neighborhood=nb, metric="er", privacy="pdp-kadam")
         lengths = step_lengths(r.pmf)
-        ax.bar(eta + (i - 1) * w, r.pmf, width=w, color=c, edgecolor="k", lw=0.3,
-               label=rf"${name}={d:.6f}$ ({cap}): steps {lengths}, $f^\star(0)={r.pmf[0]:.4f}$")
-        rows += [{"boundary": d, "delta": inside, "caption_delta": cap, "eta": int(e), "pmf": float(f), "step_lengths": " ".join(map(str, lengths)),
-                  "error_rate": r.distortion, "achieved_pdp_kadam": r.achieved["pdp-kadam"]}
-                 for e, f in zip(eta, r.pmf)]
+        ax.bar(
+            eta + (i - 1) * w,
+            r.pmf,
+            width=w,
+            color=c,
+            edgecolor="k",
+            lw=0.3,
+            label=rf"${name}={d:.6f}$ ({cap}): steps {lengths}, $f^\star(0)={r.pmf[0]:.4f}$",
+        )
+        rows += [
+            {
+                "boundary": d,
+                "delta": inside,
+                "caption_delta": cap,
+                "eta": int(e),
+                "pmf": float(f),
+                "step_lengths": " ".join(map(str, lengths)),
+                "error_rate": r.distortion,
+                "achieved_pdp_kadam": r.achieved["pdp-kadam"],
+            }
+            for e, f in zip(eta, r.pmf)
+        ]
     ax.set_yscale("log")
     ax.set_ylim(5e-4, 1.5)
-    ax.set_title(rf"Fig. 10b: BD, $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$: staircases at three $\delta$",
-                 fontsize=10)
+    ax.set_title(
+        rf"Fig. 10b: BD, $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$: staircases at three $\delta$", fontsize=10
+    )
     ax.set_xticks(eta)
     ax.set_xlabel(r"noise value $\eta$")
     ax.set_ylabel(r"$f^\star(\eta)$ (log scale)")

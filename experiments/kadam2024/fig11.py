@@ -12,13 +12,14 @@ gains almost nothing from delta <= 0.4 at eps = 2 (those curves coincide with
 delta = 0 except at small mu_bar); delta helps once the line f(0) = delta of
 Theorem 3(c) is reached.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import bd_error_rate
@@ -46,8 +47,20 @@ def main(argv=None) -> int:
         fig, ax = plt.subplots(figsize=(6.2, 4.2))
         rows = []
         for i, (eps, delta) in enumerate(settings):
-            er = np.array([solve(fs, n=N, eps=eps, delta=delta, neighborhood=Neighborhood.bd(int(m), directed=True),
-                                 metric="er", privacy="pdp-kadam").distortion for m in mu_bars])
+            er = np.array(
+                [
+                    solve(
+                        fs,
+                        n=N,
+                        eps=eps,
+                        delta=delta,
+                        neighborhood=Neighborhood.bd(int(m), directed=True),
+                        metric="er",
+                        privacy="pdp-kadam",
+                    ).distortion
+                    for m in mu_bars
+                ]
+            )
             cf = np.array([closed_form(int(m), eps, delta) for m in mu_bars])
             ok = ~np.isnan(cf)
             if np.any(np.abs(cf[ok] - er[ok]) > 1e-7):
@@ -56,8 +69,16 @@ def main(argv=None) -> int:
             # shrinking markers keep coinciding curves visible
             ax.plot(mu_bars, er, "o-", color=f"C{i}", ms=9 - 1.5 * i, lw=3.0 - 0.5 * i, label=lab)
             ax.plot(mu_bars[ok], cf[ok], "x", color="k", ms=7, label="closed form" if i == 0 else None)
-            rows += [{"eps": eps, "delta": delta, "mu_bar": int(m), "error_rate": float(v),
-                      "closed_form": "" if np.isnan(c) else float(c)} for m, v, c in zip(mu_bars, er, cf)]
+            rows += [
+                {
+                    "eps": eps,
+                    "delta": delta,
+                    "mu_bar": int(m),
+                    "error_rate": float(v),
+                    "closed_form": "" if np.isnan(c) else float(c),
+                }
+                for m, v, c in zip(mu_bars, er, cf)
+            ]
         fixed = r"$\delta=0.2$" if panel == "a" else r"$\varepsilon=2$"
         ax.set_title(rf"Fig. 11{panel}: BD, $n={N}$, {fixed} (MILP (13), pdp-kadam)", fontsize=10)
         ax.set_xlabel(r"$\bar\mu$")

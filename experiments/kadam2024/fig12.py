@@ -13,13 +13,14 @@ published shared indicator costs accuracy for delta between about 0.1 and
 MILP is drawn; it shows the same alternation of flat and linear pieces ending
 in the line f(0) = delta.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import sd_boundaries, sd_error_rate
@@ -36,8 +37,15 @@ def main(argv=None) -> int:
     delta = fs.grid(full=np.round(np.linspace(0.0, 1.0, 81), 6), fast=np.array([0.0, 0.1, 0.3, 0.8]))
     for panel, nb in (("a", Neighborhood.sd(MU, directed=True)), ("b", Neighborhood.bd(MU, directed=True))):
         progress(fs, f"panel {panel}: {3 * delta.size} MILPs")
-        curves = {p: np.array([solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er",
-                                     privacy=p).distortion for d in delta]) for p in ("pdp-kadam", "pdp", "dp")}
+        curves = {
+            p: np.array(
+                [
+                    solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er", privacy=p).distortion
+                    for d in delta
+                ]
+            )
+            for p in ("pdp-kadam", "pdp", "dp")
+        }
         fig, ax = plt.subplots(figsize=(6.5, 4.4))
         table = {"delta": delta, **{f"error_rate_{p}": v for p, v in curves.items()}}
         if panel == "a":
@@ -52,8 +60,16 @@ def main(argv=None) -> int:
             ax.plot(fine, cf, color="k", lw=0.8, label="Theorem 2 (closed form)")
             table["theorem2"] = sd_error_rate(N, MU, EPS, delta=delta)
         for p, st in NOTION_STYLE.items():
-            ax.plot(delta, curves[p], color=st["color"], ls=st["ls"], lw=2, marker="o" if p == "pdp-kadam" else None,
-                    ms=3, label=st["label"])
+            ax.plot(
+                delta,
+                curves[p],
+                color=st["color"],
+                ls=st["ls"],
+                lw=2,
+                marker="o" if p == "pdp-kadam" else None,
+                ms=3,
+                label=st["label"],
+            )
         what = rf"SD, $\hat\mu={MU}$" if panel == "a" else rf"BD, $\bar\mu={MU}$"
         ax.set_title(rf"Fig. 12{panel}: {what}, $n={N}$, $\varepsilon={EPS:g}$, directed shifts", fontsize=10)
         ax.set_xlabel(r"$\delta$")

@@ -8,8 +8,8 @@ optimum (pdp). The masses at eta in the shift set are e^-eps f(0); everything
 else is smaller, the caption's observation.
 
 Part (ii), fig14_meters: the whole pipeline on the public stand-in data,
-1,014 London households, hourly kWh in 2013 (optnoise.figures.shared_data:
-$OPTNOISE_DATA/meters or ../shared/data/meters; see its README). Choices:
+1,014 London households, hourly kWh in 2013 (optnoise.datasets.load_meters:
+data/meters, or $OPTNOISE_DATA/meters; see its README). Choices:
 * circuits: the data carry no feeder, so the households, in LCLid order, are
   cut into 12 "circuits" of 84-85 homes (the paper: 1,416 homes on 12 circuits);
 * query: for one circuit and one hour, the mean consumption of its homes
@@ -26,16 +26,18 @@ a light one can raise it by one, so the observed sets are {1, 2, -1} (n = 10)
 and {1, 2, 3, -1} (n = 16), not the paper's: the data, circuits and
 quantisation differ.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood, QuantizedMean
-from optnoise.figures import FigureScript, shared_data
+from optnoise.datasets import load_meters
+from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import NOTION_STYLE, progress, solve  # noqa: E402
@@ -64,8 +66,8 @@ def bars(ax, n, series, shifts, title):
 
 
 def load_records(fast: bool) -> tuple[np.ndarray, np.ndarray, int, int]:
-    z = np.load(shared_data("meters") / "lcl2013_hourly.npz")
-    wh, observed = z["wh"], z["observed"]
+    meters = load_meters()
+    wh, observed = meters.wh, meters.observed
     hours = np.arange(168 if fast else wh.shape[1])
     homes = wh.shape[0]
     circuit = np.arange(homes) * CIRCUITS // homes  # ids are sorted: contiguous blocks of 84-85 homes
@@ -86,14 +88,17 @@ def main(argv=None) -> int:
             series.append((NOTION_STYLE[p]["label"] + f": $f(0)={f[0]:.3f}$", f, NOTION_STYLE[p]["color"]))
             table[p] = f
         fig, ax = plt.subplots(figsize=(7, 4))
-        bars(ax, n, series, shifts, rf"Fig. 14{panel}: published set $\tilde\mu=\{{{', '.join(map(str, shifts))}\}}$, "
-                                    rf"$n={n}$, $\varepsilon={EPS:g}$, $\delta={DELTA:g}$")
+        bars(
+            ax,
+            n,
+            series,
+            shifts,
+            rf"Fig. 14{panel}: published set $\tilde\mu=\{{{', '.join(map(str, shifts))}\}}$, "
+            rf"$n={n}$, $\varepsilon={EPS:g}$, $\delta={DELTA:g}$",
+        )
         fig.tight_layout()
         fs.save(fig, table, name=f"fig14{panel}")
 
-    if not (shared_data("meters") / "lcl2013_hourly.npz").exists():
-        progress(fs, f"meter data not found in {shared_data('meters')}: skipping fig14_meters (set OPTNOISE_DATA)")
-        return 0
     records, labels, homes, hours = load_records(fs.fast)
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.4))
     rows = []
@@ -103,16 +108,31 @@ def main(argv=None) -> int:
         signed = Neighborhood.from_data(records, query, "remove-one", n=n, groups=labels, directed=True)
         obs = sorted(int(s[0]) if s[0] <= n // 2 else int(s[0]) - (n + 1) for s in signed.raw)
         series = []
-        for name, nb, color in (("as observed (remove-one)", signed, "C0"),
-                                ("symmetric (remove- and add-one)", Neighborhood(signed.raw, False, "shifts"), "C1")):
+        for name, nb, color in (
+            ("as observed (remove-one)", signed, "C0"),
+            ("symmetric (remove- and add-one)", Neighborhood(signed.raw, False, "shifts"), "C1"),
+        ):
             f = solve(fs, n=n, eps=EPS, delta=DELTA, neighborhood=nb, metric="er", privacy="pdp-kadam").pmf
             series.append((f"{name}: $f(0)={f[0]:.3f}$", f, color))
-            rows += [{"n": n, "shift_set": name, "shifts": " ".join(map(str, nb.resolve(n).ravel())),
-                      "eta": e, "pmf": float(v)} for e, v in enumerate(f)]
+            rows += [
+                {
+                    "n": n,
+                    "shift_set": name,
+                    "shifts": " ".join(map(str, nb.resolve(n).ravel())),
+                    "eta": e,
+                    "pmf": float(v),
+                }
+                for e, v in enumerate(f)
+            ]
         step = (KWH_RANGE[1] - KWH_RANGE[0]) / n
-        bars(ax, n, series, obs, rf"$n={n}$ (step {step:.3f} kWh): observed $\tilde\mu=\{{{', '.join(map(str, obs))}\}}$")
-    fig.suptitle(rf"Fig. 14 pipeline on London smart meters: {homes} homes in {CIRCUITS} circuits, {hours} hours; "
-                 rf"MILP (13), $\varepsilon={EPS:g}$, $\delta={DELTA:g}$", fontsize=10)
+        bars(
+            ax, n, series, obs, rf"$n={n}$ (step {step:.3f} kWh): observed $\tilde\mu=\{{{', '.join(map(str, obs))}\}}$"
+        )
+    fig.suptitle(
+        rf"Fig. 14 pipeline on London smart meters: {homes} homes in {CIRCUITS} circuits, {hours} hours; "
+        rf"MILP (13), $\varepsilon={EPS:g}$, $\delta={DELTA:g}$",
+        fontsize=10,
+    )
     fig.tight_layout()
     fs.save(fig, rows, name="fig14_meters")
     return 0

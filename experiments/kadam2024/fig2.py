@@ -9,13 +9,14 @@ curve is the closed form (optnoise.closed_form.sd_error_rate); the markers are
 MILP optima of the published formulation (13) (privacy="pdp-kadam", directed
 shift set {3}).
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import sd_boundaries, sd_error_rate
@@ -35,8 +36,12 @@ def main(argv=None) -> int:
     low, bar = sd_boundaries(N, MU, EPS)
     progress(fs, f"{d_milp.size} MILPs")
     nb = Neighborhood.sd(MU, directed=True)
-    rho_milp = np.array([solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er",
-                               privacy="pdp-kadam").distortion for d in d_milp])
+    rho_milp = np.array(
+        [
+            solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er", privacy="pdp-kadam").distortion
+            for d in d_milp
+        ]
+    )
     gap = np.max(np.abs(rho_milp - sd_error_rate(N, MU, EPS, delta=d_milp)))
     if gap > 1e-7:
         raise RuntimeError(f"Theorem 2 and the MILP differ by {gap:g}")
@@ -58,11 +63,13 @@ def main(argv=None) -> int:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
-    fs.save(fig, [{"series": "closed_form", "delta": float(d), "error_rate": float(r)} for d, r in zip(delta, rho)]
-            + [{"series": "milp_pdp_kadam", "delta": float(d), "error_rate": float(r)}
-               for d, r in zip(d_milp, rho_milp)]
-            + [{"series": "delta_low_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(low)]
-            + [{"series": "delta_bar_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(bar)])
+    fs.save(
+        fig,
+        [{"series": "closed_form", "delta": float(d), "error_rate": float(r)} for d, r in zip(delta, rho)]
+        + [{"series": "milp_pdp_kadam", "delta": float(d), "error_rate": float(r)} for d, r in zip(d_milp, rho_milp)]
+        + [{"series": "delta_low_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(low)]
+        + [{"series": "delta_bar_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(bar)],
+    )
     return 0
 
 

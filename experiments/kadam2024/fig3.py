@@ -16,13 +16,14 @@ checked against the MILP (13) (pdp-kadam, directed shifts {1..5}): the flat
 PMF is unique and must coincide; in the linear region only f(0) is unique,
 and the printed PMF must be feasible at that delta.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import bd_boundaries, bd_pmf, bd_step_lengths
@@ -44,8 +45,7 @@ def printed_linear_pmf(delta: float) -> tuple[np.ndarray, tuple[int, ...], np.nd
     xi_j = (1 - np.exp(-J * EPS)) / (1 - np.exp(-EPS))
     single = B - H + J + 1
     i = np.arange(lengths.size)
-    psi = np.where(i < single, delta * np.exp((B - H - i) * EPS) / xi_j,
-                   delta * np.exp((B - H - i + 1) * EPS) / xi_j)
+    psi = np.where(i < single, delta * np.exp((B - H - i) * EPS) / xi_j, delta * np.exp((B - H - i + 1) * EPS) / xi_j)
     rest = np.dot(np.delete(lengths, single), np.delete(psi, single))
     psi[single] = (1 - rest) / lengths[single]
     return np.repeat(psi, lengths), tuple(int(v) for v in lengths), psi
@@ -62,8 +62,15 @@ def draw(ax, pmf, lengths, heights, sym, title, outlines):
         if ell == 0:
             continue
         mid = start + (ell - 1) / 2
-        ax.annotate(rf"${sym}_{{{i}}}$" + "\n" + rf"$\ell_{{{i}}}={ell}$", (mid, pmf[start]),
-                    xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=7.5)
+        ax.annotate(
+            rf"${sym}_{{{i}}}$" + "\n" + rf"$\ell_{{{i}}}={ell}$",
+            (mid, pmf[start]),
+            xytext=(0, 4),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7.5,
+        )
         start += ell
     ax.set_yscale("log")
     ax.set_ylim(3e-3, 1.5)
@@ -94,20 +101,44 @@ def main(argv=None) -> int:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     phi = reg.phi0[1] * np.exp(-EPS * np.arange(len(flat_len)))
-    draw(axes[0], flat, flat_len, phi, r"\phi^{1}",
-         rf"(a) flat region $k=1$, $\delta={D_FLAT}$: $b+1={B + 1}$ steps after $\eta=0$",
-         [(f_before, r"flat region $k=0$ ($\delta\leq$" + f"{reg.delta_bar[0]:.4f})")])
-    draw(axes[1], lin, lin_len, psi, r"\psi^{1}",
-         rf"(b) linear region, $\delta={D_LINEAR}$: $b+2={B + 2}$ steps (singleton $\ell_{{{B - H + J + 1}}}=1$)",
-         [(f_before, r"flat $k=0$"), (flat, r"flat $k=1$")])
+    draw(
+        axes[0],
+        flat,
+        flat_len,
+        phi,
+        r"\phi^{1}",
+        rf"(a) flat region $k=1$, $\delta={D_FLAT}$: $b+1={B + 1}$ steps after $\eta=0$",
+        [(f_before, r"flat region $k=0$ ($\delta\leq$" + f"{reg.delta_bar[0]:.4f})")],
+    )
+    draw(
+        axes[1],
+        lin,
+        lin_len,
+        psi,
+        r"\psi^{1}",
+        rf"(b) linear region, $\delta={D_LINEAR}$: $b+2={B + 2}$ steps (singleton $\ell_{{{B - H + J + 1}}}=1$)",
+        [(f_before, r"flat $k=0$"), (flat, r"flat $k=1$")],
+    )
     for ax in axes:
         ax.legend(loc="upper right", fontsize=8)
-    fig.suptitle(rf"Fig. 3: BD staircase (Theorem 3): $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r={R}$), "
-                 rf"$\varepsilon={EPS:g}$, heights fall by $e^{{-\varepsilon}}$ per step", fontsize=11)
+    fig.suptitle(
+        rf"Fig. 3: BD staircase (Theorem 3): $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r={R}$), "
+        rf"$\varepsilon={EPS:g}$, heights fall by $e^{{-\varepsilon}}$ per step",
+        fontsize=11,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     eta = np.arange(N + 1)
-    fs.save(fig, {"eta": eta, "flat_delta_0p2": flat, "linear_delta_0p1044": lin, "flat_k0": f_before,
-                  "milp_flat": milp_flat, "milp_linear": milp_lin})
+    fs.save(
+        fig,
+        {
+            "eta": eta,
+            "flat_delta_0p2": flat,
+            "linear_delta_0p1044": lin,
+            "flat_k0": f_before,
+            "milp_flat": milp_flat,
+            "milp_linear": milp_lin,
+        },
+    )
     return 0
 
 

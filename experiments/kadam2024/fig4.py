@@ -9,13 +9,14 @@ then segment 3, the line f*(0) = delta. Curve: closed form
 (optnoise.closed_form.bd_error_rate); markers: MILP (13) (pdp-kadam,
 directed shifts {1..5}).
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import bd_boundaries, bd_error_rate
@@ -41,8 +42,12 @@ def main(argv=None) -> int:
     f0 = 1.0 - bd_error_rate(N, MU_BAR, EPS, delta=delta)
     progress(fs, f"{d_milp.size} MILPs")
     nb = Neighborhood.bd(MU_BAR, directed=True)
-    f0_milp = np.array([solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er",
-                              privacy="pdp-kadam").pmf[0] for d in d_milp])
+    f0_milp = np.array(
+        [
+            solve(fs, n=N, eps=EPS, delta=float(d), neighborhood=nb, metric="er", privacy="pdp-kadam").pmf[0]
+            for d in d_milp
+        ]
+    )
     gap = np.max(np.abs(f0_milp - (1.0 - bd_error_rate(N, MU_BAR, EPS, delta=d_milp))))
     if gap > 1e-7:
         raise RuntimeError(f"Theorem 3 and the MILP differ by {gap:g}")
@@ -55,16 +60,20 @@ def main(argv=None) -> int:
             ax.axvspan(reg.delta_bar[k - 1], lo, color=seg_colors[int(h)], alpha=0.08, lw=0, hatch="///")
         ax.text(0.5 * (lo + hi), 0.2925 - 0.0012 * (k % 2), f"({h},{j})", ha="center", fontsize=8)
     ax.axvspan(reg.delta_bar[-1], delta[-1], color=seg_colors[B], alpha=0.15, lw=0)
-    ax.text(0.5 * (reg.delta_bar[-1] + 0.4), 0.2925, rf"segment $h=b={B}$: $f^\star(0)=\delta$",
-            ha="center", fontsize=8)
+    ax.text(
+        0.5 * (reg.delta_bar[-1] + 0.4), 0.2925, rf"segment $h=b={B}$: $f^\star(0)=\delta$", ha="center", fontsize=8
+    )
     ax.plot(delta, f0, color="k", lw=1.8, label="Theorem 3 (closed form)")
     ax.plot(d_milp, f0_milp, "o", color="C3", ms=5, mfc="none", label="MILP (13), pdp-kadam")
     for h in range(1, B):
         ax.plot([], [], color=seg_colors[h], lw=6, alpha=0.4, label=rf"segment $h={h}$: {h} flat + {h} linear")
     ax.set_xlabel(r"$\delta$")
     ax.set_ylabel(r"$f^\star(0)=1-\rho^\star(\delta,\varepsilon)$")
-    ax.set_title(rf"Fig. 4: BD neighbourhood, $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r=0$), $\varepsilon={EPS:g}$"
-                 "\n(labels: flat regions $(h,j)$; the steep short pieces are the linear regions)", fontsize=10)
+    ax.set_title(
+        rf"Fig. 4: BD neighbourhood, $n={N}$, $\bar\mu={MU_BAR}$ ($b={B}$, $r=0$), $\varepsilon={EPS:g}$"
+        "\n(labels: flat regions $(h,j)$; the steep short pieces are the linear regions)",
+        fontsize=10,
+    )
     ax.set_xlim(0.0, 0.4)
     ax.set_ylim(0.262, 0.296)
     ax.grid(alpha=0.3)
@@ -78,11 +87,22 @@ def main(argv=None) -> int:
     ins.set_title(r"all $\delta\in[0,1]$ (shaded: zoom)", fontsize=7)
     ins.tick_params(labelsize=7)
     fig.tight_layout()
-    fs.save(fig, [{"series": "closed_form", "delta": float(d), "f0": float(v)} for d, v in zip(delta, f0)]
-            + [{"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)} for d, v in zip(d_milp, f0_milp)]
-            + [{"series": "flat_region", "delta": float(lo), "f0": float(p), "h": int(h), "j": int(j),
-                "delta_bar": float(hi)}
-               for h, j, lo, hi, p in zip(reg.h, reg.j, reg.delta_low, reg.delta_bar, reg.phi0)])
+    fs.save(
+        fig,
+        [{"series": "closed_form", "delta": float(d), "f0": float(v)} for d, v in zip(delta, f0)]
+        + [{"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)} for d, v in zip(d_milp, f0_milp)]
+        + [
+            {
+                "series": "flat_region",
+                "delta": float(lo),
+                "f0": float(p),
+                "h": int(h),
+                "j": int(j),
+                "delta_bar": float(hi),
+            }
+            for h, j, lo, hi, p in zip(reg.h, reg.j, reg.delta_low, reg.delta_bar, reg.phi0)
+        ],
+    )
     return 0
 
 

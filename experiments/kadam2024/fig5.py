@@ -27,6 +27,7 @@ The *_exact files redo the comparison for the symmetric count neighbourhood
 ("dp", baselines calibrated under DP), next to the published MILP on the same
 neighbourhood ("pdp-kadam").
 """
+
 from __future__ import annotations
 
 import os
@@ -51,19 +52,25 @@ from _kadam2024 import (  # noqa: E402
 
 
 def optimum(fs, cfg, eps, notion, nb) -> np.ndarray:
-    return np.array([solve(fs, n=cfg["n"], eps=float(e), delta=cfg["delta"], neighborhood=nb, metric=cfg["metric"],
-                           privacy=notion).distortion for e in eps])
+    return np.array(
+        [
+            solve(
+                fs, n=cfg["n"], eps=float(e), delta=cfg["delta"], neighborhood=nb, metric=cfg["metric"], privacy=notion
+            ).distortion
+            for e in eps
+        ]
+    )
 
 
 def baseline(cfg, family, eps, notion) -> tuple[np.ndarray, np.ndarray]:
     """Least-noise parameter meeting delta(eps) <= delta and its error, per eps."""
     params, errs = [], []
     for e in eps:
-        p = mechanisms.calibrate(family, cfg["n"], float(e), cfg["delta"], notion=notion,
-                                 neighborhood=COUNT_SYMMETRIC)
+        p = mechanisms.calibrate(family, cfg["n"], float(e), cfg["delta"], notion=notion, neighborhood=COUNT_SYMMETRIC)
         params.append(p)
-        errs.append(np.nan if np.isnan(p) else error_of(mechanisms.build(family, cfg["n"], p, eps=float(e)),
-                                                        cfg["measure"]))
+        errs.append(
+            np.nan if np.isnan(p) else error_of(mechanisms.build(family, cfg["n"], p, eps=float(e)), cfg["measure"])
+        )
     return np.array(params), np.array(errs)
 
 
@@ -82,19 +89,41 @@ def main(argv=None) -> int:
             for fam in cfg["families"]:
                 par[notion, fam], base[notion, fam] = baseline(cfg, fam, eps, notion)
 
-        rows = [{"eps": float(e), "curve": f"optimum {k}", "value": float(v[i]), "parameter": ""}
-                for k, v in opt.items() for i, e in enumerate(eps)]
-        rows += [{"eps": float(e), "curve": f"{fam} ({notion})", "value": float(base[notion, fam][i]),
-                  "parameter": float(par[notion, fam][i])}
-                 for (notion, fam) in base for i, e in enumerate(eps)]
+        rows = [
+            {"eps": float(e), "curve": f"optimum {k}", "value": float(v[i]), "parameter": ""}
+            for k, v in opt.items()
+            for i, e in enumerate(eps)
+        ]
+        rows += [
+            {
+                "eps": float(e),
+                "curve": f"{fam} ({notion})",
+                "value": float(base[notion, fam][i]),
+                "parameter": float(par[notion, fam][i]),
+            }
+            for (notion, fam) in base
+            for i, e in enumerate(eps)
+        ]
 
         setting = rf"$n={n}$, $\delta={d}$"
-        fig = faithful_figure(eps, opt["pdp-kadam/directed"], {f: base["pdp", f] for f in cfg["families"]},
-                              cfg["ylabel"], rf"Fig. 5{panel}: {setting}, PDP (Definition 2)")
-        fs.save(fig, [r for r in rows if "(dp)" not in r["curve"] and "symmetric" not in r["curve"]],
-                name=f"fig5{panel}")
-        fig = exact_figure(eps, opt, {k: {f: base[k, f] for f in cfg["families"]} for k in ("pdp", "dp")},
-                           cfg["ylabel"], f"Fig. 5{panel}", setting)
+        fig = faithful_figure(
+            eps,
+            opt["pdp-kadam/directed"],
+            {f: base["pdp", f] for f in cfg["families"]},
+            cfg["ylabel"],
+            rf"Fig. 5{panel}: {setting}, PDP (Definition 2)",
+        )
+        fs.save(
+            fig, [r for r in rows if "(dp)" not in r["curve"] and "symmetric" not in r["curve"]], name=f"fig5{panel}"
+        )
+        fig = exact_figure(
+            eps,
+            opt,
+            {k: {f: base[k, f] for f in cfg["families"]} for k in ("pdp", "dp")},
+            cfg["ylabel"],
+            f"Fig. 5{panel}",
+            setting,
+        )
         fs.save(fig, rows, name=f"fig5{panel}_exact")
     return 0
 

@@ -21,13 +21,14 @@ two-sided geometric with alpha = 0.7 has variance 2 alpha/(1-alpha)^2 = 15.6.
 The alpha with variance 3.38 (0.4717, solved numerically) is drawn thin for
 comparison.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 from scipy.optimize import brentq
 
 from optnoise.figures import FigureScript
@@ -43,10 +44,16 @@ def main(argv=None) -> int:
     fs = FigureScript("kadam2024", "fig6", argv, description=__doc__)
     eps = fs.grid(full=np.linspace(0.005, 2.0, 400), fast=np.linspace(0.01, 2.0, 40))
     alpha_mse = brentq(lambda a: geometric_noise(a).variance - SIGMA2, 0.01, 0.99, xtol=1e-14)
-    noises = {"geometric": geometric_noise(ALPHA), "gaussian": discrete_gaussian_noise(SIGMA2),
-              "geometric_mse": geometric_noise(alpha_mse)}
-    label = {"geometric": rf"geometric $\alpha={ALPHA}$", "gaussian": rf"Gaussian $\sigma^2={SIGMA2}$",
-             "geometric_mse": rf"geometric $\alpha={alpha_mse:.4f}$ (variance {SIGMA2})"}
+    noises = {
+        "geometric": geometric_noise(ALPHA),
+        "gaussian": discrete_gaussian_noise(SIGMA2),
+        "geometric_mse": geometric_noise(alpha_mse),
+    }
+    label = {
+        "geometric": rf"geometric $\alpha={ALPHA}$",
+        "gaussian": rf"Gaussian $\sigma^2={SIGMA2}$",
+        "geometric_mse": rf"geometric $\alpha={alpha_mse:.4f}$ (variance {SIGMA2})",
+    }
     table = {"eps": eps}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     for ax, notion in zip(axes, ("pdp", "dp")):
@@ -55,26 +62,51 @@ def main(argv=None) -> int:
             fam = "gaussian" if key == "gaussian" else "geometric"
             color = BASELINE_STYLE[fam]["color"]
             thin = key == "geometric_mse"
-            curves = {"inf": noise.delta(eps, notion=notion),
-                      "clamped": noise.mechanism(N, variant="clamped").delta(eps, notion=notion),
-                      "modulo": noise.mechanism(N, variant="modulo").delta(eps, notion=notion)}
+            curves = {
+                "inf": noise.delta(eps, notion=notion),
+                "clamped": noise.mechanism(N, variant="clamped").delta(eps, notion=notion),
+                "modulo": noise.mechanism(N, variant="modulo").delta(eps, notion=notion),
+            }
             for var, ls in (("inf", "-"), ("clamped", "--"), ("modulo", ":")):
                 if thin and var == "modulo":
                     continue
-                ax.plot(eps, curves[var], color="0.55" if thin else color, ls=ls, lw=0.9 if thin else 1.8,
-                        label=f"{label[key]}, " + {"inf": r"$n=\infty$", "clamped": f"clamped to [0, {N}]",
-                                                   "modulo": f"modulo {N + 1}"}[var])
+                ax.plot(
+                    eps,
+                    curves[var],
+                    color="0.55" if thin else color,
+                    ls=ls,
+                    lw=0.9 if thin else 1.8,
+                    label=f"{label[key]}, "
+                    + {"inf": r"$n=\infty$", "clamped": f"clamped to [0, {N}]", "modulo": f"modulo {N + 1}"}[var],
+                )
                 table[f"{notion}_{key}_{var}"] = curves[var]
         ax.set_xlabel(r"$\varepsilon$")
         ax.set_ylabel(r"$\delta$")
-        ax.set_title("(a) PDP (Definition 2), as in the paper" if notion == "pdp"
-                     else r"(b) $(\varepsilon,\delta)$-DP: clamping is post-processing", fontsize=10)
+        ax.set_title(
+            "(a) PDP (Definition 2), as in the paper"
+            if notion == "pdp"
+            else r"(b) $(\varepsilon,\delta)$-DP: clamping is post-processing",
+            fontsize=10,
+        )
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
-    axes[0].text(0.97, 0.55, "geometric: clamped and $n=\\infty$\ncoincide (dashed under solid)",
-                 transform=axes[0].transAxes, ha="right", fontsize=8, color=BASELINE_STYLE["geometric"]["color"])
-    axes[1].text(0.97, 0.55, "clamped $\\leq$ $n=\\infty$ for every noise\n(here they coincide)",
-                 transform=axes[1].transAxes, ha="right", fontsize=8)
+    axes[0].text(
+        0.97,
+        0.55,
+        "geometric: clamped and $n=\\infty$\ncoincide (dashed under solid)",
+        transform=axes[0].transAxes,
+        ha="right",
+        fontsize=8,
+        color=BASELINE_STYLE["geometric"]["color"],
+    )
+    axes[1].text(
+        0.97,
+        0.55,
+        "clamped $\\leq$ $n=\\infty$ for every noise\n(here they coincide)",
+        transform=axes[1].transAxes,
+        ha="right",
+        fontsize=8,
+    )
     shared_legend(fig, axes)
     fig.suptitle(rf"Fig. 6: effect of clamping, $n={N}$, neighbours $q$ and $q\pm1$", fontsize=11)
     fig.tight_layout(rect=(0, 0.17, 1, 1))

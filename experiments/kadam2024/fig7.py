@@ -15,6 +15,7 @@ construction; its weights are re-optimised for every eps. The other choices
 baselines; *_exact files with the symmetric neighbourhood and exact optima)
 are those of Fig. 5; see experiments/kadam2024/fig5.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,21 @@ from _kadam2024 import (  # noqa: E402
 
 def min_delta(fs, cfg, eps, notion, nb) -> np.ndarray:
     """Smallest delta with distortion <= target, re-verified from the returned PMF."""
-    return np.array([solve(fs, n=cfg["n"], eps=float(e), neighborhood=nb, metric=cfg["metric"], privacy=notion,
-                           objective="delta", max_distortion=cfg["target"]).achieved[notion] for e in eps])
+    return np.array(
+        [
+            solve(
+                fs,
+                n=cfg["n"],
+                eps=float(e),
+                neighborhood=nb,
+                metric=cfg["metric"],
+                privacy=notion,
+                objective="delta",
+                max_distortion=cfg["target"],
+            ).achieved[notion]
+            for e in eps
+        ]
+    )
 
 
 def main(argv=None) -> int:
@@ -57,27 +71,43 @@ def main(argv=None) -> int:
         par, base, check = {}, {}, {}
         for fam in cfg["families"]:
             for e in eps:  # the count mechanism's weights depend on eps; the others' parameter does not
-                p = mechanisms.match_parameter(fam, n, target, measure=cfg["measure"], distance="circular",
-                                               eps=float(e))
+                p = mechanisms.match_parameter(
+                    fam, n, target, measure=cfg["measure"], distance="circular", eps=float(e)
+                )
                 mech = mechanisms.build(fam, n, p, eps=float(e))
                 par.setdefault(fam, []).append(p)
                 check.setdefault(fam, []).append(error_of(mech, cfg["measure"]))
                 for notion in ("pdp", "dp"):
                     base.setdefault(notion, {}).setdefault(fam, []).append(
-                        mech.delta(float(e), notion=notion, neighborhood=COUNT_SYMMETRIC))
+                        mech.delta(float(e), notion=notion, neighborhood=COUNT_SYMMETRIC)
+                    )
         base = {k: {f: np.array(v) for f, v in d.items()} for k, d in base.items()}
 
-        rows = [{"eps": float(e), "curve": f"optimum {k}", "delta": float(v[i]), "parameter": "", "distortion": ""}
-                for k, v in opt.items() for i, e in enumerate(eps)]
-        rows += [{"eps": float(e), "curve": f"{fam} ({notion})", "delta": float(base[notion][fam][i]),
-                  "parameter": float(par[fam][i]), "distortion": float(check[fam][i])}
-                 for notion in base for fam in cfg["families"] for i, e in enumerate(eps)]
+        rows = [
+            {"eps": float(e), "curve": f"optimum {k}", "delta": float(v[i]), "parameter": "", "distortion": ""}
+            for k, v in opt.items()
+            for i, e in enumerate(eps)
+        ]
+        rows += [
+            {
+                "eps": float(e),
+                "curve": f"{fam} ({notion})",
+                "delta": float(base[notion][fam][i]),
+                "parameter": float(par[fam][i]),
+                "distortion": float(check[fam][i]),
+            }
+            for notion in base
+            for fam in cfg["families"]
+            for i, e in enumerate(eps)
+        ]
         what = "MSE" if cfg["measure"] == "mse" else "ER"
         setting = rf"$n={n}$, {what} $={target}$"
-        fig = faithful_figure(eps, opt["pdp-kadam/directed"], base["pdp"], r"$\delta$",
-                              rf"Fig. 7{panel}: {setting}, PDP (Definition 2)")
-        fs.save(fig, [r for r in rows if "(dp)" not in r["curve"] and "symmetric" not in r["curve"]],
-                name=f"fig7{panel}")
+        fig = faithful_figure(
+            eps, opt["pdp-kadam/directed"], base["pdp"], r"$\delta$", rf"Fig. 7{panel}: {setting}, PDP (Definition 2)"
+        )
+        fs.save(
+            fig, [r for r in rows if "(dp)" not in r["curve"] and "symmetric" not in r["curve"]], name=f"fig7{panel}"
+        )
         fig = exact_figure(eps, opt, base, r"$\delta$", f"Fig. 7{panel}", setting)
         fs.save(fig, rows, name=f"fig7{panel}_exact")
     return 0

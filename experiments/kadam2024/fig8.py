@@ -12,13 +12,14 @@ for delta = 0 under mu = +-1: the two baselines are (1, 0)-DP with room to
 spare (alpha = 0.7 is e^-0.36), so the caption's "same MSE" does not hold;
 the MSEs are in the CSV and README.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.mechanisms import discrete_gaussian, geometric
@@ -35,23 +36,34 @@ def main(argv=None) -> int:
     progress(fs, "2 LPs")
     circ = np.minimum(np.arange(N + 1), N + 1 - np.arange(N + 1)) ** 2
     pmfs = {
-        r"optimum, $\mu=+1$ (paper's convention)": solve(fs, n=N, eps=EPS, delta=0.0, neighborhood=COUNT_DIRECTED,
-                                                         metric="er", privacy="pdp-kadam").pmf,
-        r"optimum, $\mu=\pm1$": solve(fs, n=N, eps=EPS, delta=0.0, neighborhood=COUNT_SYMMETRIC, metric="er",
-                                      privacy="pdp-kadam").pmf,
+        r"optimum, $\mu=+1$ (paper's convention)": solve(
+            fs, n=N, eps=EPS, delta=0.0, neighborhood=COUNT_DIRECTED, metric="er", privacy="pdp-kadam"
+        ).pmf,
+        r"optimum, $\mu=\pm1$": solve(
+            fs, n=N, eps=EPS, delta=0.0, neighborhood=COUNT_SYMMETRIC, metric="er", privacy="pdp-kadam"
+        ).pmf,
         rf"discrete Gaussian $\sigma^2={SIGMA2}$": discrete_gaussian(N, SIGMA2).noise,
         rf"discrete geometric $\alpha={ALPHA}$": geometric(N, ALPHA).noise,
     }
-    colors = [NOTION_STYLE["pdp-kadam"]["color"], "C9", BASELINE_STYLE["gaussian"]["color"],
-              BASELINE_STYLE["geometric"]["color"]]
+    colors = [
+        NOTION_STYLE["pdp-kadam"]["color"],
+        "C9",
+        BASELINE_STYLE["gaussian"]["color"],
+        BASELINE_STYLE["geometric"]["color"],
+    ]
     eta = np.arange(N + 1)
     fig, ax = plt.subplots(figsize=(7.5, 4.4))
     w = 0.2
     table = {"eta": eta}
     for i, ((lab, f), c) in enumerate(zip(pmfs.items(), colors)):
         e0 = eps_for_delta(f, COUNT_SYMMETRIC, 0.0, notion="dp")
-        ax.bar(eta + (i - 1.5) * w, f, width=w, color=c,
-               label=f"{lab}: $f(0)={f[0]:.3f}$, MSE$={circ @ f:.2f}$, " + rf"$\varepsilon_{{\pm1}}={e0:.2f}$")
+        ax.bar(
+            eta + (i - 1.5) * w,
+            f,
+            width=w,
+            color=c,
+            label=f"{lab}: $f(0)={f[0]:.3f}$, MSE$={circ @ f:.2f}$, " + rf"$\varepsilon_{{\pm1}}={e0:.2f}$",
+        )
         key = ["opt_directed", "opt_symmetric", "gaussian", "geometric"][i]
         table[key] = f
         table[f"{key}_circular_mse"] = np.full(eta.size, circ @ f)
@@ -59,9 +71,12 @@ def main(argv=None) -> int:
     ax.set_xticks(eta)
     ax.set_xlabel(r"noise value $\eta$ (modulo $n+1=9$; $\eta=8$ is $-1$)")
     ax.set_ylabel(r"$f(\eta)$")
-    ax.set_title(rf"Fig. 8: noise PMFs, $n={N}$, $\varepsilon={EPS:g}$, $\delta=0$" + "\n"
-                 + r"(MSE: circular; $\varepsilon_{\pm1}$: smallest $\varepsilon$ of pure DP for neighbours $q\pm1$)",
-                 fontsize=10)
+    ax.set_title(
+        rf"Fig. 8: noise PMFs, $n={N}$, $\varepsilon={EPS:g}$, $\delta=0$"
+        + "\n"
+        + r"(MSE: circular; $\varepsilon_{\pm1}$: smallest $\varepsilon$ of pure DP for neighbours $q\pm1$)",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=7.5, loc="upper right")
     fig.tight_layout()

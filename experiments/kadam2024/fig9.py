@@ -10,13 +10,14 @@ The paper does not list its delta values; we use delta in {0, 0.05, 0.15,
 optimum is unique (in a linear region only f(0) is). Bars: the MILP (13)
 (pdp-kadam, directed shift {mu_hat}); dots: Theorem 2 (closed form).
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.closed_form import sd_boundaries, sd_pmf

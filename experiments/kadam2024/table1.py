@@ -13,6 +13,7 @@ the table.
 
 Writes table1.csv, table1.md (Markdown) and table1.png (rendered).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,17 +48,30 @@ def main(argv=None) -> int:
         row["step_lengths"] = " ".join(map(str, step_lengths(r.pmf)))
         row["own_delta_pdp_kadam"] = r.achieved["pdp-kadam"]
         for notion in ("pdp", "dp"):
-            row[f"error_rate_{notion}"] = solve(fs, n=N, eps=EPS, delta=d, neighborhood=nb, metric="er",
-                                                privacy=notion).distortion
+            row[f"error_rate_{notion}"] = solve(
+                fs, n=N, eps=EPS, delta=d, neighborhood=nb, metric="er", privacy=notion
+            ).distortion
         rows.append(row)
 
     head = ["delta"] + [f"f({e})" for e in range(N + 1)] + ["ER", "steps", "ER pdp", "ER dp"]
-    body = [[f"{r['delta']:.6g}"] + [f"{r[f'f({e})']:.4f}" for e in range(N + 1)]
-            + [f"{r['error_rate']:.4f}", "(" + r["step_lengths"].replace(" ", ",") + ")",
-               f"{r['error_rate_pdp']:.4f}", f"{r['error_rate_dp']:.4f}"] for r in rows]
-    md = [f"Table 1: optimal noise PMF, BD n={N}, mu_bar={MU_BAR} (directed), eps={EPS}, MILP (13) [pdp-kadam]; "
-          "last two columns: optimal error rate under the exact notions at the same (eps, delta).", "",
-          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = [
+        [f"{r['delta']:.6g}"]
+        + [f"{r[f'f({e})']:.4f}" for e in range(N + 1)]
+        + [
+            f"{r['error_rate']:.4f}",
+            "(" + r["step_lengths"].replace(" ", ",") + ")",
+            f"{r['error_rate_pdp']:.4f}",
+            f"{r['error_rate_dp']:.4f}",
+        ]
+        for r in rows
+    ]
+    md = [
+        f"Table 1: optimal noise PMF, BD n={N}, mu_bar={MU_BAR} (directed), eps={EPS}, MILP (13) [pdp-kadam]; "
+        "last two columns: optimal error rate under the exact notions at the same (eps, delta).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     md += ["| " + " | ".join(b) + " |" for b in body]
     (fs.out / "table1.md").write_text("\n".join(md) + "\n")
 
@@ -67,8 +81,11 @@ def main(argv=None) -> int:
     tab.auto_set_font_size(False)
     tab.set_fontsize(8)
     tab.scale(1, 1.25)
-    ax.set_title(rf"Table 1: $f^\star(\eta)$ for BD $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$ "
-                 r"(MILP (13), pdp-kadam); ER pdp / ER dp: exact notions", fontsize=10)
+    ax.set_title(
+        rf"Table 1: $f^\star(\eta)$ for BD $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$ "
+        r"(MILP (13), pdp-kadam); ER pdp / ER dp: exact notions",
+        fontsize=10,
+    )
     fig.tight_layout()
     fs.save(fig, rows)
     return 0

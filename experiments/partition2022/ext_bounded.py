@@ -9,12 +9,12 @@ unbounded pi_opt(eps, delta) is shown for reference (it is not bounded-DP).
 Right: add/remove DP where a user changes a count by up to c = 3: the LP
 optimum against pi_opt at the group-privacy budget (eps/c, delta/sum e^{j eps/c}).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
-from optnoise.partition import (bounded_dp_delta, bounded_dp_primitive, group_privacy_primitive, partition_lp,
-                                pi_opt)
+from optnoise.partition import bounded_dp_delta, bounded_dp_primitive, group_privacy_primitive, partition_lp, pi_opt
 
 EPS, DELTA, C = 1.0, 1e-5, 3
 
@@ -31,10 +31,20 @@ def main(argv=None) -> int:
     shown = n <= 45
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     ax = axes[0]
-    ax.plot(n[shown], half[shown], "s--", ms=3,
-            label=rf"factor 2: $\pi_{{\mathrm{{opt}}}}(\varepsilon/2,\delta/2)$, $\delta$={bounded_dp_delta(half, EPS):.2g}")
-    ax.plot(n[shown], best.pi[shown], "o-", ms=3,
-            label=rf"LP, $\varepsilon_{{\uparrow}}$={best.extra['eps_up']:.3g}, $\delta$={best.extra['achieved_delta']:.2g}")
+    ax.plot(
+        n[shown],
+        half[shown],
+        "s--",
+        ms=3,
+        label=rf"factor 2: $\pi_{{\mathrm{{opt}}}}(\varepsilon/2,\delta/2)$, $\delta$={bounded_dp_delta(half, EPS):.2g}",
+    )
+    ax.plot(
+        n[shown],
+        best.pi[shown],
+        "o-",
+        ms=3,
+        label=rf"LP, $\varepsilon_{{\uparrow}}$={best.extra['eps_up']:.3g}, $\delta$={best.extra['achieved_delta']:.2g}",
+    )
     ax.plot(n[shown], full[shown], ":", color="gray", label=r"unbounded $\pi_{\mathrm{opt}}(\varepsilon,\delta)$")
     ax.set_title(r"bounded DP, $\varepsilon=1$, $\delta=10^{-5}$")
     ax.set_xlabel(r"number of users $n$")
@@ -50,8 +60,17 @@ def main(argv=None) -> int:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fs.save(fig, {"n": n, "bounded_factor2": half, "bounded_lp": best.pi, "unbounded_opt": full,
-                  "c3_lp": lp_c, "c3_group_privacy": gp_c})
+    fs.save(
+        fig,
+        {
+            "n": n,
+            "bounded_factor2": half,
+            "bounded_lp": best.pi,
+            "unbounded_opt": full,
+            "c3_lp": lp_c,
+            "c3_group_privacy": gp_c,
+        },
+    )
     return 0
 
 

@@ -5,8 +5,9 @@ at integer user counts n (partition counts are integers). Left: eps = 1,
 delta = 1e-5, n = 5..22; right: eps = 0.1, delta = 1e-10, n = 150..310 (the
 paper's axes show 6..20 and 160..300).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.partition import pi_laplace, pi_opt
@@ -29,8 +30,10 @@ def main(argv=None) -> int:
         ax.set_title(rf"$\varepsilon={eps:g}$, $\delta=10^{{{int(np.log10(delta))}}}$")
         ax.grid(alpha=0.3)
         ax.legend()
-        rows += [{"eps": eps, "delta": delta, "n": int(k), "pi_opt": float(a), "pi_lap": float(b)}
-                 for k, a, b in zip(n, po, pl)]
+        rows += [
+            {"eps": eps, "delta": delta, "n": int(k), "pi_opt": float(a), "pi_lap": float(b)}
+            for k, a, b in zip(n, po, pl)
+        ]
     fig.tight_layout()
     fs.save(fig, rows)
     return 0

@@ -5,8 +5,9 @@ for pi_opt the smallest integer n with pi_opt(n) >= q, for Laplace the real
 solution (at q = 1/2, the threshold). Left panel eps in [0.01, 0.1], right
 panel eps in [0.1, 3] (the paper's two panels; log eps axis).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.partition import selection_percentile
@@ -25,8 +26,14 @@ def main(argv=None) -> int:
         for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
             for q in QS:
                 y = np.array([selection_percentile(q, e, DELTA, method=method) for e in eps])
-                ax.plot(eps, y, color=color, ls="-" if q == 0.5 else "--", lw=1.8 if q == 0.5 else 1.0,
-                        label=name if q == 0.5 else None)
+                ax.plot(
+                    eps,
+                    y,
+                    color=color,
+                    ls="-" if q == 0.5 else "--",
+                    lw=1.8 if q == 0.5 else 1.0,
+                    label=name if q == 0.5 else None,
+                )
                 rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y)]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\varepsilon$")

@@ -3,8 +3,9 @@
 delta from 1e-12 to 1e-4 (log axis); left eps = 0.1, right eps = 1. Same
 percentile definition as fig2 (integer n for pi_opt, real n for Laplace).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.partition import selection_percentile
@@ -21,10 +22,17 @@ def main(argv=None) -> int:
         for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
             for q in QS:
                 y = np.array([selection_percentile(q, eps, d, method=method) for d in deltas])
-                ax.plot(deltas, y, color=color, ls="-" if q == 0.5 else "--", lw=1.8 if q == 0.5 else 1.0,
-                        label=name if q == 0.5 else None)
-                rows += [{"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)}
-                         for d, v in zip(deltas, y)]
+                ax.plot(
+                    deltas,
+                    y,
+                    color=color,
+                    ls="-" if q == 0.5 else "--",
+                    lw=1.8 if q == 0.5 else 1.0,
+                    label=name if q == 0.5 else None,
+                )
+                rows += [
+                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)} for d, v in zip(deltas, y)
+                ]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\delta$")
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")

@@ -7,8 +7,9 @@ noise and threshold that minimises the threshold (a user's kappa singleton
 partitions appear with total probability 1 - (1 - q)^kappa = delta_threshold).
 Midpoint of pi_opt: smallest integer n with pi_opt(n) >= 1/2.
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.partition import selection_percentile
@@ -21,8 +22,11 @@ def main(argv=None) -> int:
     kappa = np.arange(1, fs.grid(full=7, fast=4) + 1)
     table = {"kappa": kappa}
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for method, marker, name in (("opt", "o", r"$\pi_{\mathrm{opt}}$"), ("laplace", "s", r"$\pi_{\mathrm{Lap}}$"),
-                                 ("gaussian", "^", r"$\pi_{\mathrm{Gauss}}$")):
+    for method, marker, name in (
+        ("opt", "o", r"$\pi_{\mathrm{opt}}$"),
+        ("laplace", "s", r"$\pi_{\mathrm{Lap}}$"),
+        ("gaussian", "^", r"$\pi_{\mathrm{Gauss}}$"),
+    ):
         y = np.array([selection_percentile(0.5, EPS, DELTA, method=method, kappa=int(k)) for k in kappa])
         table[f"midpoint_{method}"] = y
         ax.plot(kappa, y, marker=marker, label=name)

@@ -2,15 +2,16 @@
 
 Not a figure script (the leading underscore keeps the runner from executing it).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from optnoise.datasets import load_dpbench
 from optnoise.selection import (
     em_pmf,
     eps_for_expected_error,
     expected_error,
-    load_dpbench,
     median_quality,
     mode_quality,
     pf_pmf,
@@ -72,15 +73,22 @@ def eps_ratio_peak(q: np.ndarray, monotonic: bool, eps_grid: np.ndarray) -> dict
             break
         eps_em = eps_for_expected_error(q, err, mechanism="em", monotonic=monotonic)
         em_err = expected_error(em_pmf(q, eps, monotonic=monotonic), q)
-        rec = {"eps": float(eps), "pf_error": float(err), "em_error": float(em_err),
-               "error_ratio": float(em_err / err), "eps_em": float(eps_em), "eps_ratio": float(eps_em / eps)}
+        rec = {
+            "eps": float(eps),
+            "pf_error": float(err),
+            "em_error": float(em_err),
+            "error_ratio": float(em_err / err),
+            "eps_em": float(eps_em),
+            "eps_ratio": float(eps_em / eps),
+        }
         if best is None or rec["eps_ratio"] > best["eps_ratio"]:
             best = rec
     return best
 
 
-def bar_values(q: np.ndarray, monotonic: bool, target: float = BAR_TARGET, *,
-               anchor: str = "pf") -> tuple[float, float, float]:
+def bar_values(
+    q: np.ndarray, monotonic: bool, target: float = BAR_TARGET, *, anchor: str = "pf"
+) -> tuple[float, float, float]:
     """(eps, EM error, PF error) at the eps where ``anchor``'s expected error is ``target``."""
     eps = eps_for_expected_error(q, target, mechanism=anchor, monotonic=monotonic)
     em = expected_error(em_pmf(q, eps, monotonic=monotonic), q)
@@ -132,22 +140,48 @@ def real_data_panel(ax, dataset: str, task: str, n: int, *, annotate: bool = Tru
     ax.set_ylabel("expected error" + (" (counts)" if task == "mode" else " (individuals)"))
     ax.set_title(f"{dataset}, {task}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    rows = [{"dataset": dataset, "task": task, "kind": "curve", "eps": e, "em_expected_error": a,
-             "pf_expected_error": b, "error_ratio": a / b} for e, a, b in zip(eps, em, pf)]
+    rows = [
+        {
+            "dataset": dataset,
+            "task": task,
+            "kind": "curve",
+            "eps": e,
+            "em_expected_error": a,
+            "pf_expected_error": b,
+            "error_ratio": a / b,
+        }
+        for e, a, b in zip(eps, em, pf)
+    ]
     if annotate:
         peak = eps_ratio_peak(q, mono, eps)
         if peak is not None:
             ax.plot([peak["eps"]], [peak["pf_error"]], "o", color="k", ms=5)
-            ax.annotate(f"$\\varepsilon$={peak['eps']:.3g}: EM/PF error {peak['error_ratio']:.2f};\n"
-                        f"EM needs {peak['eps_ratio']:.2f}$\\times$ the budget",
-                        (peak["eps"], peak["pf_error"]), xycoords="data", textcoords="axes fraction",
-                        xytext=(0.97, 0.97), ha="right", va="top", fontsize=7,
-                        bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9},
-                        arrowprops={"arrowstyle": "-", "color": "0.4", "lw": 0.8})
-            rows.append({"dataset": dataset, "task": task, "kind": "peak", "eps": peak["eps"],
-                         "em_expected_error": peak["em_error"], "pf_expected_error": peak["pf_error"],
-                         "error_ratio": peak["error_ratio"], "eps_em_same_error": peak["eps_em"],
-                         "eps_ratio": peak["eps_ratio"]})
+            ax.annotate(
+                f"$\\varepsilon$={peak['eps']:.3g}: EM/PF error {peak['error_ratio']:.2f};\n"
+                f"EM needs {peak['eps_ratio']:.2f}$\\times$ the budget",
+                (peak["eps"], peak["pf_error"]),
+                xycoords="data",
+                textcoords="axes fraction",
+                xytext=(0.97, 0.97),
+                ha="right",
+                va="top",
+                fontsize=7,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9},
+                arrowprops={"arrowstyle": "-", "color": "0.4", "lw": 0.8},
+            )
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "task": task,
+                    "kind": "peak",
+                    "eps": peak["eps"],
+                    "em_expected_error": peak["em_error"],
+                    "pf_expected_error": peak["pf_error"],
+                    "error_ratio": peak["error_ratio"],
+                    "eps_em_same_error": peak["eps_em"],
+                    "eps_ratio": peak["eps_ratio"],
+                }
+            )
     return rows
 
 
@@ -161,22 +195,39 @@ def bar_panel(ax, datasets, task: str, *, anchor: str = "pf") -> list[dict]:
     for d in datasets:
         q, mono = task_scores(d, task)
         eps, em, pf = bar_values(q, mono, anchor=anchor)
-        rows.append({"dataset": d, "task": task, "anchor": anchor, "eps": eps, "em_expected_error": em,
-                     "pf_expected_error": pf, "error_ratio": em / pf})
+        rows.append(
+            {
+                "dataset": d,
+                "task": task,
+                "anchor": anchor,
+                "eps": eps,
+                "em_expected_error": em,
+                "pf_expected_error": pf,
+                "error_ratio": em / pf,
+            }
+        )
     x = np.arange(len(datasets))
     w = 0.38
     ax.bar(x - w / 2, [r["em_expected_error"] for r in rows], w, color=COLORS["em"], label=LABELS["em"])
     bars = ax.bar(x + w / 2, [r["pf_expected_error"] for r in rows], w, color=COLORS["pf"], label=LABELS["pf"])
     for b, r in zip(bars, rows):
-        ax.annotate(f"{r['error_ratio']:.2f}x", (b.get_x() + b.get_width() / 2, b.get_height()),
-                    textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7)
+        ax.annotate(
+            f"{r['error_ratio']:.2f}x",
+            (b.get_x() + b.get_width() / 2, b.get_height()),
+            textcoords="offset points",
+            xytext=(0, 2),
+            ha="center",
+            fontsize=7,
+        )
     ax.set_xticks(x)
     ax.set_xticklabels(datasets, rotation=20, fontsize=8)
     ax.set_ylim(0, 1.3 * max(max(r["em_expected_error"] for r in rows), BAR_TARGET))
     ax.set_ylabel("expected error" + (" (counts)" if task == "mode" else " (individuals)"))
     who = anchor.upper()
-    ax.set_title(rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$",
-                 fontsize=10)
+    ax.set_title(
+        rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3, axis="y")
     return rows
 
@@ -199,7 +250,7 @@ def appendix_grid(name: str, task: str, argv, doc: str) -> int:
     for ax, d in zip(axes.flat, datasets):
         rows += real_data_panel(ax, d, task, n, annotate=not fs.fast)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.axis("off")
     axes.flat[-1].legend(handles, labels, loc="center", fontsize=12, title=f"{task} task")
     fig.tight_layout()

@@ -7,14 +7,15 @@ at c = 0 (p = 1) and as c -> infinity (p -> 0), and PF is always below EM
 (Theorem 2). Where the extracted text is silent, m = 3 and eps = Delta = 1 are
 taken from the notebook.
 """
-import numpy as np
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import em_worst_case_error, pf_worst_case_error
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.figures import FigureScript
+from optnoise.selection import em_worst_case_error, pf_worst_case_error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import COLORS, LABELS  # noqa: E402
@@ -36,8 +37,9 @@ def main(argv=None) -> int:
     ax.set_ylabel(r"$\mathbb{E}[\mathcal{E}(\mathcal{M}, \vec q\,)]$")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, None)
-    top = ax.secondary_xaxis("top", functions=(lambda x: -2 * np.log(np.clip(x, 1e-12, 1)),
-                                               lambda y: np.exp(-np.asarray(y) / 2)))
+    top = ax.secondary_xaxis(
+        "top", functions=(lambda x: -2 * np.log(np.clip(x, 1e-12, 1)), lambda y: np.exp(-np.asarray(y) / 2))
+    )
     top.set_xticks([0.5, 1, 2, 4, 8])
     top.set_xlabel(r"$c$")
     ax.set_title(rf"Worst case $\vec q = (0, -c, \dots, -c)$, $m={M}$, $\varepsilon=\Delta=1$", fontsize=10)

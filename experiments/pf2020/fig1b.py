@@ -6,8 +6,9 @@ m = 2, 3, 4, 10 as in the authors' notebook, plus m = 100 and 1000 to show the
 convergence to 1 as m grows. The ratio stays in [1, 2] and tends to 2 as p -> 0
 (large eps c).
 """
-import numpy as np
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from optnoise.figures import FigureScript
 from optnoise.selection import em_worst_case_error, pf_worst_case_error

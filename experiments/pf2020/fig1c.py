@@ -7,14 +7,15 @@ For each m, Eqs. 7 and 8 are maximised over c (Prop. 4), with eps = Delta = 1
 (the notebook uses every integer; the curves are smooth). The EM/PF ratio is
 largest at m = 2 and decays towards 1.
 """
-import numpy as np
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import expected_error_upper_bound, pf_worst_case_lower_bound, worst_case_expected_error
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.figures import FigureScript
+from optnoise.selection import expected_error_upper_bound, pf_worst_case_lower_bound, worst_case_expected_error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import COLORS, LABELS  # noqa: E402
@@ -22,8 +23,9 @@ from _pf2020 import COLORS, LABELS  # noqa: E402
 
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig1c", argv, description=__doc__)
-    ms = fs.grid(full=np.unique(np.round(np.geomspace(2, 10_000, 250)).astype(int)),
-                 fast=np.array([2, 3, 10, 100, 1000, 10_000]))
+    ms = fs.grid(
+        full=np.unique(np.round(np.geomspace(2, 10_000, 250)).astype(int)), fast=np.array([2, 3, 10, 100, 1000, 10_000])
+    )
     em = np.array([worst_case_expected_error("em", int(m), 1.0)[0] for m in ms])
     pf = np.array([worst_case_expected_error("pf", int(m), 1.0)[0] for m in ms])
     ub = np.array([expected_error_upper_bound(int(m), 1.0) for m in ms])
@@ -41,8 +43,17 @@ def main(argv=None) -> int:
     ax.set_title(r"$\max_{\vec q}\ \mathbb{E}[\mathcal{E}(\mathcal{M}, \vec q\,)]$", fontsize=10)
     ax.legend(loc="lower right", fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    fs.save(fig, {"m": ms, "em_worst_case": em, "pf_worst_case": pf, "upper_bound": ub, "lower_bound": lb,
-                  "ratio_em_pf": em / pf})
+    fs.save(
+        fig,
+        {
+            "m": ms,
+            "em_worst_case": em,
+            "pf_worst_case": pf,
+            "upper_bound": ub,
+            "lower_bound": lb,
+            "ratio_em_pf": em / pf,
+        },
+    )
     return 0
 
 

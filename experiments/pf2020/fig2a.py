@@ -11,14 +11,15 @@ optimum can be non-monotone and not eps-DP, so its ratios are slightly higher.
 eps: 21 log-spaced points on 10^-2..10 (the notebook's range). The ratio is exactly 1 above
 ln((3+sqrt5)/2) (dotted line) and barely above 1 below it.
 """
-import numpy as np
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import GOLDEN_EPS
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.figures import FigureScript
+from optnoise.selection import GOLDEN_EPS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import lp_ratio_curves  # noqa: E402
@@ -37,13 +38,22 @@ def main(argv=None) -> int:
         ax.plot(eps, cur["regular_pf"], lw=2.2, color=col, label=f"$m={m}$")
         ax.plot(eps, cur["paper_pf"], "--", lw=1.2, color=col)
         for j, e in enumerate(eps):
-            rows.append({"m": m, "k": k, "eps": e, "pf_ratio_regular_lp": cur["regular_pf"][j],
-                         "pf_ratio_paper_lp": cur["paper_pf"][j]})
+            rows.append(
+                {
+                    "m": m,
+                    "k": k,
+                    "eps": e,
+                    "pf_ratio_regular_lp": cur["regular_pf"][j],
+                    "pf_ratio_paper_lp": cur["paper_pf"][j],
+                }
+            )
     ax.axvline(GOLDEN_EPS, color="gray", ls=":", lw=1.5, label=r"$\ln\frac{3+\sqrt{5}}{2}$")
     ax.plot([], [], "k--", lw=1.2, label="LP as printed")
     ax.set_xscale("log")
     ax.set_xlabel(r"$\varepsilon$")
-    ax.set_ylabel(r"optimality ratio $\mathbb{E}[\mathcal{E}(\mathcal{M}_{PF})] / \mathbb{E}[\mathcal{E}(\mathrm{OPT})]$")
+    ax.set_ylabel(
+        r"optimality ratio $\mathbb{E}[\mathcal{E}(\mathcal{M}_{PF})] / \mathbb{E}[\mathcal{E}(\mathrm{OPT})]$"
+    )
     ax.set_title(rf"PF vs optimal regular mechanism, lattice bound $2k\Delta$, $k={k}$", fontsize=10)
     ax.legend(fontsize=8, ncol=2)
     ax.grid(alpha=0.3, which="both")

@@ -8,14 +8,15 @@ ln((3+sqrt5)/2). 2(c): EM's ratio, much larger, growing with eps and k towards
 weighting, monotonicity rows); dashed: the LP as printed with the notebook's
 box weighting. eps: 21 log-spaced points on 10^-2..10.
 """
-import numpy as np
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import GOLDEN_EPS
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.figures import FigureScript
+from optnoise.selection import GOLDEN_EPS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import lp_ratio_curves  # noqa: E402
@@ -37,8 +38,15 @@ def main(argv=None) -> int:
             ax.plot(eps, curves[k][f"regular_{key}"], lw=2.2, color=col, label=f"$k={k}$ ($B={2 * k}$)")
             ax.plot(eps, curves[k][f"paper_{key}"], "--", lw=1.2, color=col)
             for j, e in enumerate(eps):
-                rows.append({"m": m, "k": k, "eps": e, f"{key}_ratio_regular_lp": curves[k][f"regular_{key}"][j],
-                             f"{key}_ratio_paper_lp": curves[k][f"paper_{key}"][j]})
+                rows.append(
+                    {
+                        "m": m,
+                        "k": k,
+                        "eps": e,
+                        f"{key}_ratio_regular_lp": curves[k][f"regular_{key}"][j],
+                        f"{key}_ratio_paper_lp": curves[k][f"paper_{key}"][j],
+                    }
+                )
         ax.axvline(GOLDEN_EPS, color="gray", ls=":", lw=1.5, label=r"$\ln\frac{3+\sqrt{5}}{2}$")
         ax.plot([], [], "k--", lw=1.2, label="LP as printed")
         ax.set_xscale("log")

@@ -13,13 +13,14 @@ monotonic variant (Remark 1), which is the notebook's pmf; errors are in
 counts (the notebook's are in units of 2 counts). Median: sensitivity 1,
 standard mechanisms.
 """
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import DPBENCH_BAR_DATASETS
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+
+from optnoise.datasets import DPBENCH_BAR_DATASETS
+from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import bar_panel, real_data_panel  # noqa: E402

@@ -6,14 +6,15 @@ shows both regimes clearly). RNM adds Laplace(2 Delta / eps) noise; its error
 is the Appendix F integral evaluated numerically. RNM beats EM for small c and
 loses for large c; PF is below both everywhere.
 """
-import numpy as np
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import em_worst_case_error, pf_worst_case_error, rnm_worst_case_error
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from optnoise.figures import FigureScript
+from optnoise.selection import em_worst_case_error, pf_worst_case_error, rnm_worst_case_error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import COLORS, LABELS  # noqa: E402

@@ -6,6 +6,7 @@ monotonic variant (Remark 1), errors in counts. Exact expected errors against
 eps, linear from 1e-4 to where EM's error is 1, log y axis cut at 1; the
 marked point is where EM needs the largest multiple of PF's budget.
 """
+
 import os  # noqa: E402
 import sys  # noqa: E402
 

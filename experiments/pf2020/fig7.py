@@ -6,13 +6,14 @@ Fig. 3(c) (the authors' notebook fixes EM's instead, see ``fig3c_em``; its bar
 charts exclude INCOME, and so do these); bar labels give EM/PF.
 Mode: q = counts, monotonic variant, errors in counts; median: sensitivity 1.
 """
-import matplotlib.pyplot as plt
-
-from optnoise.figures import FigureScript
-from optnoise.selection import DPBENCH_BAR_DATASETS
 
 import os  # noqa: E402
 import sys  # noqa: E402
+
+import matplotlib.pyplot as plt
+
+from optnoise.datasets import DPBENCH_BAR_DATASETS
+from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import bar_panel  # noqa: E402

@@ -1,4 +1,5 @@
 """Shared check for the fast mode of a figure script (imported by the per-paper test files)."""
+
 from __future__ import annotations
 
 import runpy

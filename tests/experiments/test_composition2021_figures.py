@@ -1,4 +1,5 @@
 """Fast modes of every composition2021 figure script (Cesar & Rogers, ALT 2021)."""
+
 from __future__ import annotations
 
 import csv

@@ -1,4 +1,5 @@
 """Fast modes of every figure script of experiments/partition2022/."""
+
 import pytest
 from _figure_checks import run_fast, scripts
 

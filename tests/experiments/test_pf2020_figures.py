@@ -1,4 +1,5 @@
 """Fast modes of every figure script of experiments/pf2020/ (McKenna & Sheldon 2020)."""
+
 import csv
 
 import pytest
@@ -8,8 +9,18 @@ SCRIPTS = scripts("pf2020")
 
 
 def test_scripts_found():
-    assert {p.stem for p in SCRIPTS} >= {"fig1a", "fig1b", "fig1c", "fig2a", "fig2bc", "fig3", "fig4", "fig5",
-                                         "fig6", "fig7"}
+    assert {p.stem for p in SCRIPTS} >= {
+        "fig1a",
+        "fig1b",
+        "fig1c",
+        "fig2a",
+        "fig2bc",
+        "fig3",
+        "fig4",
+        "fig5",
+        "fig6",
+        "fig7",
+    }
 
 
 @pytest.mark.xdist_group("pf2020")
