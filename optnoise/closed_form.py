@@ -570,7 +570,7 @@ def bd_boundaries(n: int, mu_bar: int, eps: float, *, as_printed: bool = False) 
             rows.append((h, j, low, phi, phi))
             break
         rows.append((h, j, low, bar, phi))
-    h, j, low, bar, phi = (np.array(c) for c in zip(*rows))
+    h, j, low, bar, phi = (np.array(c) for c in zip(*rows, strict=True))
     return BDRegions(h.astype(int), j.astype(int), low, bar, phi)
 
 

@@ -74,7 +74,7 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
         if len(lengths) > 1:
             raise ValueError(f"table columns must have equal lengths; got {sorted(lengths)}")
         header = list(cols)
-        rows = zip(*cols.values())
+        rows = zip(*cols.values(), strict=True)
     else:
         rows_list = list(table)
         header = list(dict.fromkeys(k for r in rows_list for k in r))

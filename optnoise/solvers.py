@@ -311,7 +311,7 @@ def _solve_pulp_inner(
     A = model.A.tocsr()
     for i in range(A.shape[0]):
         sl = slice(A.indptr[i], A.indptr[i + 1])
-        expr = pulp.LpAffineExpression([(xs[j], float(v)) for j, v in zip(A.indices[sl], A.data[sl])])
+        expr = pulp.LpAffineExpression([(xs[j], float(v)) for j, v in zip(A.indices[sl], A.data[sl], strict=True)])
         lo, up = model.row_lower[i], model.row_upper[i]
         if np.isfinite(lo) and np.isfinite(up) and lo == up:
             prob += expr == float(lo)

@@ -309,7 +309,7 @@ def test_table_lookup_preimages_are_the_weight_intervals(fig10_cert, rng):
     w = cd.weights.ravel().tolist()
     assert sum(w) == 2**62
     starts = np.concatenate([[0], np.cumsum(w)[:-1]])
-    for i, (s, wi) in enumerate(zip(starts, w)):
+    for i, (s, wi) in enumerate(zip(starts, w, strict=True)):
         if wi == 0:
             continue
         # a monotone lookup that maps both ends of [start, start + w) to i maps the whole interval to i

@@ -50,7 +50,7 @@ def assert_valid(pmf: np.ndarray, kind: str, mu: int, eps: float, delta: float) 
 def steps(pmf: np.ndarray, tol: float = 1e-9) -> tuple[int, ...]:
     """Lengths of the runs of equal consecutive masses; ``eta = 0`` is a run of its own."""
     runs: list[int] = []
-    for a, b in zip(pmf[:-1], pmf[1:]):
+    for a, b in zip(pmf[:-1], pmf[1:], strict=True):
         if runs and abs(a - b) <= tol:
             runs[-1] += 1
         else:
@@ -247,8 +247,8 @@ def test_sd_non_coprime_remark3_is_n_to_N_minus_1():
 
 def _bd_points(reg: cf.BDRegions) -> list[float]:
     pts = {0.0, 1.0, *reg.delta_low[1:], *reg.delta_bar, 0.5 * (reg.delta_bar[-1] + 1)}
-    pts |= {0.5 * (a + b) for a, b in zip(reg.delta_low, reg.delta_bar)}
-    pts |= {0.5 * (a + b) for a, b in zip(reg.delta_bar[:-1], reg.delta_low[1:])}
+    pts |= {0.5 * (a + b) for a, b in zip(reg.delta_low, reg.delta_bar, strict=True)}
+    pts |= {0.5 * (a + b) for a, b in zip(reg.delta_bar[:-1], reg.delta_low[1:], strict=True)}
     return sorted(float(p) for p in pts)
 
 
@@ -340,7 +340,7 @@ def test_bd_printed_39_pmf_leaks():
         for i in range(len(lengths))
     ]
     vals[single] = 0.0
-    vals[single] = 1 - sum(l * v for l, v in zip(lengths, vals))
+    vals[single] = 1 - sum(l * v for l, v in zip(lengths, vals, strict=True))
     printed = np.repeat(vals, lengths)
     ref = solve("bd", n, mb, e, d)
     assert printed[0] == pytest.approx(ref[0], abs=TOL)
@@ -368,7 +368,7 @@ def test_bd_theorem3_fails_for_b4():
     # (3,1) needs more delta than (37c) says, and the MILP optimum is lower
     n, mb, e = 24, 6, 2.0
     printed = cf.bd_boundaries(n, mb, e, as_printed=True)
-    k = list(zip(printed.h, printed.j)).index((3, 1))
+    k = list(zip(printed.h, printed.j, strict=True)).index((3, 1))
     lengths = (1, 6, 5, 6, 5, 2)  # (31) for (h, j) = (3, 1)
     pmf = np.repeat([printed.phi0[k] * math.exp(-i * e) for i in range(6)], lengths)
     assert round(printed.delta_low[k], 6) == 0.070479
@@ -434,7 +434,7 @@ def test_bd_level_curve(n, mb, rho):
     assert_level(lambda x, y: cf.bd_error_rate(n, mb, x, delta=y), rho, e, d)
     # (43): the flat level of (h, j) equals 1 - rho at eps_{h,j}
     h, j, eps_hj = cf.bd_level_eps(n, mb, rho)
-    for hh, jj, x in zip(h, j, eps_hj):
+    for hh, jj, x in zip(h, j, eps_hj, strict=True):
         if x > 0:
             assert cf.bd_phi0(n, mb, hh, jj, x) == pytest.approx(1 - rho, abs=1e-12)
     # (42) between the thresholds of flat region (h, j) and the previous one, at large eps (no cut)

@@ -217,7 +217,7 @@ def test_br_never_exceeds_dp(T, eps, level):
     eg = level * T * eps
     deltas = [C.br_dp_delta(eps, T, k, eg) for k in range(T + 1)]
     # more DP mechanisms (fewer BR) can only cost more; k = 0 (all BR) <= k = T (KOV)
-    assert all(a <= b * (1 + 1e-13) + 1e-16 for a, b in zip(deltas, deltas[1:]))
+    assert all(a <= b * (1 + 1e-13) + 1e-16 for a, b in zip(deltas, deltas[1:], strict=False))
     assert deltas[0] <= C.kov_delta(eps, T, eg) * (1 + 1e-13) + 1e-16
 
 

@@ -46,7 +46,7 @@ def test_scalar_optimum_n4_eps15():
 def step_lengths(pmf, rtol=1e-6):
     """Lengths of runs of equal masses: (1 for f(0), then the staircase steps)."""
     out, run = [1], 1
-    for a, b in zip(pmf[1:-1], pmf[2:]):
+    for a, b in zip(pmf[1:-1], pmf[2:], strict=True):
         if abs(a - b) <= rtol * max(a, b, 1e-300):
             run += 1
         else:

@@ -26,7 +26,7 @@ COMMITTED = ROOT / "figures" / "kadam2024"
 def runs(pmf, rtol=1e-6):
     """Run lengths of equal consecutive masses (the staircase step lengths)."""
     out = [1]
-    for a, b in zip(pmf[:-1], pmf[1:]):
+    for a, b in zip(pmf[:-1], pmf[1:], strict=True):
         if abs(a - b) <= rtol * max(a, b):
             out[-1] += 1
         else:
@@ -137,7 +137,7 @@ def test_fig9a_ordering(delta):
         .pmf
     )
     order = [0, 3, 6, 1, 4, 7, 2, 5]
-    assert all(f[a] >= f[b] - 1e-9 for a, b in zip(order[:-1], order[1:]))
+    assert all(f[a] >= f[b] - 1e-9 for a, b in zip(order[:-1], order[1:], strict=True))
     if delta == 0.0:
         assert np.all(np.diff(f[order]) < 0) and f.min() > 0  # coprime: every mass positive (17a)
 

@@ -92,7 +92,7 @@ def test_clamped_gaussian_brute_force():
     P = discrete_gaussian(n, s2, variant="clamped").matrix
     for q in range(n + 1):
         for k in range(n + 1):
-            want = sum(gv for vv, gv in zip(v, g) if min(max(0, q + vv), n) == k)
+            want = sum(gv for vv, gv in zip(v, g, strict=True) if min(max(0, q + vv), n) == k)
             assert P[q, k] == pytest.approx(want, rel=1e-12, abs=1e-300)
 
 

@@ -244,7 +244,7 @@ def test_worst_case_ratio_largest_at_two_and_decays():
         S.worst_case_expected_error("em", m, 1.0)[0] / S.worst_case_expected_error("pf", m, 1.0)[0]
         for m in (2, 3, 5, 10, 30, 100, 1000)
     ]
-    assert all(a > b for a, b in zip(ratios, ratios[1:]))
+    assert all(a > b for a, b in zip(ratios, ratios[1:], strict=False))
     assert ratios[0] < 2 and ratios[-1] > 1
 
 
@@ -409,7 +409,7 @@ def violations(lp, M, eps):
                     v["mono"] = max(v["mono"], P[r] - M[normalise(dn)][r])
         for subset in itertools.product((0, 1), repeat=m):
             if 0 < sum(subset) < m:
-                nb = normalise(tuple(a - s for a, s in zip(lv, subset)))
+                nb = normalise(tuple(a - s for a, s in zip(lv, subset, strict=True)))
                 if max(nb) <= k:
                     Q = M[nb]
                     v["dp"] = max(v["dp"], float(np.max(Q - e * P)), float(np.max(P - e * Q)))
@@ -503,7 +503,7 @@ def test_lp_sizes():
     assert lp.model.shape[1] == lp.n_vars == int((lp.counts > 0).sum())
     box = S.build_lattice_lp(2, 3, 0.5, weighting="box", monotone=False)
     # box weights: (0,0) stands for 4 shifted vectors, (0,l) for 2 * (4 - l) ordered ones
-    w = {tuple(c): wt for c, wt in zip(box.counts.tolist(), box.weight)}
+    w = {tuple(c): wt for c, wt in zip(box.counts.tolist(), box.weight, strict=True)}
     assert w[(2, 0, 0, 0)] == 4 and w[(1, 0, 0, 1)] == 2 * 1 and w[(1, 1, 0, 0)] == 2 * 3
 
 

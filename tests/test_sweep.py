@@ -35,7 +35,7 @@ def test_cache_makes_the_sweep_resumable(tmp_path):
     assert len(list(cache.glob("*.json"))) == 3
     full = run_sweep(pts, cache=cache, progress=False)
     assert len(list(cache.glob("*.json"))) == 6
-    for a, b in zip(first, full[:3]):
+    for a, b in zip(first, full[:3], strict=True):
         assert a["distortion"] == b["distortion"]
     # solve times of cached points come from the cache, not a new solve
     again = run_sweep(pts, cache=cache, progress=False)

@@ -32,7 +32,7 @@ def k_family_figure(
     table: dict[str, np.ndarray] = {"eps": eps}
     fig, ax = plt.subplots(figsize=(5.5, 4))
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(K_VALUES)))
-    for k, col in zip(K_VALUES, colors):
+    for k, col in zip(K_VALUES, colors, strict=True):
         table[f"{column}_k{k}"] = np.array([compute(float(e), k) for e in eps])
         ax.plot(eps, table[f"{column}_k{k}"], color=col, label=label(k))
     ax.set_xlabel(r"per-mechanism $\varepsilon$")

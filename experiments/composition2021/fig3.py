@@ -31,14 +31,14 @@ def main(argv=None) -> int:
     rows = []
     fig, ax = plt.subplots(figsize=(5.5, 4))
     colors = plt.cm.plasma(np.linspace(0, 0.8, len(eps_values)))
-    for eps, col in zip(eps_values, colors):
+    for eps, col in zip(eps_values, colors, strict=True):
         eg = ratio * eps
         first = adaptive_delta(eps, ("DP", "BR", "BR"), eg, n_grid=n_grid)
         middle = adaptive_delta(eps, ("BR", "DP", "BR"), eg, n_grid=n_grid)
         last = adaptive_delta(eps, ("BR", "BR", "DP"), eg, n_grid=n_grid)
         r = first / middle
         ax.plot(ratio, r, color=col, marker="o", ms=2.5, label=rf"$\varepsilon={eps:g}$")
-        for x, a, b, c in zip(ratio, first, middle, last):
+        for x, a, b, c in zip(ratio, first, middle, last, strict=True):
             rows.append(
                 {
                     "eps": eps,

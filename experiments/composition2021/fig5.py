@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     ax.plot(total, table["eps_laplace"], color="C0", label=rf"Laplace, $b={b:g}$ (Lemma 6.2)")
     ax.plot(total, table["eps_gauss_zcdp"], color="C2", label="Gaussian via zCDP (Lemma 6.3)")
     shades = plt.cm.Oranges(np.linspace(0.45, 0.95, len(L0_VALUES)))
-    for l0, col in zip(L0_VALUES, shades):
+    for l0, col in zip(L0_VALUES, shades, strict=True):
         vals = np.array(
             [
                 composed_gaussian_epsilon(s, int(n) // l0, d, sensitivity=float(np.sqrt(l0))) if n % l0 == 0 else np.nan

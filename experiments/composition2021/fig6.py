@@ -33,7 +33,7 @@ from _composition2021 import DELTA_6, EPS_PER_COUNT, TOP_K  # noqa: E402
 def main(argv=None) -> int:
     fs = FigureScript("composition2021", "fig6", argv, description=__doc__)
     trials = fs.grid(full=100, fast=10)
-    words, counts = zip(*macbeth_word_counts(TOP_K))
+    words, counts = zip(*macbeth_word_counts(TOP_K), strict=True)
     true = np.array(counts, dtype=float)
     eps_total = float(kov_epsilon(EPS_PER_COUNT, TOP_K, DELTA_6))
     sigma = gaussian_zcdp_sigma(eps_total, DELTA_6, l0_sensitivity=TOP_K)
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     ):
         ax.errorbar(x + off, err.mean(0), yerr=err.std(0), fmt="o", color=col, capsize=3, label=lab)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(x, [f"{w}\n({c})" for w, c in zip(words, counts)], fontsize=8)
+    ax.set_xticks(x, [f"{w}\n({c})" for w, c in zip(words, counts, strict=True)], fontsize=8)
     ax.set_xlabel("word (true count), ranked by count")
     ax.set_ylabel("released count $-$ true count")
     ax.set_title(

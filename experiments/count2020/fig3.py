@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     table = {"rho": rho}
     fig, ax = plt.subplots(figsize=(6, 4.2))
     for i, eps in enumerate(EPSS):
-        for N, ls in zip(NS, ("-", "--")):
+        for N, ls in zip(NS, ("-", "--"), strict=True):
             d = np.array([float(paper_dp_delta(optimal_alpha(N, r, eps).claimed, N)) for r in rho])
             ax.semilogy(rho, d, color=f"C{i}", ls=ls, label=rf"$\varepsilon={eps:g}$, $N={N}$")
             th = crossover_values(N, eps)[-1]

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     eps = fs.grid(full=np.linspace(0.1, 3.0, 59), fast=np.linspace(0.1, 3.0, 5))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     rows = []
-    for ax, (N, rho) in zip(axes, CASES):
+    for ax, (N, rho) in zip(axes, CASES, strict=False):
         cols = {k: [] for k in ("paper", "exact", "lp_hockey", "dg_cks", "dg_exact")}
         for e in eps:
             m = optimal_alpha(N, rho, e)

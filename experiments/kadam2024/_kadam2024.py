@@ -60,7 +60,7 @@ def step_lengths(pmf: np.ndarray, *, rtol: float = 1e-6) -> tuple[int, ...]:
     """Lengths of the runs of equal consecutive masses, ``(l_0, l_1, ...)`` (Fig. 10, Table 1)."""
     pmf = np.asarray(pmf, dtype=float)
     lengths = [1]
-    for a, b in zip(pmf[:-1], pmf[1:]):
+    for a, b in zip(pmf[:-1], pmf[1:], strict=True):
         if abs(a - b) <= rtol * max(abs(a), abs(b), 1e-300):
             lengths[-1] += 1
         else:
@@ -134,7 +134,7 @@ def shared_legend(fig: Any, axes: Any, *, ncol: int = 3) -> None:
     """One legend below the panels with every distinct curve."""
     seen: dict[str, Any] = {}
     for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(lab, h)
     fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=ncol, fontsize=8, frameon=False)
 
@@ -175,7 +175,7 @@ def exact_figure(
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
-    for ax, notion in zip(axes, ("pdp", "dp")):
+    for ax, notion in zip(axes, ("pdp", "dp"), strict=False):
         for nt in ("pdp-kadam", "pdp") if notion == "pdp" else ("dp",):
             st = NOTION_STYLE[nt]
             ax.plot(

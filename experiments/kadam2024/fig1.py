@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     m = N + 1
     ang = np.pi / 2 - 2 * np.pi * np.arange(m) / m  # eta = 0 at the top, clockwise
     xy = np.stack([np.cos(ang), np.sin(ang)], axis=1)
-    for ax, (panel, mu) in zip(axes, PANELS):
+    for ax, (panel, mu) in zip(axes, PANELS, strict=False):
         progress(fs, f"panel {panel}: mu_hat = {mu}")
         cyc = sd_cycle(N, mu)
         f_cf = sd_pmf(N, mu, EPS)

@@ -52,7 +52,7 @@ def main(argv=None) -> int:
         raise RuntimeError("Lemma 4 and the LP disagree")
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.bar(eta, res.pmf, color="C0", edgecolor="k", lw=0.5)
-    for x, f in zip(eta, res.pmf):
+    for x, f in zip(eta, res.pmf, strict=True):
         ax.text(x, f, f"{f:.4f}", ha="center", va="bottom", fontsize=8)
     ax.set_title(
         rf"Fig. 10a: BD, $n={N}$, $\bar\mu={MU_BAR}$, $\varepsilon={EPS}$, $\delta=0$: "
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     w = 0.27
     rows = []
     names = (r"\overline{\delta}_0", r"\underline{\delta}_1", r"\underline{\delta}_2")
-    for i, (d, cap, name, c) in enumerate(zip(deltas_b, FIG10_CAPTION, names, COLORS_B)):
+    for i, (d, cap, name, c) in enumerate(zip(deltas_b, FIG10_CAPTION, names, COLORS_B, strict=True)):
         inside = d - 1e-7 if i == 0 else d + 1e-7
         r = solve(fs, n=N, eps=EPS, delta=inside, neighborhood=nb, metric="er", privacy="pdp-kadam")
         lengths = step_lengths(r.pmf)
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
                 "error_rate": r.distortion,
                 "achieved_pdp_kadam": r.achieved["pdp-kadam"],
             }
-            for e, f in zip(eta, r.pmf)
+            for e, f in zip(eta, r.pmf, strict=True)
         ]
     ax.set_yscale("log")
     ax.set_ylim(5e-4, 1.5)

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
                     "error_rate": float(v),
                     "closed_form": "" if np.isnan(c) else float(c),
                 }
-                for m, v, c in zip(mu_bars, er, cf)
+                for m, v, c in zip(mu_bars, er, cf, strict=True)
             ]
         fixed = r"$\delta=0.2$" if panel == "a" else r"$\varepsilon=2$"
         ax.set_title(rf"Fig. 11{panel}: BD, $n={N}$, {fixed} (MILP (13), pdp-kadam)", fontsize=10)

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
                 "eta1": i1.ravel(),
                 "eta2": i2.ravel(),
                 "pmf": f.ravel(),
-                "is_shift": [int((a, b) in shifts) for a, b in zip(i1.ravel(), i2.ravel())],
+                "is_shift": [int((a, b) in shifts) for a, b in zip(i1.ravel(), i2.ravel(), strict=True)],
             },
             name=f"fig13{panel}",
         )

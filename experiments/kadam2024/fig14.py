@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     records, labels, homes, hours = load_records(fs.fast)
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.4))
     rows = []
-    for ax, n in zip(axes, (10, 16)):
+    for ax, n in zip(axes, (10, 16), strict=False):
         progress(fs, f"meters: shift set for n={n} over {CIRCUITS * hours} circuit-hours")
         query = QuantizedMean(*KWH_RANGE, n)
         signed = Neighborhood.from_data(records, query, "remove-one", n=n, groups=labels, directed=True)

@@ -53,12 +53,12 @@ def printed_linear_pmf(delta: float) -> tuple[np.ndarray, tuple[int, ...], np.nd
 
 def draw(ax, pmf, lengths, heights, sym, title, outlines):
     eta = np.arange(N + 1)
-    for (f, lab), (col, ls) in zip(outlines, (("0.5", "--"), ("C3", ":"))):
+    for (f, lab), (col, ls) in zip(outlines, (("0.5", "--"), ("C3", ":")), strict=False):
         ax.step(eta, f, where="mid", color=col, lw=1.2, ls=ls, label=lab)
     colors = np.repeat(np.arange(len(lengths)) % 2, lengths)
     ax.bar(eta, pmf, color=np.where(colors == 0, "C0", "C9"), edgecolor="k", lw=0.5, width=0.85)
     start = 0
-    for i, (ell, h) in enumerate(zip(lengths, heights)):
+    for i, (ell, h) in enumerate(zip(lengths, heights, strict=True)):
         if ell == 0:
             continue
         mid = start + (ell - 1) / 2

@@ -54,7 +54,7 @@ def main(argv=None) -> int:
 
     fig, ax = plt.subplots(figsize=(7, 4.4))
     seg_colors = {0: "0.9", 1: "C0", 2: "C1", B: "C2"}
-    for k, (h, j, lo, hi) in enumerate(zip(reg.h, reg.j, reg.delta_low, reg.delta_bar)):
+    for k, (h, j, lo, hi) in enumerate(zip(reg.h, reg.j, reg.delta_low, reg.delta_bar, strict=True)):
         ax.axvspan(lo, hi, color=seg_colors[int(h)], alpha=0.25 if h else 0.6, lw=0)
         if k > 0:
             ax.axvspan(reg.delta_bar[k - 1], lo, color=seg_colors[int(h)], alpha=0.08, lw=0, hatch="///")
@@ -89,8 +89,8 @@ def main(argv=None) -> int:
     fig.tight_layout()
     fs.save(
         fig,
-        [{"series": "closed_form", "delta": float(d), "f0": float(v)} for d, v in zip(delta, f0)]
-        + [{"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)} for d, v in zip(d_milp, f0_milp)]
+        [{"series": "closed_form", "delta": float(d), "f0": float(v)} for d, v in zip(delta, f0, strict=True)]
+        + [{"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)} for d, v in zip(d_milp, f0_milp, strict=True)]
         + [
             {
                 "series": "flat_region",
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
                 "j": int(j),
                 "delta_bar": float(hi),
             }
-            for h, j, lo, hi, p in zip(reg.h, reg.j, reg.delta_low, reg.delta_bar, reg.phi0)
+            for h, j, lo, hi, p in zip(reg.h, reg.j, reg.delta_low, reg.delta_bar, reg.phi0, strict=True)
         ],
     )
     return 0

@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     }
     table = {"eps": eps}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
-    for ax, notion in zip(axes, ("pdp", "dp")):
+    for ax, notion in zip(axes, ("pdp", "dp"), strict=False):
         progress(fs, f"{notion}: {eps.size} eps")
         for key, noise in noises.items():
             fam = "gaussian" if key == "gaussian" else "geometric"

@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     fig, ax = plt.subplots(figsize=(7.5, 4.4))
     w = 0.2
     table = {"eta": eta}
-    for i, ((lab, f), c) in enumerate(zip(pmfs.items(), colors)):
+    for i, ((lab, f), c) in enumerate(zip(pmfs.items(), colors, strict=True)):
         e0 = eps_for_delta(f, COUNT_SYMMETRIC, 0.0, notion="dp")
         ax.bar(
             eta + (i - 1.5) * w,

@@ -20,7 +20,7 @@ def main(argv=None) -> int:
     step = fs.grid(full=1, fast=5)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     rows = []
-    for ax, (eps, delta, (lo, hi)) in zip(axes, PANELS):
+    for ax, (eps, delta, (lo, hi)) in zip(axes, PANELS, strict=False):
         n = np.arange(lo, hi + 1, step)
         po, pl = pi_opt(n, eps, delta), pi_laplace(n, eps, delta)
         ax.plot(n, po, "o-", ms=3, label=r"$\pi_{\mathrm{opt}}$")
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
         ax.legend()
         rows += [
             {"eps": eps, "delta": delta, "n": int(k), "pi_opt": float(a), "pi_lap": float(b)}
-            for k, a, b in zip(n, po, pl)
+            for k, a, b in zip(n, po, pl, strict=True)
         ]
     fig.tight_layout()
     fs.save(fig, rows)

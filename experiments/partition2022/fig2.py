@@ -22,7 +22,7 @@ def main(argv=None) -> int:
     ranges = [np.geomspace(0.01, 0.1, k), np.geomspace(0.1, 3.0, k)]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     rows = []
-    for ax, eps in zip(axes, ranges):
+    for ax, eps in zip(axes, ranges, strict=False):
         for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
             for q in QS:
                 y = np.array([selection_percentile(q, e, DELTA, method=method) for e in eps])
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
                     lw=1.8 if q == 0.5 else 1.0,
                     label=name if q == 0.5 else None,
                 )
-                rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y)]
+                rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y, strict=True)]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\varepsilon$")
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")

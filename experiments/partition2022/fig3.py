@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     deltas = np.geomspace(1e-12, 1e-4, fs.grid(full=41, fast=4))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     rows = []
-    for ax, eps in zip(axes, (0.1, 1.0)):
+    for ax, eps in zip(axes, (0.1, 1.0), strict=False):
         for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
             for q in QS:
                 y = np.array([selection_percentile(q, eps, d, method=method) for d in deltas])
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
                     label=name if q == 0.5 else None,
                 )
                 rows += [
-                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)} for d, v in zip(deltas, y)
+                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)} for d, v in zip(deltas, y, strict=True)
                 ]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\delta$")

@@ -150,7 +150,7 @@ def real_data_panel(ax, dataset: str, task: str, n: int, *, annotate: bool = Tru
             "pf_expected_error": b,
             "error_ratio": a / b,
         }
-        for e, a, b in zip(eps, em, pf)
+        for e, a, b in zip(eps, em, pf, strict=True)
     ]
     if annotate:
         peak = eps_ratio_peak(q, mono, eps)
@@ -210,7 +210,7 @@ def bar_panel(ax, datasets, task: str, *, anchor: str = "pf") -> list[dict]:
     w = 0.38
     ax.bar(x - w / 2, [r["em_expected_error"] for r in rows], w, color=COLORS["em"], label=LABELS["em"])
     bars = ax.bar(x + w / 2, [r["pf_expected_error"] for r in rows], w, color=COLORS["pf"], label=LABELS["pf"])
-    for b, r in zip(bars, rows):
+    for b, r in zip(bars, rows, strict=True):
         ax.annotate(
             f"{r['error_ratio']:.2f}x",
             (b.get_x() + b.get_width() / 2, b.get_height()),
@@ -247,7 +247,7 @@ def appendix_grid(name: str, task: str, argv, doc: str) -> int:
     datasets = fs.grid(full=APPENDIX_DATASETS, fast=APPENDIX_DATASETS[:2])
     fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
     rows = []
-    for ax, d in zip(axes.flat, datasets):
+    for ax, d in zip(axes.flat, datasets, strict=False):
         rows += real_data_panel(ax, d, task, n, annotate=not fs.fast)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     for ax in list(axes.flat)[len(datasets) :]:

@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     datasets = fs.grid(full=DPBENCH_BAR_DATASETS, fast=("MEDCOST", "ADULTFRANK"))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     rows = []
-    for ax, task in zip(axes, ("mode", "median")):
+    for ax, task in zip(axes, ("mode", "median"), strict=False):
         rows += bar_panel(ax, datasets, task)
     axes[0].legend(loc="upper center", ncol=2)
     fig.tight_layout()
