@@ -37,7 +37,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FigureScript", "PAPERS", "find_experiments_root", "list_scripts", "run_figures", "write_csv"]
+__all__ = [
+    "CSV_DIGITS",
+    "PNG_METADATA",
+    "FigureScript",
+    "PAPERS",
+    "find_experiments_root",
+    "format_float",
+    "list_scripts",
+    "run_figures",
+    "write_csv",
+]
 
 #: The papers whose figures optnoise regenerates, in the order ``all`` runs them.
 PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021")
@@ -87,9 +97,25 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
     return path
 
 
+#: Significant digits of every float in a figure CSV. Ten digits are far below
+#: the plots' resolution and far above the last-bit differences between BLAS
+#: builds and CPUs, so a reproduction elsewhere writes the same bytes.
+CSV_DIGITS = 10
+
+#: PNG metadata of every figure: no software version or timestamp, so the
+#: bytes depend only on what is drawn.
+PNG_METADATA: dict[str, Any] = {"Software": None}
+
+
+def format_float(x: float) -> str:
+    """``x`` with :data:`CSV_DIGITS` significant digits (``-0`` written as ``0``)."""
+    s = f"{float(x):.{CSV_DIGITS}g}"
+    return "0" if s == "-0" else s
+
+
 def _fmt(x: Any) -> Any:
     if isinstance(x, (float, np.floating)):
-        return repr(float(x))
+        return format_float(x)
     if isinstance(x, np.integer):
         return int(x)
     return x
@@ -132,12 +158,12 @@ class FigureScript:
         return fast if self.fast else full
 
     def save(self, fig: Any, table: Any, *, name: str | None = None) -> Path:
-        """Write ``<name>.png`` (150 dpi) and ``<name>.csv``; close the figure."""
+        """Write ``<name>.png`` (150 dpi, fixed metadata) and ``<name>.csv``; close the figure."""
         import matplotlib.pyplot as plt
 
         stem = name or self.name
         png = self.out / f"{stem}.png"
-        fig.savefig(png, dpi=150, bbox_inches="tight")
+        fig.savefig(png, dpi=150, bbox_inches="tight", metadata=PNG_METADATA)
         plt.close(fig)
         write_csv(self.out / f"{stem}.csv", table)
         return png

@@ -29,7 +29,7 @@ def test_figure_script_writes_png_and_csv(tmp_path):
     fs.save(fig, {"x": [0, 1], "y": [1.0, 0.0]})
     assert (tmp_path / "figX.png").stat().st_size > 0
     rows = list(csv.DictReader(open(tmp_path / "figX.csv")))
-    assert rows == [{"x": "0", "y": "1.0"}, {"x": "1", "y": "0.0"}]
+    assert rows == [{"x": "0", "y": "1"}, {"x": "1", "y": "0"}]
 
 
 def test_write_csv_long_format_and_ragged_columns(tmp_path):
@@ -37,3 +37,36 @@ def test_write_csv_long_format_and_ragged_columns(tmp_path):
     assert open(p).read().splitlines() == ["a,b", "1,", "2,x"]
     with pytest.raises(ValueError, match="equal lengths"):
         write_csv(tmp_path / "u.csv", {"a": [1, 2], "b": [1]})
+
+
+def test_csv_floats_have_ten_significant_digits(tmp_path):
+    # Values that differ only past the 10th digit (as BLAS builds do) write the same bytes.
+    a = write_csv(tmp_path / "a.csv", {"x": [0.1 + 0.2, 1 / 3, -0.0, 1e-300, 123456789012.0, 2]})
+    b = write_csv(tmp_path / "b.csv", {"x": [0.3, 1 / 3 + 4e-17, 0.0, 1e-300 * (1 + 1e-13), 123456789012.4, 2]})
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_text().split() == ["x", "0.3", "0.3333333333", "0", "1e-300", "1.23456789e+11", "2"]
+
+
+def _png_text_chunks(data: bytes) -> list[bytes]:
+    import struct
+
+    chunks, pos = [], 8
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        if kind in (b"tEXt", b"iTXt", b"zTXt", b"tIME"):
+            chunks.append(kind + b":" + data[pos + 8 : pos + 8 + length])
+        pos += 12 + length
+    return chunks
+
+
+def test_png_bytes_depend_only_on_the_drawing(tmp_path):
+    outs = []
+    for sub in ("a", "b"):
+        fs = FigureScript("demo", "figX", ["--out", str(tmp_path / sub)])
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [1, 0])
+        outs.append(fs.save(fig, {"x": [0, 1]}).read_bytes())
+    assert outs[0] == outs[1]
+    # No software version or timestamp is embedded.
+    assert not any(b"Software" in c or c.startswith(b"tIME") for c in _png_text_chunks(outs[0]))
