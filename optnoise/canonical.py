@@ -127,7 +127,8 @@ def lexicographic_minimax(
     primary = float(model.c @ x + model.offset)
     mb = ModelBuilder.from_model(model)
     nz = np.nonzero(model.c)[0]
-    mb.add_row(nz, model.c[nz], upper=primary - model.offset + _slack(primary, tol))
+    if nz.size:
+        mb.add_row(nz, model.c[nz], upper=primary - model.offset + _slack(primary, tol))
     spent, stages = 0.0, 0
     current = np.asarray(x, dtype=float)
     for k in range(1, N):

@@ -495,13 +495,10 @@ class NoiseDesign:
         model = self.build_model(formulation=formulation)
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
 
-        def run(m: LinearModel, start: np.ndarray | None = None) -> SolverOutput:
-            """One solve with the chosen backend, within what is left of ``time_limit``."""
-            remaining = None if deadline is None else deadline - time.perf_counter()
-            if remaining is not None and remaining <= 0:
-                return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
+        def backend(m: LinearModel, limit: float | None, start: np.ndarray | None = None) -> SolverOutput:
+            """One solve with the chosen backend (HiGHS-polished when it is another one)."""
             out = solve_model(
-                m, solver=solver, time_limit=remaining, mip_gap=mip_gap, verbose=verbose, options=options, start=start
+                m, solver=solver, time_limit=limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
             )
             raw = out.objective
             if solver != "highs" and out.x is not None:
@@ -509,10 +506,17 @@ class NoiseDesign:
                 out = polish_with_highs(m, out)
             return replace(out, info={**out.info, "backend_objective": raw})
 
-        out = run(model)
+        def stage(m: LinearModel, start: np.ndarray) -> SolverOutput:
+            """One canonical stage, within what is left of ``time_limit``."""
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
+            return backend(m, remaining, start)
+
+        out = backend(model, time_limit)
         res = self._result(model, out, solver, out.info["backend_objective"])
         if canonical:
-            res = self._canonical(model, out, res, run)
+            res = self._canonical(model, out, res, stage)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
