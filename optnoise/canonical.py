@@ -38,8 +38,8 @@ of ``f``, which is a linear program (Ogryczak and Tamir 2003)::
 
 with one free ``t_k`` and excess variables ``p_{k,i} >= f_i - t_k``. Every
 stage keeps the primary objective at its first-stage value and the earlier
-``T_j`` at their optima, each within :data:`CANONICAL_TOL` (relative, with an
-absolute floor of the same size) and the backend's feasibility tolerance. Stages stop early once the remaining
+``T_j`` at their optima, each to the backend's feasibility tolerance
+(:data:`CANONICAL_TOL`). Stages stop early once the remaining
 masses of the current solution are equal (for a block with a fixed sum, no
 later stage can then improve on it) or zero.
 """
@@ -52,17 +52,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import LinearModel, ModelBuilder
-from .solvers import SolverOutput
+from .solvers import FEASIBILITY_TOL, SolverOutput
 
 __all__ = ["CANONICAL_TOL", "CanonicalOutcome", "lexicographic_minimax"]
 
-#: Each objective fixed by an earlier stage may rise by this much, times ``max(1, |value|)``,
-#: on top of the backend's feasibility tolerance (1e-9 for HiGHS) with which it meets the row.
-#: Far below that tolerance on purpose: the stages use whatever slack they are given (with 1e-9
-#: the error rate 0.4 of Table 1 at delta = 0.6 comes back as 0.400000001), so the primary
-#: objective stays as the first stage found it; each stage starts from the previous solution,
-#: which keeps it feasible.
-CANONICAL_TOL = 1e-12
+#: How closely the canonical stages hold the objectives fixed before them (relative to
+#: ``max(1, |value|)``): each is imposed as ``<= the value the previous solution attains``, with
+#: no slack added, so it holds to the backend's feasibility tolerance, 1e-9 for HiGHS. No slack
+#: on purpose: the stages use whatever they are given (with 1e-9 the error rate 0.4 of Table 1
+#: at delta = 0.6 comes back as 0.400000001; with 1e-12 a zero mass of Fig. 14a comes back as
+#: 6e-12), while without it the primary objective comes back to ~1e-15 and zeros stay zero.
+#: Each stage starts from the previous solution (a MIP start), which keeps it feasible.
+CANONICAL_TOL = FEASIBILITY_TOL
 
 
 @dataclass
@@ -99,7 +100,7 @@ def lexicographic_minimax(
     solve: Callable[[LinearModel, np.ndarray], SolverOutput],
     *,
     total: float | None = None,
-    tol: float = CANONICAL_TOL,
+    slack: float = 0.0,
 ) -> CanonicalOutcome:
     """Refine an optimum ``x`` of ``model`` to the lexicographic minimax optimum of one variable block.
 
@@ -119,8 +120,8 @@ def lexicographic_minimax(
     total : float, optional
         The fixed sum of the block in every feasible point (1 for a PMF); enables the
         early stop when the remaining entries are equal.
-    tol : float
-        :data:`CANONICAL_TOL` unless a test says otherwise.
+    slack : float
+        Added to every fixed objective, times ``max(1, |value|)``; 0 (see :data:`CANONICAL_TOL`).
     """
     cols = model.block(block)
     N = cols.size
@@ -128,13 +129,13 @@ def lexicographic_minimax(
     mb = ModelBuilder.from_model(model)
     nz = np.nonzero(model.c)[0]
     if nz.size:
-        mb.add_row(nz, model.c[nz], upper=primary - model.offset + _slack(primary, tol))
+        mb.add_row(nz, model.c[nz], upper=primary - model.offset + _slack(primary, slack))
     spent, stages = 0.0, 0
     current = np.asarray(x, dtype=float)
     for k in range(1, N):
         fk = np.sort(current[cols])[::-1]
         rest = fk[k - 1 :]
-        if rest[0] <= tol or (total is not None and rest[0] - rest[-1] <= tol):
+        if rest[0] <= CANONICAL_TOL or (total is not None and rest[0] - rest[-1] <= CANONICAL_TOL):
             break  # the k-th and all later masses are zero, or all equal: no later stage can change them
         t = mb.add_vars(1, lb=-np.inf, ub=np.inf)
         p = mb.add_vars(N, lb=0.0, ub=np.inf)
@@ -158,6 +159,6 @@ def lexicographic_minimax(
         if out.status != "optimal" or out.x is None:
             return CanonicalOutcome(None, stages, spent, f"canonical stage {k} ended {out.status!r} ({out.message})")
         value = float(mb_obj @ out.x)
-        mb.add_row(tk_cols, tk_vals, upper=value + _slack(value, tol))
+        mb.add_row(tk_cols, tk_vals, upper=value + _slack(value, slack))
         current = out.x
     return CanonicalOutcome(current[: model.shape[1]].copy(), stages, spent)

@@ -51,7 +51,7 @@ from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import FEASIBILITY_TOL, MIP_REL_GAP, SOLVERS, SolverOutput, polish_with_highs, solve_model
+from .solvers import MIP_REL_GAP, SOLVERS, SolverOutput, polish_with_highs, solve_model
 
 __all__ = [
     "NoiseDesign",
@@ -466,9 +466,9 @@ class NoiseDesign:
             Return the canonical optimum instead of the solver's choice among
             tied optima: further lexicographic stages with the same backend
             keep the objective (distortion, or delta for ``objective="delta"``)
-            at its first-stage optimum within :data:`CANONICAL_TOL` (relative,
-            floor 1e-12; plus the backend's feasibility tolerance, 1e-9 for
-            HiGHS, with which it meets that row) and minimise the sorted PMF, largest mass first
+            at its first-stage optimum, with no slack added, so to the backend's
+            feasibility tolerance (:data:`CANONICAL_TOL`, 1e-9 relative to
+            ``max(1, |objective|)``; in practice ~1e-15), and minimise the sorted PMF, largest mass first
             (:func:`optnoise.canonical.lexicographic_minimax`, which explains the
             choice). It is unique for the LP notions; in Theorem 3(c)'s last
             segment it is the paper's (40)-(41). Costs up to ``(n+1)^d - 1``
@@ -572,12 +572,12 @@ class NoiseDesign:
         stages = replace(out, x=lex.x, solve_time=first.solve_time, message=out.message)
         res = self._result(model, stages, first.solver, first.backend_objective, canonical=True)
         res.message = f"{out.message}; canonical optimum after {lex.stages} lexicographic stage(s)".lstrip("; ")
-        # Re-check from the PMF alone: the stages let the objective rise by CANONICAL_TOL * max(1, |z|),
-        # the backend meets that row to its feasibility tolerance, and the PMF is renormalised after
-        # clipping (another feasibility tolerance, relative).
+        # Re-check from the PMF alone: the backend holds the objective row to CANONICAL_TOL (its
+        # feasibility tolerance) and the PMF is renormalised after clipping (the same again,
+        # relative), hence twice CANONICAL_TOL.
         z = float(model.c @ out.x + model.offset)
         value = res.distortion if self.objective == "distortion" else res.delta_objective
-        slack = (CANONICAL_TOL + 2 * FEASIBILITY_TOL) * max(1.0, abs(z))
+        slack = 2 * CANONICAL_TOL * max(1.0, abs(z))
         if not (value is not None and value <= z + slack and res.verify()):
             return keep("the canonical PMF failed its re-verification")
         return res
