@@ -201,7 +201,7 @@ def faithful_figure(
 
 
 def ranges(eps: np.ndarray, mask: np.ndarray) -> str:
-    """The grid points where ``mask`` holds, as intervals: "0.1-0.7, 1.6"."""
+    """The grid points where ``mask`` holds, as a union of grid intervals: "[0.1, 0.7] ∪ {1.6}"."""
     out, i = [], 0
     while i < len(eps):
         if not mask[i]:
@@ -210,9 +210,9 @@ def ranges(eps: np.ndarray, mask: np.ndarray) -> str:
         j = i
         while j + 1 < len(eps) and mask[j + 1]:
             j += 1
-        out.append(f"{eps[i]:g}" if i == j else f"{eps[i]:g}-{eps[j]:g}")
+        out.append(f"{{{eps[i]:g}}}" if i == j else f"[{eps[i]:g}, {eps[j]:g}]")
         i = j + 1
-    return ", ".join(out) if out else "none"
+    return " ∪ ".join(out) if out else "∅"
 
 
 def exact_findings(
@@ -234,7 +234,7 @@ def exact_findings(
     i = int(np.argmin(np.abs(eps - at)))
     label = {f: BASELINE_STYLE[f]["label"] for f in BASELINE_STYLE}
     lose = [
-        f"{label[f]} at ε {ranges(eps, kadam > b + 1e-9)}"
+        f"{label[f]} at ε ∈ {ranges(eps, kadam > b + 1e-9)}"
         for f, b in baselines["pdp"].items()
         if np.any(kadam > b + 1e-9)
     ]
@@ -253,9 +253,9 @@ def exact_findings(
     close = (best_dp - dp) <= tie * np.maximum(best_dp, 1e-300)
     near = sorted({label[fam_dp[k]] for k in np.nonzero(close & (best_dp > 1e-12))[0]})
     lines.append(
-        f"The exact PDP optimum is at or below every baseline at ε {ranges(eps, pdp_wins)}; "
+        f"The exact PDP optimum is at or below every baseline at ε ∈ {ranges(eps, pdp_wins)}; "
         f"the (ε, δ)-DP optimum [dp] is within {tie:.0%} of its best baseline "
-        f"({', '.join(near) if near else 'none'}) at ε {ranges(eps, close & (best_dp > 1e-12))} "
+        f"({', '.join(near) if near else 'none'}) at ε ∈ {ranges(eps, close & (best_dp > 1e-12))} "
         f"(at ε = {eps[i]:g}: {fmt(dp[i])} vs {label[fam_dp[i]]} {fmt(best_dp[i])})."
     )
     return lines
