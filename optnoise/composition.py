@@ -152,13 +152,13 @@ def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray) ->
 
 
 def _rr_log_terms(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """log P(l), log Q(l) and loss of the k-fold randomized response, l = # of -eps outcomes."""
-    l = np.arange(k + 1, dtype=float)
+    """log P(ell), log Q(ell) and loss of the k-fold randomized response, ell = # of -eps outcomes."""
+    ell = np.arange(k + 1, dtype=float)
     lb = _log_binom(k)
     norm = k * np.logaddexp(0.0, eps0)
-    log_p = lb + (k - l) * eps0 - norm
-    log_q = lb + l * eps0 - norm
-    return log_p, log_q, eps0 * (k - 2 * l)
+    log_p = lb + (k - ell) * eps0 - norm
+    log_q = lb + ell * eps0 - norm
+    return log_p, log_q, eps0 * (k - 2 * ell)
 
 
 def _kov_pure_delta(eps0: float, k: int, eps: np.ndarray) -> np.ndarray:

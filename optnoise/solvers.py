@@ -28,6 +28,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -105,6 +106,18 @@ def _gap(obj: float | None, bound: float | None) -> float | None:
 # --------------------------------------------------------------------------
 # HiGHS
 # --------------------------------------------------------------------------
+
+
+def write_mps(model: LinearModel, path: str | os.PathLike[str]) -> Path:
+    """Write ``model`` in (free) MPS format through HiGHS' writer, for any external solver."""
+    path = Path(path)
+    if path.suffix.lower() != ".mps":
+        raise ValueError(f"path must end in .mps; got {str(path)!r}")
+    h = highs_instance(model)
+    status = h.writeModel(str(path))
+    if str(status).endswith("kError"):
+        raise OSError(f"could not write MPS file {path}")
+    return path
 
 
 def highs_instance(
