@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.optnoise-installed
 JOBS   ?= 2
 
-.PHONY: reproduce test bench clean venv
+.PHONY: reproduce test lint bench clean venv
 
 venv: $(STAMP)
 
@@ -18,7 +18,12 @@ $(STAMP): pyproject.toml
 reproduce: $(STAMP)
 	$(VENV)/bin/optnoise figures all --jobs $(JOBS)
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
 	MPLBACKEND=Agg $(PY) -m pytest -n $(JOBS) --dist loadgroup -q
 
 bench: $(STAMP)
