@@ -500,8 +500,9 @@ class CertifiedDesign:
         ``size + (d,)`` (vector designs).
         """
         rng = self._check_rng(rng)
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        shape = tuple(check_int("size", s, minimum=0) for s in shape)
+        raw: Any = size  # validated entry by entry below, whatever the caller passed
+        dims = () if raw is None else ((raw,) if np.ndim(raw) == 0 else tuple(raw))
+        shape = tuple(check_int("size", s, minimum=0) for s in dims)
         count = int(np.prod(shape)) if shape else 1
         flat = self._lookup(self._draw_uniform(count, rng)) if count else np.zeros(0, dtype=np.int64)
         if self.design.dim == 1:
@@ -624,7 +625,7 @@ class CertifiedDesign:
         if sum(w) != 1 << bits or max(w) > (1 << bits):
             raise ValueError(f"design file weights must sum to 2**{bits}; they sum to {sum(w)}")
         got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
-        if got != claimed or not got <= Fraction(delta):
+        if not isinstance(got, Fraction) or got != claimed or not got <= Fraction(delta):
             raise ValueError(
                 f"design file weights do not match their certificate: the exact check gives delta "
                 f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})"
@@ -834,8 +835,8 @@ def _margin_pmf(
     """
     pure = target == 0.0
     if design.privacy == "dp" and not pure:
-        out = design.replace(objective="distortion", delta=target - tau, max_distortion=None).solve(solver=solver)
-        return None if out.status != "optimal" or out.pmf is None else out.pmf.ravel()
+        res = design.replace(objective="distortion", delta=target - tau, max_distortion=None).solve(solver=solver)
+        return None if res.status != "optimal" or res.pmf is None else res.pmf.ravel()
     N = design.size
     idx = design.shift_index()
     K = idx.shape[0]
@@ -924,8 +925,8 @@ def certify_result(
         raise ValueError(f"result must be a DesignResult (from NoiseDesign.solve()); got {type(result).__name__}")
     design = result.design
     ok_status = result.status == "optimal" or (allow_suboptimal and result.status == "time_limit")
-    if not ok_status or result.pmf is None:
-        why = "has no PMF" if result.pmf is None else "is not proven optimal"
+    if not ok_status or result.pmf is None or result.distortion is None:
+        why = "has no PMF" if result.pmf is None or result.distortion is None else "is not proven optimal"
         hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
@@ -933,7 +934,7 @@ def certify_result(
     check_choice("solver", solver, SOLVERS)
     if delta is None:
         if design.objective == "distortion":
-            target_f = float(design.delta)
+            target_f = float(design.delta or 0.0)  # set whenever the objective is the distortion
         else:
             target_f = min(1.0, float(result.delta_objective or 0.0) + DELTA_TOL)
     else:
@@ -979,6 +980,8 @@ def certify_result(
             "Pass a larger max_loss, or a larger delta explicitly, to accept a weaker design."
         )
     w = chosen.weights
+    if w is None or not isinstance(chosen.delta, Fraction):  # accept() takes only finite, weighted attempts
+        raise CertificationError("internal error: the accepted candidate has no exact certificate")
     dist_cert = float(np.dot(cert.cost, np.asarray(w, dtype=float)) / cert.D)
     if chosen.mix_units == 0 and chosen.source == "solver":
         method = "none"

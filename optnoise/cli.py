@@ -559,6 +559,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # usage errors (one line, code 2), --help and --version (0)
         return int(exc.code or 0)
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
+    if handler is None:  # argparse requires a sub-command, so this is a programming error
+        raise RuntimeError(f"no handler for command {args.command!r}")
     try:
         return int(handler(args))
     except ValueError as exc:

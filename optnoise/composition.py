@@ -138,7 +138,7 @@ def _xlog(count: np.ndarray, logp: np.ndarray | float) -> np.ndarray:
         return np.where(count == 0, 0.0, count * logp)
 
 
-def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray) -> np.ndarray:
+def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray | float) -> np.ndarray:
     """log of P(o) (1 - e^{level - L(o)})_+, -inf where the loss does not exceed the level."""
     gap = np.asarray(level, dtype=float) - loss
     with np.errstate(invalid="ignore"):

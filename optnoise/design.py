@@ -80,13 +80,13 @@ def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
     the wrapped distance ``min(eta_c, n+1-eta_c)``.
     """
     check_choice("metric", metric, METRICS)
-    grids = np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij")
+    grids = list(np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij"))
     if metric == "er":
         return np.any(np.stack(grids) != 0, axis=0).astype(float)
     if metric.startswith("circular"):
         grids = [np.minimum(g, n + 1 - g) for g in grids]
     power = 2 if metric.endswith("mse") else 1
-    return sum(g.astype(float) ** power for g in grids)
+    return np.sum([g.astype(float) ** power for g in grids], axis=0)
 
 
 def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
@@ -180,6 +180,9 @@ class NoiseDesign:
         if (self.n + 1) ** dim > MAX_SIZE:
             raise ValueError(f"n is too large: (n+1)^d = {(self.n + 1) ** dim} noise values exceeds {MAX_SIZE}")
         self.shifts = neighborhood.resolve(self.n, dim)
+        # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
+        self.delta: float | None
+        self.max_distortion: float | None
         if self.objective == "distortion":
             self.delta = 0.0 if delta is None else check_delta(delta)
             if max_distortion is not None:
@@ -336,7 +339,7 @@ class NoiseDesign:
         cost = self.cost.ravel()
         if self.objective == "delta":
             t = mb.add_vars(1, lb=0.0, ub=1.0, name="t")
-            mb.add_row(f, cost, upper=float(self.max_distortion))  # (15b)
+            mb.add_row(f, cost, upper=float(self.max_distortion or 0.0))  # (15b): set with objective="delta"
             mb.set_objective(t, [1.0])  # (15a)
         else:
             t = None
@@ -504,7 +507,7 @@ class NoiseDesign:
             instances (``benchmarks/RESULTS.md``). The PMF is re-verified either way.
         """
         check_choice("solver", solver, SOLVERS)
-        opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+        opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
         if formulation != "hull":
@@ -618,6 +621,8 @@ class DesignResult:
         if self.pmf is None:
             return False
         target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
+        if target is None:
+            return False
         return bool(self.achieved[self.design.privacy] <= float(target) + tol)
 
     def certify(self, **kwargs: Any) -> Any:

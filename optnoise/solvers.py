@@ -511,6 +511,8 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     at 1e-9 tolerances; for an LP this is a HiGHS re-solve. Callers that
     compare backends should keep the backend's own ``objective`` first.
     """
+    if out.x is None:
+        return out
     lo, up = model.col_lower.copy(), model.col_upper.copy()
     ints = model.integrality
     fixed = np.clip(np.round(out.x[ints]), lo[ints], up[ints])

@@ -122,7 +122,7 @@ def test_banner_absorption_restores_stdout_across_threads(monkeypatch):
         monkeypatch.setattr(solvers, "_banner_absorbed", False)  # as in a fresh process
         start = threading.Barrier(8)
 
-        def first_construction(_):
+        def first_construction(_, start=start):
             start.wait()
             solvers.absorb_highs_banner()
 
