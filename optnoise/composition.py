@@ -818,7 +818,7 @@ def gaussian_zcdp_sigma(eps: float, delta: float, *, l0_sensitivity: int = 1, li
 
 
 def ordered_least_squares(y: Any, *, nonnegative: bool = True) -> np.ndarray:
-    """Least-squares fit ``c`` to ``y`` with ``c_1 >= c_2 >= ... >= c_n`` (Eq. (9), Algorithm 1).
+    """Least-squares fit ``c`` to ``y`` under the ordering ``c_i >= c_{i+1}`` for all i (Eq. (9), Algorithm 1).
 
     This is the maximum-likelihood estimate of the true counts given Gaussian
     noise and a known ranking. Written as non-negative least squares over the

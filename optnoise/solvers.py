@@ -2,11 +2,15 @@
 
 ``solve_model(model, solver=...)`` is the single entry point:
 
-``"highs"``  HiGHS through highspy, model passed in memory (the default).
-``"cbc"``    COIN-OR CBC through PuLP (ships with PuLP).
-``"gurobi"`` / ``"cplex"``  through PuLP, when the user has them installed and licensed.
-``"cvxpy"``  cvxpy, for the LP variants and convex extensions (Clarabel for LPs,
-             HiGHS through cvxpy for MILPs).
+``"highs"``
+    HiGHS through highspy, model passed in memory (the default).
+``"cbc"``
+    COIN-OR CBC through PuLP (ships with PuLP).
+``"gurobi"`` / ``"cplex"``
+    Through PuLP, when the user has them installed and licensed.
+``"cvxpy"``
+    cvxpy, for the LP variants and convex extensions (Clarabel for LPs, HiGHS
+    through cvxpy for MILPs).
 
 Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
 is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
