@@ -973,7 +973,7 @@ def solve_lattice_lp(
             out = solve_model(lp.model, solver=solver, time_limit=time_limit)
             t_total += out.solve_time
             rounds += 1
-            if out.status != "optimal":
+            if out.status != "optimal" or out.x is None:
                 break
             a, b = lp.monotone_pairs
             viol = np.nonzero(out.x[a] - out.x[b] > tol)[0]
