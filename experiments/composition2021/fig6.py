@@ -46,7 +46,7 @@ def _std_and_se(err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def main(argv=None) -> int:
     fs = FigureScript("composition2021", "fig6", argv, description=__doc__)
-    trials = fs.grid(full=TRIALS, fast=500)
+    trials = fs.grid(full=TRIALS, fast=2000)
     words, counts = zip(*macbeth_word_counts(TOP_K), strict=True)
     true = np.array(counts, dtype=float)
     eps_total = float(kov_epsilon(EPS_PER_COUNT, TOP_K, DELTA_6))

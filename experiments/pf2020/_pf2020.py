@@ -176,7 +176,8 @@ def ratio_panel(
     ax.set_xscale("log")
     ax.set_xlabel(r"$\varepsilon$")
     who = LABELS[key]
-    ax.set_ylabel(rf"optimality ratio of {who}: $\mathbb{{E}}[\mathcal{{E}}]\,/\,\mathbb{{E}}[\mathcal{{E}}(\mathrm{{OPT}})]$")
+    ratio = r"$\mathbb{E}[\mathcal{E}]\,/\,\mathbb{E}[\mathcal{E}(\mathrm{OPT})]$"
+    ax.set_ylabel(f"optimality ratio of {who}: {ratio}")
     ax.set_title(title, fontsize=10)
     if ylim is not None:
         ax.set_ylim(*ylim)
@@ -295,7 +296,8 @@ def bar_panel(ax, datasets, task: str, *, anchor: str = BAR_ANCHOR) -> list[dict
     ax.set_ylabel(ERROR_LABEL[task])
     who = anchor.upper()
     ax.set_title(
-        rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$ (labels: EM/PF)",
+        rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$"
+        " (labels: EM/PF)",
         fontsize=10,
     )
     ax.grid(alpha=0.3, axis="y")

@@ -45,7 +45,8 @@ def main(argv=None) -> int:
         curves,
         "pf",
         label=lambda m, k: f"$m={m}$",
-        title=rf"PF vs optimal regular mechanism, $k={K_PRIMARY}$ ($B={2 * K_PRIMARY}\Delta$), {eps.size} $\varepsilon$",
+        title=rf"PF vs optimal regular mechanism, $k={K_PRIMARY}$ ($B={2 * K_PRIMARY}\Delta$), "
+        rf"{eps.size} $\varepsilon$",
         ylim=PF_RATIO_YLIM,
     )
     eps_deep = fs.grid(full=np.logspace(-2, 1, 21), fast=np.logspace(-1.5, 0.5, 3))

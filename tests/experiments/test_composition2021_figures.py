@@ -166,7 +166,7 @@ def _fig6_smaller_counts_claim(rows, z: float, n_small: int) -> None:
 def test_fig6_fast_spreads_and_standard_errors(tmp_path):
     runpy.run_path(str(SCRIPTS[5]))["main"](["--fast", "--out", str(tmp_path)])
     rows = _fig6_rows(tmp_path / "fig6.csv")
-    assert all(float(r["trials"]) == 500 for r in rows)
+    assert all(float(r["trials"]) == 2000 for r in rows)
     _fig6_smaller_counts_claim(rows, 3.0, 3)  # my, you, in
 
 
