@@ -181,7 +181,8 @@ def ratio_panel(
     ax.set_title(title, fontsize=10)
     if ylim is not None:
         ax.set_ylim(*ylim)
-    ax.legend(fontsize=8, ncol=2, loc="upper left")  # every ratio is close to 1 at small eps
+    # where no curve is: PF's ratio is exactly 1 above the threshold, EM's is close to 1 at small eps
+    ax.legend(fontsize=8, ncol=1 if key == "pf" else 2, loc="upper right" if key == "pf" else "upper left")
     ax.grid(alpha=0.3, which="both")
     fs.save(fig, rows, name=name)
 
