@@ -133,6 +133,10 @@ PF_RATIO_YLIM = (0.9995, 1.0115)
 EM_RATIO_YLIM = (0.99, 2.0)
 
 
+#: The extra deeper-lattice panels of Fig. 2 use 21 eps: each of their LPs is 10-100 times larger.
+DEEP_EPS_POINTS = 21
+
+
 def fig2_eps(fast: bool, points: int = FIG2_EPS_POINTS) -> np.ndarray:
     """The authors' eps grid, ``points`` log-spaced values on [0.01, 10] (6 in fast mode)."""
     return np.logspace(-2, 1, 6 if fast else points)

@@ -21,12 +21,10 @@ log-spaced eps (each LP is much larger).
 import os  # noqa: E402
 import sys  # noqa: E402
 
-import numpy as np
-
 from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _pf2020 import PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402
+from _pf2020 import DEEP_EPS_POINTS, PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402
 
 #: The authors' Fig. 2(a): k = 4, m = 3..6 (their notebook also solves m = 2, where PF is optimal).
 K_PRIMARY, M_PRIMARY = 4, (3, 4, 5, 6)
@@ -35,33 +33,33 @@ K_DEEP, M_DEEP = 8, (2, 3, 4, 5, 6)
 
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig2a", argv, description=__doc__)
-    eps = fig2_eps(fs.fast)
-    ms = fs.grid(full=M_PRIMARY, fast=(3, 4))
-    curves = {(m, K_PRIMARY): lp_ratio_curves(m, K_PRIMARY, eps) for m in ms}
-    ratio_panel(
-        fs,
-        "fig2a",
-        eps,
-        curves,
-        "pf",
-        label=lambda m, k: f"$m={m}$",
-        title=rf"PF vs optimal regular mechanism, $k={K_PRIMARY}$ ($B={2 * K_PRIMARY}\Delta$), "
-        rf"{eps.size} $\varepsilon$",
-        ylim=PF_RATIO_YLIM,
-    )
-    eps_deep = fs.grid(full=np.logspace(-2, 1, 21), fast=np.logspace(-1.5, 0.5, 3))
-    ms_deep = fs.grid(full=M_DEEP, fast=(2, 3))
-    curves = {(m, K_DEEP): lp_ratio_curves(m, K_DEEP, eps_deep) for m in ms_deep}
-    ratio_panel(
-        fs,
-        "fig2a_k8",
-        eps_deep,
-        curves,
-        "pf",
-        label=lambda m, k: f"$m={m}$",
-        title=rf"extra: deeper lattice $k={K_DEEP}$ ($B={2 * K_DEEP}\Delta$), {eps_deep.size} $\varepsilon$",
-        ylim=PF_RATIO_YLIM,
-    )
+    for name, k, ms, eps, what in (
+        (
+            "fig2a",
+            K_PRIMARY,
+            fs.grid(full=M_PRIMARY, fast=(3, 4)),
+            fig2_eps(fs.fast),
+            "PF vs optimal regular mechanism,",
+        ),
+        (
+            "fig2a_k8",
+            K_DEEP,
+            fs.grid(full=M_DEEP, fast=(2, 3)),
+            fig2_eps(fs.fast, DEEP_EPS_POINTS),
+            "extra: deeper lattice",
+        ),
+    ):
+        curves = {(m, k): lp_ratio_curves(m, k, eps) for m in ms}
+        ratio_panel(
+            fs,
+            name,
+            eps,
+            curves,
+            "pf",
+            label=lambda m, k: f"$m={m}$",
+            title=rf"{what} $k={k}$ ($B={2 * k}\Delta$), {eps.size} $\varepsilon$",
+            ylim=PF_RATIO_YLIM,
+        )
     return 0
 
 

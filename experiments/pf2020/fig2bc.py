@@ -16,12 +16,11 @@ import os  # noqa: E402
 import sys  # noqa: E402
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from optnoise.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _pf2020 import EM_RATIO_YLIM, PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402
+from _pf2020 import DEEP_EPS_POINTS, EM_RATIO_YLIM, PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402
 
 M = 4
 K_PRIMARY = (2, 4, 6, 8)
@@ -32,7 +31,7 @@ def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig2b", argv, description=__doc__)
     for suffix, eps, ks in (
         ("", fig2_eps(fs.fast), fs.grid(full=K_PRIMARY, fast=(2, 4))),
-        ("_k16", fs.grid(full=np.logspace(-2, 1, 21), fast=np.logspace(-1.5, 0.5, 3)), fs.grid(full=K_DEEP, fast=(8,))),
+        ("_k16", fig2_eps(fs.fast, DEEP_EPS_POINTS), fs.grid(full=K_DEEP, fast=(8,))),
     ):
         curves = {(M, k): lp_ratio_curves(M, k, eps) for k in ks}
         extra = "extra: " if suffix else ""
