@@ -552,7 +552,8 @@ def test_ordered_least_squares_against_isotonic_and_cvxpy():
         iso = np.clip(optimize.isotonic_regression(y, increasing=False).x, 0, None)
         np.testing.assert_allclose(got, iso, atol=1e-8)
         c = cp.Variable(y.size)
-        cp.Problem(cp.Minimize(cp.sum_squares(y - c)), [c[:-1] >= c[1:]]).solve()
+        # Clarabel, not cvxpy's default OSQP: OSQP segfaults in a process where CBC (PuLP) has run.
+        cp.Problem(cp.Minimize(cp.sum_squares(y - c)), [c[:-1] >= c[1:]]).solve(solver=cp.CLARABEL)
         np.testing.assert_allclose(C.ordered_least_squares(y, nonnegative=False), c.value, atol=1e-5)
     y = np.array([3.0, 5.0, 1.0, -2.0])
     np.testing.assert_allclose(C.ordered_least_squares(y), [4.0, 4.0, 1.0, 0.0], atol=1e-10)  # PAVA by hand
