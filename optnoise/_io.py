@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_text", "read_json"]
+__all__ = ["atomic_write_text", "ensure_folder", "read_json"]
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -55,3 +55,19 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
         raise ValueError(f"{what} {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
         raise ValueError(f"{what} {str(path)!r} is nested too deeply to be a valid file") from None
+
+
+def ensure_folder(name: str, folder: Any) -> Path:
+    """The folder ``folder``, created if needed; a path that is a file or cannot be created is refused."""
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise ValueError(f"{name} must be a folder path; got {folder!r}")
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{name} must be a folder; {str(path)!r} is a file")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name} folder {str(path)!r} cannot be created: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"{name} folder {str(path)!r} is not writable")
+    return path

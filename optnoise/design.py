@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from ._io import atomic_write_text, read_json
+from ._io import atomic_write_text, ensure_folder, read_json
 from ._validation import (
     MAX_COST,
     MAX_EPS,
@@ -640,7 +640,7 @@ class NoiseDesign:
             opts["formulation"] = formulation
         path = None
         if cache is not None:
-            path = _cache_folder(cache) / f"{self.key(**opts)}.json"
+            path = ensure_folder("cache", cache) / f"{self.key(**opts)}.json"
             hit = self._cache_load(path)
             if hit is not None:
                 return hit
@@ -781,7 +781,7 @@ class NoiseDesign:
                 pmf = (clipped / clipped.sum()).reshape(self.shape)
         return DesignResult(
             design=self,
-            status=out.status if pmf is not None or out.status not in ("optimal", "time_limit") else "error",
+            status="error" if out.status == "optimal" and pmf is None else out.status,
             pmf=pmf,
             solver=solver,
             solve_time=out.solve_time,
@@ -793,22 +793,6 @@ class NoiseDesign:
             ),
             backend_objective=backend_objective,
         )
-
-
-def _cache_folder(cache: Any) -> Path:
-    """The cache folder, created if needed; a path that is a file or cannot be created is refused."""
-    if not isinstance(cache, (str, os.PathLike)) or not str(cache).strip():
-        raise ValueError(f"cache must be a folder path; got {cache!r}")
-    folder = Path(cache)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"cache must be a folder; {str(folder)!r} is a file")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"cache folder {str(folder)!r} cannot be created: {exc.strerror or exc}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"cache folder {str(folder)!r} is not writable")
-    return folder
 
 
 @dataclass
