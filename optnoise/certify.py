@@ -133,7 +133,7 @@ from ._validation import check_choice, check_delta, check_eps, check_int, check_
 from .model import ModelBuilder
 from .privacy import NOTIONS
 from .solvers import FEASIBILITY_TOL, SOLVERS, solve_model
-from .tolerance import DELTA_RTOL, delta_allowance
+from .tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
 
 if TYPE_CHECKING:
     from .design import DesignResult, NoiseDesign
@@ -951,7 +951,7 @@ def _margin_pmf(
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
             # written relative to the target when the solver's absolute tolerance would be a large part of it
-            rel = 1.0 / target if target > 0 and FEASIBILITY_TOL > DELTA_RTOL * target else 1.0
+            rel = 1.0 / max(target, DELTA_ATOL) if target > 0 and FEASIBILITY_TOL > DELTA_RTOL * target else 1.0
             mb.add_row(x[budget_sets[m]], scale[budget_sets[m]] * rel, upper=(target - tau) * rel)
     out = solve_model(mb.build(), solver=solver)
     if out.status != "optimal" or out.x is None:

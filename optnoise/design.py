@@ -81,7 +81,7 @@ from .solvers import (
     solve_model,
     write_mps,
 )
-from .tolerance import DELTA_RTOL, PDP_RTOL, RESULT_STATUSES, UNVERIFIED, settle_status, within_delta
+from .tolerance import DELTA_ATOL, DELTA_RTOL, PDP_RTOL, RESULT_STATUSES, UNVERIFIED, settle_status, within_delta
 
 __all__ = [
     "NoiseDesign",
@@ -453,7 +453,9 @@ class NoiseDesign:
             if t is None:
                 d = float(delta or 0.0)
                 if 0.0 < d and FEASIBILITY_TOL > DELTA_RTOL * d:
-                    mb.add_rows(rows, cols_by_row.ravel(), 1.0 / d, upper=1.0)
+                    # below DELTA_ATOL the rule's absolute slack takes over; the coefficient stays <= 1e12
+                    scale = max(d, DELTA_ATOL)
+                    mb.add_rows(rows, cols_by_row.ravel(), 1.0 / scale, upper=d / scale)
                 else:
                     mb.add_rows(rows, cols_by_row.ravel(), 1.0, upper=delta)
             else:
