@@ -439,6 +439,8 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     pmf = check_pmf("pmf", _load_array(a.pmf, "pmf"), atol=1e-9)
     if pmf.ndim > 1 and len(set(pmf.shape)) != 1:
         raise ValueError(f"pmf must have shape (n+1,)*d; got {pmf.shape}")
+    if pmf.shape[0] < 2:
+        raise ValueError(f"pmf must have at least 2 entries per coordinate (answers 0..n with n >= 1); got {pmf.shape}")
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
     # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.tolerance)
