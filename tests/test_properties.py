@@ -779,3 +779,63 @@ def test_profiles_are_registered():
     assert N_EXAMPLES >= 300
     assert settings.get_profile("long").max_examples > settings.get_profile("ci").max_examples
     assert math.isfinite(N_EXAMPLES)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 13: status "optimal" implies verify(), over designs, backends and solver options
+# ---------------------------------------------------------------------------------------------
+
+OPTION_SETS = [
+    None,
+    {"presolve": "off"},
+    {"random_seed": 7},
+    {"mip_allow_restart": False},
+    {"simplex_strategy": 4},
+    {"simplex_scale_strategy": 0},
+    {"primal_feasibility_tolerance": 1e-10, "mip_feasibility_tolerance": 1e-10},
+    {"solver": "ipm"},
+    {"mip_heuristic_effort": 0.0},
+    # refused up front: they loosen what re-verification can absorb, or end solves early
+    {"primal_feasibility_tolerance": 0.5},
+    {"mip_feasibility_tolerance": 1e-3},
+    {"dual_feasibility_tolerance": 1e-5},
+    {"mip_rel_gap": 0.1},
+    {"objective_bound": 0.0},
+]
+REFUSED_WORDS = ("loosens a tolerance", "is not accepted")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=instances(),
+    notion=st.sampled_from(NOTIONS),
+    backend=st.sampled_from(["highs", "highs", "cbc", "cvxpy"]),
+    options=st.sampled_from(OPTION_SETS),
+    mip_gap=st.sampled_from([1e-9, 1e-4, 0.0]),
+)
+def test_optimal_implies_verified(inst, notion, backend, options, mip_gap):
+    n, shifts, directed, eps, delta, metric = inst
+    d = NoiseDesign(
+        n=n,
+        eps=eps,
+        delta=delta,
+        neighborhood=Neighborhood.shifts(shifts, directed=directed),
+        metric=metric,
+        privacy=notion,
+    )
+    try:
+        res = d.solve(solver=backend, options=options, mip_gap=mip_gap)
+    except ValueError as exc:
+        # only option sets that are refused on purpose may fail, and then before any solve
+        assert options is not None and (backend != "highs" or any(w in str(exc) for w in REFUSED_WORDS)), exc
+        return
+    assert res.status in ("optimal", "unverified", "time_limit", "error")
+    if res.status == "optimal":
+        assert res.verify()
+        # independent re-check with the accounting functions (not DesignResult's own numbers)
+        kw = {} if notion == "dp" else {"rtol": 1e-9}
+        assert FLOAT_CHECK[notion](res.pmf, d.shifts, eps, **kw) <= delta * (1 + 1e-6) + 1e-12
+        assert abs(res.pmf.sum() - 1) < 1e-9 and res.pmf.min() >= 0
+    else:
+        assert not res.verify() or res.status != "unverified"
+        assert res.message  # a status other than optimal says why
