@@ -111,16 +111,21 @@ def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool 
     ``count`` and a list's length are checked against :data:`MAX_GRID_POINTS`
     before anything is materialised.
     """
-    num = (lambda t: float(parse_int(name, t))) if integer else (lambda t: parse_float(name, t))
-    if isinstance(text, (int, float, np.number)) and not isinstance(text, (bool, np.bool_)):
-        values = [float(text)]
-    elif not isinstance(text, str):
+
+    def num(t: str) -> float:
+        return float(parse_int(name, t)) if integer else parse_float(name, t)
+
+    values: list[float]
+    raw: Any = text  # a number, a text or a sequence; each branch checks what it gets
+    if isinstance(raw, (int, float, np.number)) and not isinstance(raw, (bool, np.bool_)):
+        values = [float(raw)]
+    elif not isinstance(raw, str):
         try:
-            values = [check_finite(name, v) for v in text]
+            values = [check_finite(name, v) for v in raw]
         except TypeError:
             raise ValueError(f"{name} must be a number, a list of numbers or a 'start:stop:count' text") from None
     else:
-        s = text.strip()
+        s = raw.strip()
         try:
             if ":" in s:
                 parts = s.split(":")
@@ -179,7 +184,7 @@ def grid_points(
         raise ValueError(
             "max_distortion is required with objective='delta'" if objective == "delta" else "delta grid is empty"
         )
-    axes = [list(n), list(eps), second, list(neighborhoods), list(metric), list(privacy)]
+    axes: list[list[Any]] = [list(n), list(eps), second, list(neighborhoods), list(metric), list(privacy)]
     total = math.prod(len(a) for a in axes)  # checked before the product is materialised
     if total > MAX_GRID_POINTS:
         raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
