@@ -523,6 +523,23 @@ def test_bad_python_input(call, match, files):
         call(files)
 
 
+S4 = ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1"]
+S8 = ["solve", "--n", "8", "--eps", "1", "--neighborhood"]
+SW4 = ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1"]
+VNEG = ["verify", "--pmf", "{negpmf}", "--eps", "1", "--neighborhood", "bd:1"]
+C4 = ["certify", "--n", "4", "--eps", "1", "--neighborhood", "bd:1"]
+CRES = ["certify", "--result", "{res}"]
+RGOOD = ["release", "--design", "{good}", "--value", "1"]
+
+
+def verify_pmf(path):
+    return ["verify", "--pmf", path, "--eps", "1", "--neighborhood", "bd:1"]
+
+
+def release_design(path):
+    return ["release", "--design", path, "--value", "1"]
+
+
 CLI_CASES = [
     ("solve-eps-nan", ["solve", "--n", "4", "--eps", "nan", "--neighborhood", "bd:1"], "eps"),
     ("solve-eps-zero", ["solve", "--n", "4", "--eps", "0", "--neighborhood", "bd:1"], "eps"),
@@ -553,19 +570,15 @@ CLI_CASES = [
     ("solve-n-arabic", ["solve", "--n", "\u0668", "--eps", "1", "--neighborhood", "bd:1"], "n must be an integer"),
     ("solve-n-fraction", ["solve", "--n", "8.5", "--eps", "1", "--neighborhood", "bd:1"], "n must be an integer"),
     ("solve-n-huge-literal", ["solve", "--n", "9" * 30, "--eps", "1", "--neighborhood", "bd:1"], "n is too large"),
-    ("solve-bd-1e9", ["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:1000000000"], "mu_bar"),
+    ("solve-bd-1e9", S8 + ["bd:1000000000"], "mu_bar"),
     (
         "solve-shift-2-70",
-        ["solve", "--n", "8", "--eps", "1", "--neighborhood", "shifts:1180591620717411303424"],
+        S8 + ["shifts:1180591620717411303424"],
         "out of range",
     ),
-    (
-        "solve-shift-2-63",
-        ["solve", "--n", "8", "--eps", "1", "--neighborhood", "shifts:9223372036854775808"],
-        "out of range",
-    ),
-    ("solve-empty-shift-item", ["solve", "--n", "8", "--eps", "1", "--neighborhood", "shifts:1,,2"], "empty item"),
-    ("solve-arabic-shifts", ["solve", "--n", "8", "--eps", "1", "--neighborhood", "shifts:\u0661,\u0662"], "ASCII"),
+    ("solve-shift-2-63", S8 + ["shifts:9223372036854775808"], "out of range"),
+    ("solve-empty-shift-item", S8 + ["shifts:1,,2"], "empty item"),
+    ("solve-arabic-shifts", S8 + ["shifts:\u0661,\u0662"], "ASCII"),
     (
         "solve-model-too-large",
         ["solve", "--n", "1999999", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:10", "--privacy", "pdp"],
@@ -573,78 +586,36 @@ CLI_CASES = [
     ),
     (
         "solve-loose-tolerance",
-        [
-            "solve",
-            "--n",
-            "8",
-            "--eps",
-            "1",
-            "--neighborhood",
-            "bd:3",
-            "--highs-option",
-            "primal_feasibility_tolerance=0.5",
-        ],
+        S8 + ["bd:3", "--highs-option", "primal_feasibility_tolerance=0.5"],
         "loosens",
     ),
     (
         "solve-option-gap-nan",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--highs-option", "mip_rel_gap=nan"],
+        S4 + ["--highs-option", "mip_rel_gap=nan"],
         "mip_gap",
     ),
-    (
-        "solve-out-missing-dir",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--out", "{nodir}"],
-        "does not exist",
-    ),
-    (
-        "solve-out-directory",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--out", "{adir}"],
-        "directory",
-    ),
-    (
-        "solve-mps-missing-dir",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--mps", "{nodir}"],
-        "does not exist",
-    ),
-    (
-        "solve-cost-1e300",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--cost", "1e300,1,1,1,1"],
-        "magnitude",
-    ),
-    ("solve-cost-empty-item", ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--cost", "1,,2"], "cost"),
+    ("solve-out-missing-dir", S4 + ["--out", "{nodir}"], "does not exist"),
+    ("solve-out-directory", S4 + ["--out", "{adir}"], "directory"),
+    ("solve-mps-missing-dir", S4 + ["--mps", "{nodir}"], "does not exist"),
+    ("solve-cost-1e300", S4 + ["--cost", "1e300,1,1,1,1"], "magnitude"),
+    ("solve-cost-empty-item", S4 + ["--cost", "1,,2"], "cost"),
     # "--cost -1,2,3" is a value (no "=" needed): the error is about its length, not an unknown option
-    (
-        "solve-cost-negative-list",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--cost", "-1,2,3"],
-        "5 entries",
-    ),
+    ("solve-cost-negative-list", S4 + ["--cost", "-1,2,3"], "5 entries"),
     (
         "solve-cost-file-negative",
         ["solve", "--n", "3", "--eps", "1", "--neighborhood", "bd:1", "--cost", "{cost_neg}"],
         "4 entries",
     ),
-    ("solve-dim-arabic", ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--dim", "\u0662"], "dim"),
-    (
-        "solve-time-limit-nan",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--time-limit", "nan"],
-        "time_limit",
-    ),
-    (
-        "solve-time-limit-zero",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--time-limit", "0"],
-        "time_limit",
-    ),
+    ("solve-dim-arabic", S4 + ["--dim", "\u0662"], "dim"),
+    ("solve-time-limit-nan", S4 + ["--time-limit", "nan"], "time_limit"),
+    ("solve-time-limit-zero", S4 + ["--time-limit", "0"], "time_limit"),
     (
         "solve-max-distortion-nan",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--minimize", "delta", "--max-distortion", "nan"],
+        S4 + ["--minimize", "delta", "--max-distortion", "nan"],
         "max_distortion",
     ),
-    (
-        "solve-minimize-unknown",
-        ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--minimize", "mse"],
-        "--minimize",
-    ),
-    ("solve-unknown-flag", ["solve", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--bogus"], "unrecognized"),
+    ("solve-minimize-unknown", S4 + ["--minimize", "mse"], "--minimize"),
+    ("solve-unknown-flag", S4 + ["--bogus"], "unrecognized"),
     (
         "sweep-range-1e8-points",
         ["sweep", "--n", "4", "--eps", "1:2:100000000", "--neighborhood", "bd:1", "--no-cache"],
@@ -655,84 +626,60 @@ CLI_CASES = [
         ["sweep", "--n", "1:1000:1000", "--eps", "1:2:1000", "--neighborhood", "bd:1", "--no-cache"],
         "grid has",
     ),
-    (
-        "sweep-out-missing-dir",
-        ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--out", "{nodir}"],
-        "does not exist",
-    ),
-    (
-        "sweep-out-directory",
-        ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--out", "{adir}"],
-        "directory",
-    ),
-    (
-        "sweep-cache-is-a-file",
-        ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--cache", "{afile}"],
-        "cache",
-    ),
+    ("sweep-out-missing-dir", SW4 + ["--out", "{nodir}"], "does not exist"),
+    ("sweep-out-directory", SW4 + ["--out", "{adir}"], "directory"),
+    ("sweep-cache-is-a-file", SW4 + ["--cache", "{afile}"], "cache"),
     (
         "sweep-connect-timeout-zero",
-        ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--no-cache", "--connect-timeout", "0"],
+        SW4 + ["--no-cache", "--connect-timeout", "0"],
         "connect_timeout",
     ),
-    ("sweep-jobs-arabic", ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--jobs", "\u0662"], "jobs"),
+    ("sweep-jobs-arabic", SW4 + ["--jobs", "\u0662"], "jobs"),
     (
         "sweep-delta-empty-item",
         ["sweep", "--n", "4", "--eps", "1", "--delta", "0,,0.1", "--neighborhood", "bd:1"],
         "delta",
     ),
     ("sweep-n-zero", ["sweep", "--n", "0", "--eps", "1", "--neighborhood", "bd:1", "--no-cache"], "n must be"),
-    ("verify-json-true", ["verify", "--pmf", "{true}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-one", ["verify", "--pmf", "{one}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-null", ["verify", "--pmf", "{null}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-string", ["verify", "--pmf", "{string}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-deep", ["verify", "--pmf", "{deep}", "--eps", "1", "--neighborhood", "bd:1"], "nested too deeply"),
-    ("verify-json-bools", ["verify", "--pmf", "{bools}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-strings", ["verify", "--pmf", "{strs}", "--eps", "1", "--neighborhood", "bd:1"], "pmf"),
-    ("verify-json-object", ["verify", "--pmf", "{obj_nopmf}", "--eps", "1", "--neighborhood", "bd:1"], "'pmf' key"),
-    ("verify-empty-file", ["verify", "--pmf", "{empty_txt}", "--eps", "1", "--neighborhood", "bd:1"], "no numbers"),
-    ("verify-arabic-text", ["verify", "--pmf", "{arabic_txt}", "--eps", "1", "--neighborhood", "bd:1"], "ASCII"),
-    ("verify-directory", ["verify", "--pmf", "{adir}", "--eps", "1", "--neighborhood", "bd:1"], "directory"),
-    ("verify-tol-nan", ["verify", "--pmf", "{negpmf}", "--eps", "1", "--neighborhood", "bd:1", "--tol", "nan"], "tol"),
-    ("verify-tol-inf", ["verify", "--pmf", "{negpmf}", "--eps", "1", "--neighborhood", "bd:1", "--tol", "inf"], "tol"),
-    ("verify-tol-negative", ["verify", "--pmf", "{negpmf}", "--eps", "1", "--neighborhood", "bd:1", "--tol=-1"], "tol"),
-    (
-        "verify-delta-nan",
-        ["verify", "--pmf", "{negpmf}", "--eps", "1", "--neighborhood", "bd:1", "--delta", "nan"],
-        "delta",
-    ),
+    ("verify-json-true", verify_pmf("{true}"), "pmf"),
+    ("verify-json-one", verify_pmf("{one}"), "pmf"),
+    ("verify-json-null", verify_pmf("{null}"), "pmf"),
+    ("verify-json-string", verify_pmf("{string}"), "pmf"),
+    ("verify-json-deep", verify_pmf("{deep}"), "nested too deeply"),
+    ("verify-json-bools", verify_pmf("{bools}"), "pmf"),
+    ("verify-json-strings", verify_pmf("{strs}"), "pmf"),
+    ("verify-json-object", verify_pmf("{obj_nopmf}"), "'pmf' key"),
+    ("verify-empty-file", verify_pmf("{empty_txt}"), "no numbers"),
+    ("verify-arabic-text", verify_pmf("{arabic_txt}"), "ASCII"),
+    ("verify-directory", verify_pmf("{adir}"), "directory"),
+    ("verify-tol-nan", VNEG + ["--tol", "nan"], "tol"),
+    ("verify-tol-inf", VNEG + ["--tol", "inf"], "tol"),
+    ("verify-tol-negative", VNEG + ["--tol=-1"], "tol"),
+    ("verify-delta-nan", VNEG + ["--delta", "nan"], "delta"),
     (
         "certify-unknown-highs-option",
-        ["certify", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--highs-option", "foo=1"],
+        C4 + ["--highs-option", "foo=1"],
         "foo",
     ),
-    (
-        "certify-mip-gap-nan",
-        ["certify", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--mip-gap", "nan"],
-        "mip_gap",
-    ),
-    ("certify-result-mip-gap", ["certify", "--result", "{res}", "--mip-gap", "1e-4"], "not with --result"),
-    (
-        "certify-result-highs-option",
-        ["certify", "--result", "{res}", "--highs-option", "random_seed=1"],
-        "not with --result",
-    ),
-    ("certify-out-directory", ["certify", "--result", "{res}", "--out", "{adir}"], "directory"),
-    ("certify-out-missing-dir", ["certify", "--result", "{res}", "--out", "{nodir}"], "does not exist"),
+    ("certify-mip-gap-nan", C4 + ["--mip-gap", "nan"], "mip_gap"),
+    ("certify-result-mip-gap", CRES + ["--mip-gap", "1e-4"], "not with --result"),
+    ("certify-result-highs-option", CRES + ["--highs-option", "random_seed=1"], "not with --result"),
+    ("certify-out-directory", CRES + ["--out", "{adir}"], "directory"),
+    ("certify-out-missing-dir", CRES + ["--out", "{nodir}"], "does not exist"),
     ("certify-result-deep", ["certify", "--result", "{deep}"], "nested too deeply"),
     ("certify-result-true", ["certify", "--result", "{true}"], "JSON object"),
-    ("certify-bits-arabic", ["certify", "--result", "{res}", "--bits", "\u0666\u0662"], "bits"),
-    ("certify-max-loss-negative", ["certify", "--result", "{res}", "--max-loss=-1"], "max_loss"),
+    ("certify-bits-arabic", CRES + ["--bits", "\u0666\u0662"], "bits"),
+    ("certify-max-loss-negative", CRES + ["--max-loss=-1"], "max_loss"),
     ("release-value-huge", ["release", "--design", "{good}", "--value", "99999999999999999999999"], "q must be"),
     ("release-value-arabic", ["release", "--design", "{good}", "--value", "\u0663"], "value"),
     ("release-value-empty-item", ["release", "--design", "{good}", "--value", "1,,2"], "value"),
-    ("release-design-deep", ["release", "--design", "{deep}", "--value", "1"], "nested too deeply"),
-    ("release-design-version-0", ["release", "--design", "{v0}", "--value", "1"], "'format_version'"),
-    ("release-design-unsigned-edit", ["release", "--design", "{unsigned_edit}", "--value", "1"], "'sha256'"),
-    ("release-design-cert-delta", ["release", "--design", "{cert_delta}", "--value", "1"], "'certificate.delta'"),
-    ("release-count-1e9", ["release", "--design", "{good}", "--value", "1", "--count", "1000000000"], "count"),
-    ("release-seed-arabic", ["release", "--design", "{good}", "--value", "1", "--seed", "\u0661"], "seed"),
-    ("release-design-directory", ["release", "--design", "{adir}", "--value", "1"], "could not be read"),
+    ("release-design-deep", release_design("{deep}"), "nested too deeply"),
+    ("release-design-version-0", release_design("{v0}"), "'format_version'"),
+    ("release-design-unsigned-edit", release_design("{unsigned_edit}"), "'sha256'"),
+    ("release-design-cert-delta", release_design("{cert_delta}"), "'certificate.delta'"),
+    ("release-count-1e9", RGOOD + ["--count", "1000000000"], "count"),
+    ("release-seed-arabic", RGOOD + ["--seed", "\u0661"], "seed"),
+    ("release-design-directory", release_design("{adir}"), "could not be read"),
     ("figures-jobs-zero", ["figures", "all", "--jobs", "0"], "jobs"),
     ("figures-out-file", ["figures", "all", "--out", "{afile}"], "out must be a folder"),
 ]
