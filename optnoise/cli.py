@@ -23,7 +23,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -49,6 +49,8 @@ from .tolerance import PDP_RTOL, UNVERIFIED, check_tol, delta_allowance, within_
 
 __all__ = ["main", "build_parser"]
 
+_T = TypeVar("_T")
+
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
 
@@ -69,28 +71,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def _float(name: str) -> Callable[[str], float]:
-    """An argparse type: a real number in ASCII (``nan``/``inf`` parse, the range check names them)."""
+def _arg(parse: Callable[[str, str], _T], name: str) -> Callable[[str], _T]:
+    """An argparse type that parses strictly with ``parse`` (ASCII digits; a one-line error naming ``name``)."""
 
-    def conv(text: str) -> float:
+    def conv(text: str) -> _T:
         try:
-            return parse_float(name, text)
+            return parse(name, text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return conv
+
+
+def _float(name: str) -> Callable[[str], float]:
+    """A real number (``nan``/``inf`` parse, so that the range check names them)."""
+    return _arg(parse_float, name)
 
 
 def _int(name: str) -> Callable[[str], int]:
-    """An argparse type: an integer in ASCII decimal, parsed exactly."""
-
-    def conv(text: str) -> int:
-        try:
-            return parse_int(name, text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return conv
+    """An integer in decimal, parsed exactly."""
+    return _arg(parse_int, name)
 
 
 def _highs_option(text: str) -> tuple[str, object]:
