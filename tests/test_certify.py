@@ -706,3 +706,13 @@ def test_release_signature_follows_the_issue_contract():
     a = cert.release([0, 1, 2], np.random.default_rng(3))
     b = cert.release([0, 1, 2], rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
+
+
+def test_cli_certify_at_delta_1e_9(capsys):
+    # issue 13, the reported command: "0 margin re-solves", exit 1
+    argv = ["certify", "--n", "500", "--eps", "0.1", "--delta", "1e-9", "--neighborhood", "shifts:1,2"]
+    argv += ["--privacy", "dp", "--metric", "circular-mae", "--format", "json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert Fraction(d["certificate"]["certified_delta"]) <= Fraction(1e-9)
+    assert d["repair"]["loss"] <= 1e-6 * max(1.0, d["repair"]["distortion_solver"])
