@@ -47,7 +47,8 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ from ._validation import (
     check_positive,
     real_array,
 )
+from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import certify_result, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
@@ -76,6 +78,7 @@ from .solvers import (
     FEASIBILITY_TOL,
     MIP_REL_GAP,
     SOLVERS,
+    SolverOutput,
     check_highs_options,
     polish_with_highs,
     solve_model,
@@ -89,6 +92,7 @@ __all__ = [
     "METRICS",
     "OBJECTIVES",
     "RESULT_STATUSES",
+    "CANONICAL_TOL",
     "cost_vector",
     "modulo_errors",
 ]
@@ -590,6 +594,7 @@ class NoiseDesign:
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
+        canonical: bool = False,
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
@@ -598,7 +603,8 @@ class NoiseDesign:
         solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
         time_limit : float, optional
             Seconds; on expiry ``status == "time_limit"`` and the incumbent (if
-            any) is returned with its ``gap``.
+            any) is returned with its ``gap``. With ``canonical=True`` it bounds
+            all stages together.
         mip_gap : float
             Relative MILP gap counted as optimal.
         verbose : bool
@@ -615,6 +621,21 @@ class NoiseDesign:
             instances (``benchmarks/RESULTS.md``). Options that loosen a
             tolerance beyond what re-verification absorbs are refused
             (:data:`optnoise.solvers.HIGHS_OPTION_LIMITS`).
+        canonical : bool
+            Return the canonical optimum instead of the solver's choice among
+            tied optima: further lexicographic stages with the same backend
+            keep the objective (distortion, or delta for ``objective="delta"``)
+            at its first-stage optimum, with no slack added, so to the backend's
+            feasibility tolerance (:data:`CANONICAL_TOL`, 1e-9 relative to
+            ``max(1, |objective|)``; in practice ~1e-15), and minimise the sorted PMF, largest mass first
+            (:func:`optnoise.canonical.lexicographic_minimax`, which explains the
+            choice). It is unique for the LP notions; in Theorem 3(c)'s last
+            segment it is the paper's (40)-(41). Costs up to ``(n+1)^d - 1``
+            extra solves. ``DesignResult.canonical`` says whether it succeeded;
+            when a stage fails or times out, the first-stage optimum is returned
+            with ``canonical = False`` and the reason in ``message``. The
+            reported objective is re-computed from the returned PMF;
+            ``backend_objective`` stays the first stage's.
 
         Notes
         -----
@@ -640,13 +661,31 @@ class NoiseDesign:
             opts["options"] = dict(options)
         if formulation != "hull":
             opts["formulation"] = formulation
+        if canonical:
+            opts["canonical"] = True
         path = None
         if cache is not None:
             path = ensure_folder("cache", cache) / f"{self.key(**opts)}.json"
             hit = self._cache_load(path)
             if hit is not None:
                 return hit
-        res = self._solve_fresh(solver, time_limit, mip_gap, verbose, formulation, options or None)
+        model = self.build_model(formulation=formulation)
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+
+        def stage(m: LinearModel, start: np.ndarray) -> SolverOutput:
+            """One canonical stage, within what is left of ``time_limit``."""
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
+            return self._backend(m, solver, remaining, mip_gap, verbose, options, start=start)
+
+        res, out = self._solve_fresh(model, solver, time_limit, mip_gap, verbose, options)
+        if canonical:
+            if out is None:  # the PMF is a repair of the solver's, not a vertex the stages can start from
+                res.canonical = False
+                res.message = f"{res.message}; canonical stages skipped (the solver's PMF needed a repair)"
+            else:
+                res = self._canonical(model, out, res, stage)
         if path is not None and res.status not in (UNVERIFIED, "error"):
             entry = {"cache_format": CACHE_FORMAT, "spec": self.spec(), "result": res.to_dict()}
             atomic_write_text(path, json.dumps(entry))
@@ -683,53 +722,80 @@ class NoiseDesign:
     def _needs_retry(self, res: DesignResult) -> bool:
         return res.status in (UNVERIFIED, "error") or (res.status == "infeasible" and self.uniform_is_feasible())
 
-    def _solve_fresh(
-        self,
+    @staticmethod
+    def _backend(
+        m: LinearModel,
         solver: str,
         time_limit: float | None,
         mip_gap: float,
         verbose: bool,
-        formulation: str,
+        options: dict[str, Any] | None,
+        *,
+        start: np.ndarray | None = None,
+    ) -> SolverOutput:
+        """One solve with the chosen backend (HiGHS-polished when it is another one)."""
+        out = solve_model(
+            m, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
+        )
+        raw = out.objective
+        if solver != "highs" and out.x is not None:
+            # PDP indicators are re-verified with a 1e-9 relative slack, finer than PuLP's ~8-digit solution files.
+            out = polish_with_highs(m, out)
+        return replace(out, info={**out.info, "backend_objective": raw})
+
+    def _solve_fresh(
+        self,
+        model: LinearModel,
+        solver: str,
+        time_limit: float | None,
+        mip_gap: float,
+        verbose: bool,
         options: dict[str, Any] | None,
         *,
         polish: bool = True,
-    ) -> DesignResult:
-        model = self.build_model(formulation=formulation)
+    ) -> tuple[DesignResult, SolverOutput | None]:
+        """The result of ``model``, and the solver output it comes from (``None`` when repaired).
 
-        def attempt(extra: dict[str, Any] | None) -> DesignResult:
+        Robust HiGHS re-solves after a spurious status, the exact repair of an
+        unverified PMF (:meth:`_polish`), and ``"infeasible"`` turned into
+        ``"error"`` when the uniform PMF is feasible (see :meth:`solve`).
+        """
+
+        def attempt(extra: dict[str, Any] | None) -> tuple[DesignResult, SolverOutput]:
             opt = {**(options or {}), **(extra or {})} or None
-            out = solve_model(
-                model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=opt
-            )
-            return self._result(model, out, solver)
+            out = self._backend(model, solver, time_limit, mip_gap, verbose, opt)
+            return self._result(model, out, solver, out.info["backend_objective"]), out
 
-        res = attempt(None)
+        res, out = attempt(None)
+        used: SolverOutput | None = out
         if self._needs_retry(res) and solver == "highs":
             first, spent = res, res.solve_time
             for extra in ROBUST_RETRIES:
-                again = attempt(extra)
+                again, out = attempt(extra)
                 spent += again.solve_time
                 if not self._needs_retry(again):
                     again.message = (
                         f"{again.message}; re-solved with HiGHS options {extra} after status {first.status!r}"
                         + (f" ({first.message})" if first.message else "")
                     )
-                    res = again
+                    res, used = again, out
                     break
             res.solve_time = spent
         if polish and res.status == UNVERIFIED and self.objective == "distortion" and not _POLISHING.get():
             token = _POLISHING.set(True)  # the repair's own re-solves are not polished again
             try:
-                res = self._polish(res, solver) or res
+                repaired = self._polish(res, solver)
             finally:
                 _POLISHING.reset(token)
+            if repaired is not None:
+                res, used = repaired, None
         if res.status == "infeasible" and self.uniform_is_feasible():
             res.status = "error"
             res.message = (
                 "the solver reported 'infeasible', but the uniform PMF is feasible: a numerical failure, not "
                 f"infeasibility (robust re-solves failed too); solver said: {res.message}"
             )
-        return res
+        return res, used
 
     def _polish(self, res: DesignResult, solver: str) -> DesignResult | None:
         """A verified PMF as close as the tolerance rule allows to an unverified one, or ``None``.
@@ -768,12 +834,15 @@ class NoiseDesign:
         )
         return out if out.status == "optimal" else None
 
-    def _result(self, model: LinearModel, out: Any, solver: str) -> DesignResult:
-        """A :class:`DesignResult` of one solver run (the PMF clipped, renormalised and re-verified)."""
-        backend_objective = out.objective
-        if solver != "highs" and out.x is not None:
-            # PDP indicators are re-verified with a 1e-9 relative slack, finer than PuLP's ~8-digit solution files.
-            out = polish_with_highs(model, out)
+    def _result(
+        self,
+        model: LinearModel,
+        out: SolverOutput,
+        solver: str,
+        backend_objective: float | None,
+        canonical: bool | None = None,
+    ) -> DesignResult:
+        """The :class:`DesignResult` of one solver output (PMF clipped, renormalised and re-verified)."""
         pmf = None
         if out.x is not None:
             raw = out.x[model.block("f")]
@@ -794,7 +863,35 @@ class NoiseDesign:
                 float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None) else None
             ),
             backend_objective=backend_objective,
+            canonical=canonical,
         )
+
+    def _canonical(self, model: LinearModel, out: SolverOutput, first: DesignResult, run: Any) -> DesignResult:
+        """The canonical optimum (see :meth:`solve`), or ``first`` marked non-canonical with the reason."""
+
+        def keep(reason: str) -> DesignResult:
+            first.canonical = False
+            first.message = f"{first.message}; {reason}; the first-stage optimum is returned".lstrip("; ")
+            return first
+
+        if out.status != "optimal" or out.x is None or not first.verify():
+            return keep(f"canonical stages skipped (first stage {out.status!r})")
+        lex = lexicographic_minimax(model, out.x, "f", run, total=1.0)
+        first.solve_time += lex.solve_time
+        if lex.x is None:
+            return keep(lex.message)
+        stages = replace(out, x=lex.x, solve_time=first.solve_time, message=out.message)
+        res = self._result(model, stages, first.solver, first.backend_objective, canonical=True)
+        res.message = f"{out.message}; canonical optimum after {lex.stages} lexicographic stage(s)".lstrip("; ")
+        # Re-check from the PMF alone: the backend holds the objective row to CANONICAL_TOL (its
+        # feasibility tolerance) and the PMF is renormalised after clipping (the same again,
+        # relative), hence twice CANONICAL_TOL.
+        z = float(model.c @ out.x + model.offset)
+        value = res.distortion if self.objective == "distortion" else res.delta_objective
+        slack = 2 * CANONICAL_TOL * max(1.0, abs(z))
+        if not (value is not None and value <= z + slack and res.verify()):
+            return keep("the canonical PMF failed its re-verification")
+        return res
 
 
 @dataclass
@@ -831,7 +928,12 @@ class DesignResult:
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`).
+        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`);
+        with ``canonical=True``, the first stage's.
+    canonical : bool or None
+        ``None`` unless the canonical optimum was requested; then ``True`` when
+        the PMF is the canonical optimum, ``False`` when a canonical stage failed
+        and the first-stage optimum is returned (reason in ``message``).
     """
 
     design: NoiseDesign
@@ -844,6 +946,7 @@ class DesignResult:
     message: str = ""
     delta_objective: float | None = None
     backend_objective: float | None = None
+    canonical: bool | None = None
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
@@ -927,6 +1030,7 @@ class DesignResult:
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "backend_objective": self.backend_objective,
+            "canonical": self.canonical,
             "model_size": self.model_size,
             "message": self.message,
         }
@@ -969,6 +1073,9 @@ class DesignResult:
         message = data.get("message", "")
         if not isinstance(message, str):
             raise ValueError(f"result field 'message' must be a string; got {message!r}")
+        canonical = data.get("canonical")
+        if canonical is not None and not isinstance(canonical, bool):
+            raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
         delta_objective = None
         if design.objective == "delta":
             delta_objective = opt_float("delta")
@@ -984,6 +1091,7 @@ class DesignResult:
             gap=opt_float("gap"),
             message=message,
             backend_objective=opt_float("backend_objective"),
+            canonical=canonical,
             delta_objective=delta_objective,
         )
 
