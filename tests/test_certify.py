@@ -295,7 +295,8 @@ def test_large_kadam_design_with_tolerance_tail_is_repaired():
     # an independent float check at the design's eps (PDP ratio slack only)
     assert delta_pdp_kadam(res.pmf, res.design.shifts, 1.5, rtol=1e-9) <= 0.1
     # the unrepaired solver PMF really fails: (13g) breaks in its tail
-    raw = res.design._solve_fresh("highs", None, 1e-9, False, "hull", None, polish=False)
+    d = res.design
+    raw, _ = d._solve_fresh(d.build_model(), "highs", None, 1e-9, False, None, polish=False)
     assert raw.status == "unverified" and raw.achieved["pdp-kadam"] == math.inf
     cd = raw.certify(allow_unverified=True)
     assert cd.verify() and cd.certified_delta <= Fraction(1, 10)
