@@ -21,7 +21,7 @@ from .privacy import (
     mechanism_delta,
 )
 from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
-from .tolerance import DELTA_ATOL, DELTA_RTOL, PDP_RTOL, RESULT_STATUSES, delta_allowance, within_delta
+from .tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 
 __version__ = "0.1.0"
 
@@ -44,7 +44,7 @@ __all__ = [
     "SOLVERS",
     "DELTA_RTOL",
     "DELTA_ATOL",
-    "PDP_RTOL",
+    "pdp_rtol",
     "RESULT_STATUSES",
     "delta_allowance",
     "within_delta",

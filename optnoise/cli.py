@@ -18,6 +18,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -45,7 +46,7 @@ from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
 from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options
 from .sweep import CONNECT_TIMEOUT, ROW_KEYS, SweepInterrupted, design_of, grid_points, parse_grid, run_sweep
-from .tolerance import PDP_RTOL, UNVERIFIED, check_tol, delta_allowance, within_delta
+from .tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["main", "build_parser"]
 
@@ -230,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         type=_float("tol"),
         help="extra absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0); the shared "
-        f"tolerance rule (PDP ratio slack {PDP_RTOL:g}, delta * (1 + 1e-6) + 1e-12) always applies",
+        "tolerance rule (PDP indicators at eps * (1 + 1e-6) + 1e-12; delta * (1 + 1e-6) + 1e-12) always applies",
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
 
@@ -444,7 +445,7 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
     # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.tolerance)
-    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=PDP_RTOL)
+    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps))
     notions = NOTIONS if a.privacy == "all" else (a.privacy,)
     passed = {k: within_delta(got[k], delta) for k in NOTIONS}
     ok = all(passed[k] for k in notions)
@@ -585,7 +586,8 @@ def _result_from_file(path: str) -> DesignResult:
 def _cmd_certify(a: argparse.Namespace) -> int:
     out_path = None if a.out is None else check_output_path("out", a.out)
     bits = check_int("bits", a.bits, minimum=16, maximum=62)
-    max_loss = check_positive("max_loss", a.max_loss, allow_zero=True)
+    # inf accepts any repair (documented in certify_result); NaN and negative values are refused
+    max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = _solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
     if a.result is not None:

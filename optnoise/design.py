@@ -28,7 +28,7 @@ On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`) and judged by the one rule of
 :mod:`optnoise.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
-indicators read with a relative slack of ``1e-9`` on the likelihood ratio. A
+indicators read at ``eps * (1 + 1e-6) + 1e-12``. A
 solver's "optimal" that fails the rule is reported as ``"unverified"`` with the
 reason (:attr:`DesignResult.message`), never as optimal. For a guarantee that
 holds exactly for the distribution you sample, certify the result
@@ -84,7 +84,15 @@ from .solvers import (
     solve_model,
     write_mps,
 )
-from .tolerance import DELTA_ATOL, DELTA_RTOL, PDP_RTOL, RESULT_STATUSES, UNVERIFIED, settle_status, within_delta
+from .tolerance import (
+    DELTA_ATOL,
+    DELTA_RTOL,
+    RESULT_STATUSES,
+    UNVERIFIED,
+    pdp_rtol,
+    settle_status,
+    within_delta,
+)
 
 __all__ = [
     "NoiseDesign",
@@ -739,7 +747,7 @@ class NoiseDesign:
         )
         raw = out.objective
         if solver != "highs" and out.x is not None:
-            # PDP indicators are re-verified with a 1e-9 relative slack, finer than PuLP's ~8-digit solution files.
+            # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
             out = polish_with_highs(m, out)
         return replace(out, info={**out.info, "backend_objective": raw})
 
@@ -914,7 +922,7 @@ class DesignResult:
     achieved : dict
         ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
         eps, recomputed from the PMF alone (PDP indicators with the relative
-        slack :data:`optnoise.tolerance.PDP_RTOL`).
+        eps slack of :func:`optnoise.tolerance.pdp_rtol`).
     actual : dict
         Errors of the released answer under the modulo wrap-around
         (:func:`modulo_errors`).
@@ -961,7 +969,7 @@ class DesignResult:
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
         self.distortion = float(np.sum(d.cost * self.pmf))
-        self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=PDP_RTOL)
+        self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
         self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
         status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)

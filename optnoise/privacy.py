@@ -30,7 +30,7 @@ Tolerances: the functions here are exact for the floating-point numbers they
 are given (``tol=0, rtol=0``). A solver returns PMFs whose tight ratio rows hold
 only up to rounding; ``rtol`` makes an indicator read
 ``P(o) > e^eps (1 + rtol) Q(o)`` (a privacy-loss slack of ``log1p(rtol)``, which
-:mod:`optnoise.tolerance` fixes at ``PDP_RTOL = 1e-9`` for re-verification), and
+:func:`optnoise.tolerance.pdp_rtol` sets for re-verification), and
 ``tol`` adds an absolute slack. Both must be finite and >= 0. Exact guarantees
 for a sampled design come from :mod:`optnoise.certify`.
 """
@@ -229,7 +229,7 @@ def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0, rtol
 
     ``tol``/``rtol`` are the PDP indicator slacks (see :func:`delta_pdp`); the DP
     hockey stick has no indicator and uses none. Re-verification uses
-    ``rtol=optnoise.tolerance.PDP_RTOL``.
+    ``rtol=optnoise.tolerance.pdp_rtol(eps)``.
     """
     return {
         "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),

@@ -16,14 +16,19 @@ The slack is relative, so a claim at ``delta = 1e-9`` is honoured to about
 ``1e-15``; the absolute ``1e-12`` only covers the float rounding of sums of many
 masses near ``delta = 0`` (pure eps-DP). NaN never meets a target.
 
-*PDP indicators.* An output ``eta`` leaks for a shift ``mu`` when
-``f(eta) > e^eps (1 + PDP_RTOL) f(eta+mu)``, i.e. when its privacy loss exceeds
-``eps + log(1 + PDP_RTOL)``: the PDP deltas are re-verified at
-``eps + 1e-9``, which absorbs the last-bit rounding of ratio rows that a solver
-makes tight, and nothing else. A mass whose neighbour has mass 0 always leaks
-(an absolute slack would hide such infinite-loss outputs at small delta). The
-published MILP's "weak" rows (13g) are read with the same relative slack:
-``f(eta) >= e^eps (1 - PDP_RTOL) f(eta+mu)``.
+*PDP indicators.* An output ``eta`` leaks for a shift ``mu`` when its privacy
+loss exceeds a slightly larger eps, with the same relative-plus-absolute shape::
+
+    f(eta) > exp(eps * (1 + PDP_EPS_RTOL) + PDP_EPS_ATOL) f(eta+mu)   # 1e-6 relative, 1e-12 absolute
+
+i.e. the PDP deltas are re-verified at ``eps * (1 + 1e-6) + 1e-12``. This absorbs the
+rounding of ratio rows that a solver makes tight (about 1e-14 absolute, so a
+relative 1e-9 or more on masses of 1e-6), and nothing else; at eps = 1e-10 the
+check is still at 1.01e-10. A mass whose neighbour has mass 0 always leaks (an
+absolute slack on masses would hide such infinite-loss outputs at small delta).
+The published MILP's "weak" rows (13g) are read with the same slack:
+``f(eta) >= exp(-(eps * 1e-6 + 1e-12)) e^eps f(eta+mu)``. :func:`pdp_rtol` gives the
+resulting multiplicative slack, the ``rtol`` of :mod:`optnoise.privacy`.
 
 These are floating-point guarantees; for a guarantee that holds exactly for
 the distribution you sample, certify the design (:mod:`optnoise.certify`).
@@ -43,7 +48,9 @@ from typing import Any
 __all__ = [
     "DELTA_RTOL",
     "DELTA_ATOL",
-    "PDP_RTOL",
+    "PDP_EPS_RTOL",
+    "PDP_EPS_ATOL",
+    "pdp_rtol",
     "UNVERIFIED",
     "RESULT_STATUSES",
     "delta_allowance",
@@ -56,8 +63,9 @@ __all__ = [
 DELTA_RTOL = 1e-6
 #: Absolute slack of the delta rule (float rounding of sums near delta = 0).
 DELTA_ATOL = 1e-12
-#: Relative slack on the likelihood ratio in PDP indicators (an eps slack of ``log1p(PDP_RTOL)``).
-PDP_RTOL = 1e-9
+#: PDP indicators are evaluated at ``eps * (1 + PDP_EPS_RTOL) + PDP_EPS_ATOL``.
+PDP_EPS_RTOL = 1e-6
+PDP_EPS_ATOL = 1e-12
 #: Status of a result whose solver claimed a solution that failed re-verification.
 UNVERIFIED = "unverified"
 #: Every status a design result can carry.
@@ -75,6 +83,15 @@ def check_tol(name: str, value: Any) -> float:
     if not math.isfinite(out) or out < 0:
         raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
     return out
+
+
+def pdp_rtol(eps: float) -> float:
+    """The relative slack on ``f(eta) / (e^eps f(eta+mu))`` that PDP indicators get at ``eps``.
+
+    ``exp(eps * PDP_EPS_RTOL + PDP_EPS_ATOL) - 1``: reading ``f > e^eps (1 + rtol) g``
+    is reading the privacy loss against ``eps * (1 + 1e-6) + 1e-12``.
+    """
+    return math.expm1(float(eps) * PDP_EPS_RTOL + PDP_EPS_ATOL)
 
 
 def delta_allowance(delta: float) -> float:

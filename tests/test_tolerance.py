@@ -10,17 +10,19 @@ from optnoise.privacy import pdp_leak
 from optnoise.tolerance import (
     DELTA_ATOL,
     DELTA_RTOL,
-    PDP_RTOL,
+    PDP_EPS_ATOL,
+    PDP_EPS_RTOL,
     UNVERIFIED,
     check_tol,
     delta_allowance,
+    pdp_rtol,
     settle_status,
     within_delta,
 )
 
 
 def test_rule_is_relative_to_delta():
-    assert (DELTA_RTOL, DELTA_ATOL, PDP_RTOL) == (1e-6, 1e-12, 1e-9)
+    assert (DELTA_RTOL, DELTA_ATOL, PDP_EPS_RTOL, PDP_EPS_ATOL) == (1e-6, 1e-12, 1e-6, 1e-12)
     assert delta_allowance(0.1238) == pytest.approx(0.1238 * (1 + 1e-6) + 1e-12, rel=1e-15)
     # the README's flow: 0.12380000000000005 meets 0.1238
     assert within_delta(0.12380000000000005, 0.1238)
@@ -50,6 +52,13 @@ def test_settle_status():
     assert settle_status("optimal", 0.0, None, notion="dp")[0] == UNVERIFIED
 
 
+def test_pdp_slack_is_relative_to_eps():
+    # the indicators are read at eps (1 + 1e-6) + 1e-12: pdp_rtol is that, as a ratio slack
+    for eps in (1e-10, 0.5, 3.0, 34.5):
+        assert math.log1p(pdp_rtol(eps)) == pytest.approx(eps * 1e-6 + 1e-12, rel=1e-9)
+    assert pdp_rtol(1e-10) < 2e-12  # a tiny eps is still checked at 1.01e-10, not at some absolute floor
+
+
 def test_pdp_ratio_slack_is_an_eps_slack(rng):
     # independent route: a relative slack r on the ratio is the same test at eps + log1p(r)
     for _ in range(50):
@@ -61,7 +70,7 @@ def test_pdp_ratio_slack_is_an_eps_slack(rng):
 def test_a_mass_next_to_a_zero_always_leaks():
     # an absolute slack would hide infinite-loss outputs at small delta; the relative one does not
     f = np.array([0.0, 0.5, 0.5 - 5e-9, 5e-9])  # f(3) = 5e-9 precedes f(0) = 0: infinite privacy loss
-    assert delta_pdp(f, [1], 1.0, rtol=PDP_RTOL) == 0.5  # f(2) and f(3) leak
+    assert delta_pdp(f, [1], 1.0, rtol=pdp_rtol(1.0)) == 0.5  # f(2) and f(3) leak
     assert delta_pdp(f, [1], 1.0, tol=1e-8) == 0.5 - 5e-9  # the old absolute 1e-8 slack hid f(3)
 
 
