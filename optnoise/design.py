@@ -781,13 +781,17 @@ class NoiseDesign:
             for extra in ROBUST_RETRIES:
                 again, out = attempt(extra)
                 spent += again.solve_time
+                note = f"re-solved with HiGHS options {extra} after status {first.status!r}" + (
+                    f" ({first.message})" if first.message else ""
+                )
                 if not self._needs_retry(again):
-                    again.message = (
-                        f"{again.message}; re-solved with HiGHS options {extra} after status {first.status!r}"
-                        + (f" ({first.message})" if first.message else "")
-                    )
+                    again.message = f"{again.message}; {note}"
                     res, used = again, out
                     break
+                if res.pmf is None and again.pmf is not None:
+                    # no verified PMF yet, but one to repair is better than a spurious "infeasible"
+                    again.message = f"{again.message}; {note}"
+                    res, used = again, out
             res.solve_time = spent
         if polish and res.status == UNVERIFIED and self.objective == "distortion" and not _POLISHING.get():
             token = _POLISHING.set(True)  # the repair's own re-solves are not polished again
