@@ -588,7 +588,8 @@ def test_sigint_stops_a_parallel_sweep_and_keeps_finished_rows(tmp_path):
     # issue 13: SIGINT kept all workers solving for 20 s and exited 130 without writing the CSV
     exe = Path(sys.executable).with_name("optnoise")
     out, cache = tmp_path / "s.csv", tmp_path / "cache"
-    argv = [str(exe), "sweep", "--n", "6,400", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3"]
+    # the second point (|M| = 10 at n = 100) takes well over a minute, so it is still running at the signal
+    argv = [str(exe), "sweep", "--n", "12,100", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:10"]
     argv += ["--privacy", "pdp", "--jobs", "2", "--cache", str(cache), "--out", str(out), "--quiet"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -605,7 +606,7 @@ def test_sigint_stops_a_parallel_sweep_and_keeps_finished_rows(tmp_path):
     assert took < 3.0, took
     assert "interrupted" in err and "Traceback" not in err
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
-    assert [r["n"] for r in rows] == ["6"] and rows[0]["status"] == "optimal"
+    assert [r["n"] for r in rows] == ["12"] and rows[0]["status"] == "optimal"
     # no worker is left running
     assert subprocess.run(["pgrep", "-f", str(cache)], capture_output=True).stdout.strip() == b""
 
