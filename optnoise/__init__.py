@@ -21,7 +21,7 @@ from .privacy import (
     mechanism_delta,
 )
 from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
-from .tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
+from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
 __version__ = "0.1.0"
 
@@ -42,12 +42,8 @@ __all__ = [
     "OBJECTIVES",
     "NOTIONS",
     "SOLVERS",
-    "DELTA_RTOL",
-    "DELTA_ATOL",
-    "pdp_rtol",
-    "RESULT_STATUSES",
-    "delta_allowance",
-    "within_delta",
+    "ACHIEVED_TOL",
+    "DELTA_TOL",
     "LinearModel",
     "ModelBuilder",
     "SolverOutput",
