@@ -18,8 +18,10 @@ import math
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,32 @@ class SweepInterrupted(KeyboardInterrupt):
 def _ignore_sigint() -> None:
     """Worker initializer: Ctrl-C goes to the parent, which stops the workers itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _sigint_as_flag() -> Iterator[threading.Event]:
+    """While the pool runs, Ctrl-C only sets a flag that the wait loop polls.
+
+    A ``KeyboardInterrupt`` raised at an arbitrary point of the parent can land
+    while it holds a future's lock inside ``concurrent.futures``; the pool's
+    manager thread then blocks on that lock for good, and so does the
+    interpreter's exit, which joins it (seen once under load: Ctrl-C did not
+    stop a sweep within 30 s). Polling the flag stops the workers from a known
+    point instead. Outside the main thread, or when SIGINT is ignored, nothing
+    changes.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) in (
+        signal.SIG_IGN,
+        None,
+    ):
+        yield stop
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -346,13 +374,19 @@ def run_sweep(
                 max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
             )
             try:
-                futs = {
-                    pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
-                    for i, p in enumerate(points)
-                }
-                for fut in as_completed(futs):
-                    rows[futs[fut]] = fut.result()
-                    bar.update()
+                with _sigint_as_flag() as interrupted:
+                    futs = {
+                        pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
+                        for i, p in enumerate(points)
+                    }
+                    pending = set(futs)
+                    while pending and not interrupted.is_set():
+                        done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            rows[futs[fut]] = fut.result()
+                            bar.update()
+                    if interrupted.is_set():
+                        raise KeyboardInterrupt
             except BaseException:
                 _stop_pool(pool)  # never wait for running solves on Ctrl-C or an error
                 raise

@@ -1,5 +1,7 @@
 """Sweeps: grids, caching and resume, process and Dask backends."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -143,3 +145,21 @@ def test_unverified_rows_are_flagged(monkeypatch):
     row = run_point({"n": 6, "eps": 1.0, "delta": 0.1, "neighborhood": "bd:2", "privacy": "dp"})
     assert row["status"] == "unverified" and "re-verification failed" in row["error"]
     assert row["achieved_dp"] > 0.1
+
+
+def test_ctrl_c_during_a_pool_only_sets_a_flag():
+    # A KeyboardInterrupt raised inside concurrent.futures can leave a future's lock held and hang the exit.
+    import os
+    import signal
+
+    from optnoise.sweep import _sigint_as_flag
+
+    before = signal.getsignal(signal.SIGINT)
+    with _sigint_as_flag() as interrupted:
+        assert not interrupted.is_set()
+        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
+        assert interrupted.wait(timeout=5)
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
