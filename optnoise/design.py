@@ -428,7 +428,7 @@ class NoiseDesign:
     # ------------------------------------------------------------------ solve
     def solve(
         self,
-        solver: str = "highs",
+        solver: str = "auto",
         time_limit: float | None = None,
         *,
         mip_gap: float = MIP_REL_GAP,
@@ -436,15 +436,20 @@ class NoiseDesign:
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
+        concurrent: bool = True,
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
         Parameters
         ----------
-        solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
+        solver : {"auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy"}
+            ``"auto"`` (default) races HiGHS and SCIP on MILPs and reports the winner in
+            :attr:`DesignResult.backend` (see :func:`optnoise.solvers.solve_model`). Degenerate
+            designs have many optimal PMFs and the two backends may return different ones: use
+            ``"highs"`` where the returned PMF must not vary between runs (the figure scripts do).
         time_limit : float, optional
             Seconds; on expiry ``status == "time_limit"`` and the incumbent (if
-            any) is returned with its ``gap``.
+            any) is returned with its ``gap`` against the best dual bound.
         mip_gap : float
             Relative MILP gap counted as optimal.
         verbose : bool
@@ -454,9 +459,12 @@ class NoiseDesign:
         formulation : {"hull", "bigm"}
             MILP form for ``"pdp"`` (see :meth:`build_model`).
         options : dict, optional
-            Raw HiGHS options (``solver="highs"`` only), e.g.
+            Raw HiGHS options (``solver="highs"``, or HiGHS' side of ``"auto"``), e.g.
             ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
             instances (``benchmarks/RESULTS.md``). The PMF is re-verified either way.
+        concurrent : bool
+            ``solver="auto"`` only: ``False`` solves in this process alone (sweep workers do,
+            so that parallel sweeps do not start more processes than cores).
         """
         check_choice("solver", solver, SOLVERS)
         opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
@@ -472,10 +480,16 @@ class NoiseDesign:
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
         model = self.build_model(formulation=formulation)
         out = solve_model(
-            model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options
+            model,
+            solver=solver,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            verbose=verbose,
+            options=options,
+            concurrent=concurrent,
         )
         backend_objective = out.objective
-        if solver != "highs" and out.x is not None:
+        if out.solver != "highs" and out.x is not None:
             # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
             out = polish_with_highs(model, out)
         pmf = None
@@ -489,6 +503,7 @@ class NoiseDesign:
             status=out.status,
             pmf=pmf,
             solver=solver,
+            backend=out.solver,
             solve_time=out.solve_time,
             model_size=model.size,
             gap=out.gap,
@@ -536,6 +551,10 @@ class DesignResult:
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
         polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`).
+    solver : str
+        The solver asked for (``"auto"``, ``"highs"``, ...).
+    backend : str
+        The backend whose solution this is: with ``solver="auto"``, the one that won.
     """
 
     design: NoiseDesign
@@ -551,8 +570,10 @@ class DesignResult:
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
+    backend: str = ""
 
     def __post_init__(self) -> None:
+        self.backend = self.backend or self.solver
         if self.pmf is not None:
             self.pmf = np.asarray(self.pmf, dtype=float).reshape(self.design.shape)
             self.distortion = float(np.sum(self.design.cost * self.pmf))
@@ -600,6 +621,7 @@ class DesignResult:
             "achieved": self.achieved,
             "actual": self.actual,
             "solver": self.solver,
+            "backend": self.backend,
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "backend_objective": self.backend_objective,
@@ -616,6 +638,7 @@ class DesignResult:
             status=data["status"],
             pmf=pmf,
             solver=data["solver"],
+            backend=data.get("backend", ""),
             solve_time=float(data["solve_time_s"]),
             model_size=dict(data["model_size"]),
             gap=data.get("gap"),
@@ -628,5 +651,6 @@ class DesignResult:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
         return (
             f"DesignResult(status={self.status!r}, distortion={dist}, "
-            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})"
+            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r}, "
+            f"backend={self.backend!r})"
         )
