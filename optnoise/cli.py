@@ -114,7 +114,12 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         type=num("max-distortion") if not grid else str,
         help="distortion cap for --minimize delta",
     )
-    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
+    p.add_argument(
+        "--solver",
+        default="auto",
+        choices=SOLVERS,
+        help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
+    )
     p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
     p.add_argument(
         "--mip-gap",
@@ -280,7 +285,8 @@ def _cmd_solve(a: argparse.Namespace) -> int:
             )
         )
         print(f"neighbours  {design.neighborhood.describe(design.n)}")
-        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
+        won = f" (won: {res.backend})" if a.solver == "auto" else ""
+        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}{won}")
         print(
             f"status      {res.status}"
             + (f"   gap {res.gap:.3g}" if res.gap else "")
