@@ -36,8 +36,6 @@ result (:mod:`optnoise.certify`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from .cache import cache_key, cache_load, cache_store
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
@@ -257,9 +256,8 @@ class NoiseDesign:
         }
 
     def key(self, **solve_options: Any) -> str:
-        """Stable hash of the problem and solve options (cache key)."""
-        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+        """Stable hash of the problem and solve options (cache key, see :mod:`optnoise.cache`)."""
+        return cache_key("design", {"spec": self.spec(), "opts": solve_options})
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
@@ -472,12 +470,13 @@ class NoiseDesign:
             opts["options"] = dict(options)
         if formulation != "hull":
             opts["formulation"] = formulation
-        path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
-        if path is not None and path.exists():
+        key = self.key(**opts)
+        hit = cache_load(cache, key) if cache is not None else None
+        if hit is not None:
             try:
-                return DesignResult.from_dict(json.loads(path.read_text()), design=self)
-            except (ValueError, KeyError, json.JSONDecodeError):
-                path.unlink(missing_ok=True)  # corrupt cache entry: solve again
+                return DesignResult.from_dict(hit, design=self)
+            except (ValueError, KeyError, TypeError):
+                pass  # an entry of another shape: solve again and overwrite it
         model = self.build_model(formulation=formulation)
         out = solve_model(
             model,
@@ -513,11 +512,8 @@ class NoiseDesign:
             ),
             backend_objective=backend_objective,
         )
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(res.to_dict()))
-            os.replace(tmp, path)
+        if cache is not None:
+            cache_store(cache, key, res.to_dict())
         return res
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "highs_instance",
     "scip_instance",
     "polish_with_highs",
+    "solve_with_cuts",
     "check_highs_options",
     "new_highs",
     "absorb_highs_banner",
@@ -521,7 +522,8 @@ def _race(
     for out in (scip_out, highs_out):
         if _proof(out):
             assert out is not None
-            return replace(out, solve_time=seconds, message=f"{out.message} (won the race; {race})", info={"race": race})
+            message = f"{out.message} (won the race; {race})"
+            return replace(out, solve_time=seconds, message=message, info={"race": race})
     assert highs_out is not None and scip_out is not None
     found = [o for o in (highs_out, scip_out) if o.x is not None and o.objective is not None]
     best = min(found, key=lambda o: o.objective) if found else highs_out  # type: ignore[arg-type, return-value]
@@ -796,6 +798,91 @@ def solve_model(
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
+
+
+def solve_with_cuts(
+    model: LinearModel,
+    cuts: Any,
+    cut_upper: np.ndarray,
+    *,
+    solver: str = "auto",
+    time_limit: float | None = None,
+    tol: float = 1e-9,
+) -> tuple[SolverOutput, np.ndarray, int]:
+    """Solve the LP ``model`` plus the rows ``cuts @ x <= cut_upper``, adding a row only once it is violated.
+
+    Solve without the cut rows, add every row the solution violates by more than ``tol``,
+    re-solve, until none is violated: the result is optimal for the LP with all rows (it solves a
+    relaxation and is feasible for the full LP). With HiGHS (``"highs"``, ``"auto"``) one HiGHS
+    instance is kept across rounds: the first round uses the model's LP algorithm
+    (``"auto"``: :attr:`LinearModel.lp_algorithm`), later rounds the dual simplex from the
+    previous optimal basis, which stays dual feasible when rows are added. Other backends rebuild
+    the model each round.
+
+    Returns
+    -------
+    (SolverOutput, ndarray, int)
+        The last solve (``solve_time`` summed over rounds), the indices of the cut rows in the
+        final model, and the number of rounds.
+    """
+    import scipy.sparse as sp
+
+    check_choice("solver", solver, SOLVERS)
+    if model.is_mip:
+        raise ValueError("model must be an LP: cut rows are added between LP solves")
+    cuts = sp.csr_matrix(cuts)
+    cut_upper = np.asarray(cut_upper, dtype=float)
+    tol = check_positive("tol", tol)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
+    added = np.zeros(0, dtype=np.int64)
+    rounds, spent = 0, 0.0
+    h = None
+    if solver in ("highs", "auto"):
+        h = highs_instance(model, time_limit=time_limit)
+        if solver == "auto":
+            h.setOptionValue("solver", _LP_ALGORITHMS[model.lp_algorithm or "simplex"])
+    while True:
+        remaining = None if time_limit is None else max(time_limit - spent, 1e-3)
+        if h is not None:
+            if remaining is not None:
+                h.setOptionValue("time_limit", remaining)
+            t0 = time.perf_counter()
+            h.run()
+            out = _highs_output(h, model, time.perf_counter() - t0)
+        else:
+            rows = cuts[added]
+            full = replace(
+                model,
+                A=sp.vstack([model.A, rows], format="csr"),
+                row_lower=np.concatenate([model.row_lower, np.full(added.size, -np.inf)]),
+                row_upper=np.concatenate([model.row_upper, cut_upper[added]]),
+            )
+            out = solve_model(full, solver=solver, time_limit=remaining)
+        spent += out.solve_time
+        rounds += 1
+        if out.status != "optimal" or out.x is None:
+            break
+        viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+        new = np.setdiff1d(viol, added)
+        if not new.size:
+            break
+        added = np.union1d(added, new)
+        if h is not None:
+            block = cuts[new]
+            h.addRows(
+                int(new.size),
+                np.full(new.size, -np.inf),
+                cut_upper[new],
+                int(block.nnz),
+                block.indptr[:-1].astype(np.int32),
+                block.indices.astype(np.int32),
+                block.data.astype(float),
+            )
+            # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
+            h.setOptionValue("solver", "simplex")
+            h.setOptionValue("simplex_strategy", 1)
+    return replace(out, solve_time=spent), added, rounds
 
 
 def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
