@@ -153,6 +153,20 @@ class FigureScript:
 
         matplotlib.use("Agg")
 
+    @property
+    def cache(self) -> Path:
+        """Folder of this paper's cached solves (:mod:`optnoise.cache`).
+
+        ``.optnoise-cache/<paper>`` at the repository root for the default output folder, else
+        beside ``--out`` (so the tests' fast runs never share entries with a full reproduction).
+        Entries are keyed by everything that determines a result, so a second ``make reproduce``
+        re-plots every figure without solving again.
+        """
+        default = (find_experiments_root().parent / "figures" / self.paper).resolve()
+        if self.out.resolve() == default:
+            return find_experiments_root().parent / ".optnoise-cache" / self.paper
+        return self.out.resolve().parent / ".optnoise-cache" / self.paper
+
     def grid(self, *, full: Any, fast: Any) -> Any:
         """Pick the full or the coarse version of a parameter grid."""
         return fast if self.fast else full

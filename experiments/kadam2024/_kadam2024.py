@@ -1,9 +1,8 @@
 """Helpers shared by the kadam2024 figure scripts (Kadam et al., Cybersecurity 7:54, 2024).
 
-Solves go through :class:`optnoise.NoiseDesign` with an on-disk cache, so a
-second ``optnoise figures kadam2024`` run is fast: ``.optnoise-cache/kadam2024``
-at the repository root, or beside the ``--out`` folder when one is given (the
-fast mode of the tests).
+Solves go through :class:`optnoise.NoiseDesign` with HiGHS (deterministic) and
+an on-disk cache, so a second ``optnoise figures kadam2024`` run is fast:
+:attr:`optnoise.figures.FigureScript.cache`.
 """
 
 from __future__ import annotations
@@ -35,22 +34,18 @@ BASELINE_STYLE = {
 }
 
 
-def cache_dir(fs: FigureScript) -> Path:
-    """Where solves are cached: the repository's ``.optnoise-cache/kadam2024``, or beside ``--out``."""
-    default = (find_experiments_root().parent / "figures" / PAPER).resolve()
-    if fs.out.resolve() == default:
-        return find_experiments_root().parent / ".optnoise-cache" / PAPER
-    return fs.out.resolve().parent / ".optnoise-cache" / PAPER
-
-
 def progress(fs: FigureScript, message: str) -> None:
     """One progress line on stderr (the runner shows a bar per script)."""
     print(f"[{PAPER}/{fs.name}] {message}", file=sys.stderr, flush=True)
 
 
 def solve(fs: FigureScript, **design: Any) -> DesignResult:
-    """Solve one :class:`NoiseDesign` (cached); refuse anything but a verified optimum."""
-    res = NoiseDesign(**design).solve(cache=cache_dir(fs))
+    """Solve one :class:`NoiseDesign` (cached in ``fs.cache``); refuse anything but a verified optimum.
+
+    Solved with ``solver="highs"``, not the ``"auto"`` portfolio: degenerate designs have several
+    optimal PMFs, and the figures (step lengths, Table 1) must show the same one on every run.
+    """
+    res = NoiseDesign(**design).solve(solver="highs", cache=fs.cache)
     if res.status != "optimal" or not res.verify():
         raise RuntimeError(f"{NoiseDesign(**design)!r} ended with status {res.status!r} (achieved {res.achieved})")
     return res

@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     rows = []
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for i, m in enumerate(ms):
-        cur = lp_ratio_curves(m, k, eps)
+        cur = lp_ratio_curves(m, k, eps, cache=fs.cache)
         col = plt.cm.viridis(i / max(len(ms) - 1, 1))
         ax.plot(eps, cur["regular_pf"], lw=2.2, color=col, label=f"$m={m}$")
         ax.plot(eps, cur["paper_pf"], "--", lw=1.2, color=col)

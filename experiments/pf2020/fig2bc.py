@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     eps = fs.grid(full=np.logspace(-2, 1, 21), fast=np.logspace(-1.5, 0.5, 5))
     ks = fs.grid(full=(2, 4, 8, 16), fast=(2, 4))
     m = fs.grid(full=M, fast=3)
-    curves = {k: lp_ratio_curves(m, k, eps) for k in ks}
+    curves = {k: lp_ratio_curves(m, k, eps, cache=fs.cache) for k in ks}
     for panel, key, ylabel in (("fig2b", "pf", r"$\mathcal{M}_{PF}$"), ("fig2c", "em", r"$\mathcal{M}_{EM}$")):
         fig, ax = plt.subplots(figsize=(5.5, 4))
         rows = []
