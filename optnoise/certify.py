@@ -433,7 +433,9 @@ class CertifiedDesign:
     def distortion(self) -> Fraction:
         """Exact ``sum_eta rho_eta w(eta) / D`` under the design's metric (costs are exact floats)."""
         cost = self.design.cost.ravel()
-        num = sum((Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0))
+        num = sum(
+            (Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0)
+        )
         return num / self.denominator
 
     def check(self) -> Fraction | float:

@@ -1018,9 +1018,7 @@ def solve_lattice_lp(
             "monotone_rows": mono_rows,
         }
 
-    data = cached(
-        cache, cache_key("lattice_lp", key_args), compute, accept=lambda d: d["status"] == "optimal"
-    )
+    data = cached(cache, cache_key("lattice_lp", key_args), compute, accept=lambda d: d["status"] == "optimal")
     lp = build_lattice_lp(
         m,
         k,

@@ -516,8 +516,7 @@ def _race(
             h.wait()
     seconds = time.perf_counter() - t0
     race = {
-        name: (out.status if out is not None else "stopped")
-        for name, out in (("highs", highs_out), ("scip", scip_out))
+        name: (out.status if out is not None else "stopped") for name, out in (("highs", highs_out), ("scip", scip_out))
     }
     for out in (scip_out, highs_out):
         if _proof(out):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from optnoise import selection as S
 from optnoise.datasets import load_dpbench
+from optnoise.solvers import solve_model
 
 ISSUE_Q = np.array([0.0, -1.0, -1.0, -2.0])
 
@@ -449,6 +450,38 @@ def test_lazy_and_full_monotone_rows_agree():
         a = S.solve_lattice_lp(4, 4, eps)
         b = S.solve_lattice_lp(4, 4, eps, lazy=False)
         assert a.objective == pytest.approx(b.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["auto", "highs", "scip"])
+def test_lazy_rows_on_every_backend_reach_the_full_row_simplex_optimum(solver):
+    # The naive reference: every row at once, HiGHS simplex. Lazy rows (with IPM and warm dual
+    # simplex for "auto", one HiGHS instance for "highs", rebuilt models for SCIP) must reach it.
+    m, k, eps = 4, 8, 0.1
+    full = S.build_lattice_lp(m, k, eps)
+    ref = solve_model(full.model, solver="highs", options={"solver": "simplex"})
+    sol = S.solve_lattice_lp(m, k, eps, solver=solver)
+    assert sol.status == ref.status == "optimal" and sol.rounds > 1
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert full.model.residuals(sol.x)["rows"] < 1e-8  # feasible for the LP with all rows
+
+
+def test_lattice_cache_skips_the_solve_and_is_keyed_on_every_argument(tmp_path, monkeypatch):
+    a = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("solved again despite a cached result")
+
+    monkeypatch.setattr(S, "solve_with_cuts", no_solve)
+    monkeypatch.setattr(S, "solve_model", no_solve)
+    b = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    assert b.objective == a.objective and np.array_equal(b.x, a.x) and b.rounds == a.rounds
+    assert b.lp.model.shape == a.lp.model.shape and b.pf_ratio == a.pf_ratio
+    monkeypatch.undo()
+    for kw in ({"eps": 0.31}, {"weighting": "box"}, {"monotone": False}, {"lazy": False}, {"solver": "highs"}):
+        args = {"m": 3, "k": 4, "eps": 0.3} | kw
+        S.solve_lattice_lp(**args, cache=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 6
 
 
 def test_lattice_pf_em_match_pmfs_and_objective():
