@@ -954,6 +954,7 @@ def solve_lattice_lp(
     time_limit: float | None = None,
     tol: float = 1e-9,
     cache: str | os.PathLike | None = None,
+    concurrent: bool = True,
 ) -> LatticeSolution:
     """Solve the bounded-lattice LP and compare PF and EM with the optimum ([PF] Fig. 2).
 
@@ -966,7 +967,10 @@ def solve_lattice_lp(
     as cuts (:func:`optnoise.solvers.solve_with_cuts`): solve without them, add
     every row the solution violates by more than ``tol``, re-solve from the
     previous basis, until none is violated. The result is optimal for the full
-    LP (it solves a relaxation and is feasible for the full one).
+    LP (it solves a relaxation and is feasible for the full one). With
+    ``"auto"`` an LP that takes over a second is also solved with all rows at
+    once in a second process, and the first to finish wins (``concurrent=False``
+    keeps it in this process).
 
     ``cache`` is a folder of results keyed by every argument (:mod:`optnoise.cache`);
     a hit skips the solve (and reports the cached ``solve_time``). Only optimal
@@ -1002,12 +1006,18 @@ def solve_lattice_lp(
                 shape=(a.size, lp.n_vars),
             )
             out, rows, rounds = solve_with_cuts(
-                lp.model, cuts, np.zeros(a.size), solver=solver, time_limit=time_limit, tol=tol
+                lp.model,
+                cuts,
+                np.zeros(a.size),
+                solver=solver,
+                time_limit=time_limit,
+                tol=tol,
+                concurrent=concurrent,
             )
             mono_rows: list[int] | None = rows.tolist()
         else:
             lp = build_lattice_lp(m, k, eps, sensitivity=sensitivity, weighting=weighting, monotone=monotone)
-            out = solve_model(lp.model, solver=solver, time_limit=time_limit)
+            out = solve_model(lp.model, solver=solver, time_limit=time_limit, concurrent=concurrent)
             rounds, mono_rows = 1, None
         return {
             "status": out.status,

@@ -383,48 +383,62 @@ def _solve_scip(
 #: Seconds HiGHS works alone before ``solver="auto"`` starts SCIP beside it. Most designs are
 #: solved within it, so they pay neither a second process's start-up nor its second core.
 AUTO_SOLO_SECONDS = 1.0
+#: Marks a race's second process as finished without a proof (stopped, nothing more to poll).
+_NO_CHILD: Any = object()
 #: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
 _LP_ALGORITHMS = {"simplex": "simplex", "ipm": "ipm"}
 
 
-def _scip_child() -> None:
-    """Body of the SCIP process of a race (``python -c``): read the job from stdin, write the output to stdout.
+def _child_main() -> None:
+    """Body of the second process of a race (``python -c``): read the job from stdin, write the output to stdout.
 
     A fresh interpreter rather than ``multiprocessing``: a spawned ``multiprocessing`` child re-imports
     the caller's ``__main__``, which fails for code typed at a prompt or a script without a
     ``__main__`` guard, and a forked one inherits HiGHS' thread pool, which does not survive ``fork``.
-    SCIP's log goes to stderr so that stdout carries only the pickled result.
+    The solver's log goes to stderr so that stdout carries only the pickled result.
     """
     import pickle
 
     result = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    model, deadline, mip_gap, verbose, start = pickle.load(sys.stdin.buffer)
+    backend, model, deadline, mip_gap, verbose, start, options = pickle.load(sys.stdin.buffer)
     try:
         limit = None if deadline is None else max(deadline - time.time(), 1e-3)
-        out = _solve_scip(model, limit, mip_gap, verbose, start=start)
+        if backend == "scip":
+            out = _solve_scip(model, limit, mip_gap, verbose, start=start)
+        else:
+            out = _solve_highs(model, limit, mip_gap, verbose, options)
     except Exception as exc:  # reported to the parent as a status, never raised there
-        out = SolverOutput("error", None, None, None, None, 0.0, "scip", message=f"{type(exc).__name__}: {exc}")
+        out = SolverOutput("error", None, None, None, None, 0.0, backend, message=f"{type(exc).__name__}: {exc}")
     pickle.dump(out, result)
     result.close()
 
 
-class _ScipProcess:
-    """SCIP solving ``model`` in a child interpreter until ``deadline`` (``time.time()``)."""
+class _ChildSolve:
+    """``backend`` ("scip" or "highs") solving ``model`` in a child interpreter until ``deadline`` (``time.time()``)."""
 
     def __init__(
-        self, model: LinearModel, deadline: float | None, mip_gap: float, verbose: bool, start: np.ndarray | None
+        self,
+        backend: str,
+        model: LinearModel,
+        deadline: float | None,
+        mip_gap: float,
+        verbose: bool,
+        *,
+        start: np.ndarray | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         import pickle
         import subprocess
 
+        self.backend = backend
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from optnoise.solvers import _scip_child; _scip_child()"],
+            [sys.executable, "-c", "from optnoise.solvers import _child_main; _child_main()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if verbose else subprocess.DEVNULL,
         )
-        job = pickle.dumps((model, deadline, mip_gap, verbose, start))
+        job = pickle.dumps((backend, model, deadline, mip_gap, verbose, start, dict(options or {})))
         # Written from a thread: the pipe holds 64 KiB and the child reads only once it has imported.
         self._writer = threading.Thread(target=self._send, args=(job,), daemon=True)
         self._writer.start()
@@ -455,7 +469,7 @@ class _ScipProcess:
         if isinstance(out, SolverOutput):
             return out
         return SolverOutput(
-            "error", None, None, None, None, 0.0, "scip", message=f"SCIP process ended ({self.proc.returncode})"
+            "error", None, None, None, None, 0.0, self.backend, message=f"child process ended ({self.proc.returncode})"
         )
 
     def stop(self) -> None:
@@ -484,7 +498,7 @@ def _race(
     The first proof (optimal, infeasible or unbounded) wins and the other solver is stopped (HiGHS
     through its interrupt callback, SCIP's process killed). When both stop at the time limit, the
     better incumbent is returned with the better of the two dual bounds. SCIP runs in a fresh
-    interpreter (see :func:`_scip_child`) and starts from HiGHS' incumbent, if it has one.
+    interpreter (see :func:`_child_main`) and starts from HiGHS' incumbent, if it has one.
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else time.time() + time_limit
@@ -500,7 +514,7 @@ def _race(
     done, _ = h.wait(AUTO_SOLO_SECONDS if concurrent else -1.0)
     if done:
         return _highs_output(h, model, time.perf_counter() - t0)
-    scip = _ScipProcess(model, deadline, mip_gap, verbose, incumbent[0] if incumbent else None)
+    scip = _ChildSolve("scip", model, deadline, mip_gap, verbose, start=incumbent[0] if incumbent else None)
     highs_out: SolverOutput | None = None
     scip_out: SolverOutput | None = None
     try:
@@ -807,6 +821,7 @@ def solve_with_cuts(
     solver: str = "auto",
     time_limit: float | None = None,
     tol: float = 1e-9,
+    concurrent: bool = True,
 ) -> tuple[SolverOutput, np.ndarray, int]:
     """Solve the LP ``model`` plus the rows ``cuts @ x <= cut_upper``, adding a row only once it is violated.
 
@@ -818,11 +833,18 @@ def solve_with_cuts(
     previous optimal basis, which stays dual feasible when rows are added. Other backends rebuild
     the model each round.
 
+    ``"auto"`` also races the alternative: when the rounds have not finished within
+    :data:`AUTO_SOLO_SECONDS`, a second process solves the LP with every row at once (interior
+    point with crossover), and whichever finishes first wins. Lazy rows win when few rows bind
+    (permute-and-flip at eps >= 0.5), all rows at once when the rounds need many dual simplex
+    iterations (eps = 0.1); see ``benchmarks/RESULTS.md``. ``concurrent=False`` keeps it in
+    this process.
+
     Returns
     -------
     (SolverOutput, ndarray, int)
-        The last solve (``solve_time`` summed over rounds), the indices of the cut rows in the
-        final model, and the number of rounds.
+        The final solve (``solve_time``: seconds over all rounds), the indices of the cut rows in
+        the final model (all of them when the all-rows solve won), and the number of rounds.
     """
     import scipy.sparse as sp
 
@@ -834,53 +856,97 @@ def solve_with_cuts(
     tol = check_positive("tol", tol)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
+
+    def with_rows(rows: np.ndarray) -> LinearModel:
+        return replace(
+            model,
+            A=sp.vstack([model.A, cuts[rows]], format="csr"),
+            row_lower=np.concatenate([model.row_lower, np.full(rows.size, -np.inf)]),
+            row_upper=np.concatenate([model.row_upper, cut_upper[rows]]),
+        )
+
+    t_start = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + time_limit
     added = np.zeros(0, dtype=np.int64)
     rounds, spent = 0, 0.0
     h = None
+    race = solver == "auto" and concurrent and cuts.shape[0] > 0
+    other: _ChildSolve | None = None
     if solver in ("highs", "auto"):
         h = highs_instance(model, time_limit=time_limit)
+        h.HandleUserInterrupt = True
         if solver == "auto":
             h.setOptionValue("solver", _LP_ALGORITHMS[model.lp_algorithm or "simplex"])
-    while True:
-        remaining = None if time_limit is None else max(time_limit - spent, 1e-3)
-        if h is not None:
-            if remaining is not None:
-                h.setOptionValue("time_limit", remaining)
-            t0 = time.perf_counter()
-            h.run()
-            out = _highs_output(h, model, time.perf_counter() - t0)
-        else:
-            rows = cuts[added]
-            full = replace(
-                model,
-                A=sp.vstack([model.A, rows], format="csr"),
-                row_lower=np.concatenate([model.row_lower, np.full(added.size, -np.inf)]),
-                row_upper=np.concatenate([model.row_upper, cut_upper[added]]),
-            )
-            out = solve_model(full, solver=solver, time_limit=remaining)
-        spent += out.solve_time
-        rounds += 1
-        if out.status != "optimal" or out.x is None:
-            break
-        viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
-        new = np.setdiff1d(viol, added)
-        if not new.size:
-            break
-        added = np.union1d(added, new)
-        if h is not None:
-            block = cuts[new]
-            h.addRows(
-                int(new.size),
-                np.full(new.size, -np.inf),
-                cut_upper[new],
-                int(block.nnz),
-                block.indptr[:-1].astype(np.int32),
-                block.indices.astype(np.int32),
-                block.data.astype(float),
-            )
-            # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("simplex_strategy", 1)
+
+    def run_highs() -> SolverOutput | None:
+        """One HiGHS round; ``None`` when the all-rows process proved the optimum first."""
+        nonlocal other
+        assert h is not None
+        t0 = time.perf_counter()
+        h.startSolve()
+        while not h.wait(0.05)[0]:
+            if race and other is None and time.perf_counter() - t_start >= AUTO_SOLO_SECONDS:
+                all_rows = np.arange(cuts.shape[0])
+                other = _ChildSolve(
+                    "highs", with_rows(all_rows), deadline, MIP_REL_GAP, False, options={"solver": "ipm"}
+                )
+            if other is not None and other is not _NO_CHILD:
+                done = other.poll(0.0)
+                if done is not None and done.status == "optimal":
+                    h.cancelSolve()
+                    h.wait()
+                    won.append(done)
+                    return None
+                if done is not None:
+                    other.stop()
+                    other = _NO_CHILD
+        return _highs_output(h, model, time.perf_counter() - t0)
+
+    won: list[SolverOutput] = []
+    try:
+        while True:
+            remaining = None if deadline is None else max(deadline - time.time(), 1e-3)
+            if h is not None:
+                if remaining is not None:
+                    h.setOptionValue("time_limit", remaining)
+                got = run_highs()
+                if got is None:
+                    out = replace(won[0], info={"race": "all rows at once won"})
+                    added = np.arange(cuts.shape[0])
+                    rounds = 1
+                    spent = time.perf_counter() - t_start
+                    break
+                out = got
+            else:
+                out = solve_model(with_rows(added), solver=solver, time_limit=remaining)
+            spent += out.solve_time
+            rounds += 1
+            if out.status != "optimal" or out.x is None:
+                break
+            viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+            new = np.setdiff1d(viol, added)
+            if not new.size:
+                break
+            added = np.union1d(added, new)
+            if h is not None:
+                block = cuts[new]
+                h.addRows(
+                    int(new.size),
+                    np.full(new.size, -np.inf),
+                    cut_upper[new],
+                    int(block.nnz),
+                    block.indptr[:-1].astype(np.int32),
+                    block.indices.astype(np.int32),
+                    block.data.astype(float),
+                )
+                # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
+                h.setOptionValue("solver", "simplex")
+                h.setOptionValue("simplex_strategy", 1)
+    finally:
+        if other is not None and other is not _NO_CHILD:
+            other.stop()
+    if race and other is not None:
+        spent = time.perf_counter() - t_start  # wall clock: two processes worked
     return replace(out, solve_time=spent), added, rounds
 
 

@@ -547,3 +547,16 @@ def test_pmf_signatures_follow_the_issue_contract():
     q = np.array([0.0, -1.0, -1.0, -2.0])
     for fn in (pf_pmf, em_pmf, rnm_pmf):
         np.testing.assert_allclose(fn(q, 1.0, 2.0, False), fn(q, 1.0, sensitivity=2.0))
+
+
+def test_auto_races_lazy_rows_against_all_rows_at_once(monkeypatch):
+    import optnoise.solvers as solvers
+
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)  # start the all-rows process at once
+    m, k, eps = 4, 8, 0.1
+    ref = solve_model(S.build_lattice_lp(m, k, eps).model, solver="highs", options={"solver": "simplex"})
+    sol = S.solve_lattice_lp(m, k, eps)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert sol.lp.model.residuals(sol.x)["rows"] < 1e-8
+    psutil = pytest.importorskip("psutil")
+    assert not [p for p in psutil.Process().children(recursive=True) if p.status() != "zombie"]

@@ -212,7 +212,7 @@ def test_auto_without_concurrency_stays_in_process(monkeypatch):
     def no_process(*args, **kwargs):
         raise AssertionError("auto started a process with concurrent=False")
 
-    monkeypatch.setattr(solvers, "_ScipProcess", no_process)
+    monkeypatch.setattr(solvers, "_ChildSolve", no_process)
     d = NoiseDesign(n=32, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     res = d.solve("auto", concurrent=False)
     assert res.status == "optimal" and res.backend == "highs"
