@@ -1,0 +1,103 @@
+"""Cold and warm ``make reproduce``: every figure twice, with an empty cache and then with the cache it left.
+
+``make reproduce`` runs ``optnoise figures all --jobs 2``. This script runs the same command
+into a fresh temporary folder (``--out``; the solve cache then lives beside it, so the
+repository's own ``.optnoise-cache`` is neither used nor touched), first cold, then warm, and
+checks that the warm run wrote the same bytes as the cold one. Writes the ``reproduce`` section
+of ``benchmarks/RESULTS.md``.
+
+Usage::
+
+    python benchmarks/bench_reproduce.py            # two full reproductions (about 5 min on 2 idle cores)
+    python benchmarks/bench_reproduce.py --fast     # the --fast grids, smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import machine, write_section  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def reproduce(out: Path, jobs: int, fast: bool) -> tuple[float, float, dict[str, float]]:
+    """Run every figure script once; wall seconds, CPU seconds of the run, seconds per script."""
+    cmd = [sys.executable, "-m", "optnoise.cli", "figures", "all", "--jobs", str(jobs), "--out", str(out)]
+    if fast:
+        cmd.append("--fast")
+    c0 = os.times()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    c1 = os.times()
+    if proc.returncode != 0:
+        raise SystemExit(f"reproduction failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+    per = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "ok":
+            per[parts[1]] = float(parts[2].rstrip("s"))
+    return wall, (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system), per
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fast", action="store_true", help="the scripts' --fast grids")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2, as make reproduce)")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="optnoise-reproduce-") as tmp:
+        cold_out, warm_out = Path(tmp) / "cold" / "figures", Path(tmp) / "warm" / "figures"
+        cold, cold_cpu, per_cold = reproduce(cold_out, a.jobs, a.fast)
+        # the warm run reads the cache the cold run left beside its output folder
+        (Path(tmp) / "warm").mkdir()
+        os.symlink(Path(tmp) / "cold" / ".optnoise-cache", Path(tmp) / "warm" / ".optnoise-cache")
+        warm, warm_cpu, per_warm = reproduce(warm_out, a.jobs, a.fast)
+        files = sorted(p.relative_to(cold_out) for p in cold_out.rglob("*") if p.is_file())
+        differ = [str(f) for f in files if not filecmp.cmp(cold_out / f, warm_out / f, shallow=False)]
+        entries = sum(1 for _ in (Path(tmp) / "cold" / ".optnoise-cache").rglob("*.json"))
+    slow = sorted(per_cold, key=per_cold.get, reverse=True)[:6]
+    lines = [
+        "## Cold and warm reproduction (`benchmarks/bench_reproduce.py`)",
+        "",
+        f"Machine: {machine()}; shared with other jobs while measured.",
+        f"Command: `python benchmarks/bench_reproduce.py{' --fast' if a.fast else ''}` "
+        f"(`optnoise figures all --jobs {a.jobs}`, as `make reproduce`, twice: empty cache, then the cache the "
+        f"first run left). Date: {time.strftime('%Y-%m-%d')}.",
+        "",
+        "| run | wall s | CPU s (workers) |",
+        "| --- | --- | --- |",
+        f"| cold | {cold:.1f} | {cold_cpu:.1f} |",
+        f"| warm | {warm:.1f} | {warm_cpu:.1f} |",
+        "",
+        f"Warm is {cold / warm:.1f}x faster than cold in wall time ({cold_cpu / max(warm_cpu, 1e-9):.1f}x in CPU "
+        f"time); target 10x. {len(files)} files written, "
+        + (
+            "all byte-identical between the two runs"
+            if not differ
+            else f"{len(differ)} differ: {', '.join(differ[:8])}"
+        )
+        + f"; {entries} cached solves.",
+        "",
+        "Slowest scripts cold -> warm (seconds inside the worker): "
+        + "; ".join(f"{s} {per_cold[s]:.1f} -> {per_warm.get(s, float('nan')):.1f}" for s in slow)
+        + ".",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if not a.no_write:
+        write_section("reproduce", text)
+    return 0 if not differ else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
