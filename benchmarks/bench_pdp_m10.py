@@ -187,7 +187,8 @@ def main(argv=None) -> int:
         "at optnoise's default relative gap 1e-9 (build + solve; for `auto`, `NoiseDesign.solve()` with the "
         "default portfolio, the winning backend in brackets), with the CPU seconds of the busiest process beside "
         "it (a race's two processes each have a core of an idle machine, so that is the idle-machine wall time); "
-        "`1e-4 s` = seconds until the gap first reached 1e-4, the default gap of HiGHS, Gurobi and CPLEX (HiGHS variants only); `-` = not within the limit.",
+        "`1e-4 s` = seconds until the gap first reached 1e-4, the default gap of HiGHS, Gurobi and CPLEX "
+        "(HiGHS variants only); `-` = not within the limit.",
         "",
         fmt_row(
             ["metric", "eps", "delta", "best objective"]
