@@ -7,7 +7,7 @@
 """
 
 from .certify import CertificationError, CertifiedDesign, certify_result, exact_delta, exp_bounds, load_design
-from .design import ACHIEVED_TOL, DELTA_TOL, METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
+from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
 from .model import LinearModel, ModelBuilder
 from .neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
 from .privacy import (
@@ -21,6 +21,7 @@ from .privacy import (
     mechanism_delta,
 )
 from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
+from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
 __version__ = "0.1.0"
 

@@ -103,19 +103,22 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_pmf, check_positive
-from .design import DELTA_TOL, DesignResult, NoiseDesign
+from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
 from .model import ModelBuilder
-from .neighborhood import Neighborhood
 from .privacy import NOTIONS
 from .solvers import SOLVERS, solve_model
+from .tolerance import DELTA_TOL
+
+if TYPE_CHECKING:
+    from .design import DesignResult, NoiseDesign
 
 __all__ = [
     "CertifiedDesign",
@@ -149,6 +152,8 @@ ZERO_TOL = 1e-15
 EXP_BITS = 128
 #: Above this eps the check uses e^CAP (see :func:`_check_bounds`); e^64 > 2**92 > every weight.
 _EPS_CAP = 64
+#: How each problem kind is rebuilt from a saved spec (see :func:`register_spec_kind`).
+_SPEC_KINDS: dict[str, Callable[[dict[str, Any]], Any]] = {}
 
 
 class CertificationError(ValueError):
@@ -433,7 +438,9 @@ class CertifiedDesign:
     def distortion(self) -> Fraction:
         """Exact ``sum_eta rho_eta w(eta) / D`` under the design's metric (costs are exact floats)."""
         cost = self.design.cost.ravel()
-        num = sum((Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0))
+        num = sum(
+            (Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0)
+        )
         return num / self.denominator
 
     def check(self) -> Fraction | float:
@@ -493,8 +500,9 @@ class CertifiedDesign:
         ``size + (d,)`` (vector designs).
         """
         rng = self._check_rng(rng)
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        shape = tuple(check_int("size", s, minimum=0) for s in shape)
+        raw: Any = size  # validated entry by entry below, whatever the caller passed
+        dims = () if raw is None else ((raw,) if np.ndim(raw) == 0 else tuple(raw))
+        shape = tuple(check_int("size", s, minimum=0) for s in dims)
         count = int(np.prod(shape)) if shape else 1
         flat = self._lookup(self._draw_uniform(count, rng)) if count else np.zeros(0, dtype=np.int64)
         if self.design.dim == 1:
@@ -617,7 +625,7 @@ class CertifiedDesign:
         if sum(w) != 1 << bits or max(w) > (1 << bits):
             raise ValueError(f"design file weights must sum to 2**{bits}; they sum to {sum(w)}")
         got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
-        if got != claimed or not got <= Fraction(delta):
+        if not isinstance(got, Fraction) or got != claimed or not got <= Fraction(delta):
             raise ValueError(
                 f"design file weights do not match their certificate: the exact check gives delta "
                 f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})"
@@ -641,15 +649,17 @@ class CertifiedDesign:
     def summary(self) -> str:
         """A few human-readable lines."""
         r = self.repair
+        d = self.design
+        neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
         lines = [
-            f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={self.design.metric}",
-            f"neighbours  {self.design.neighborhood.describe(self.n) if self.design.dim == 1 else self.design.shifts.tolist()}",
+            f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}",
+            f"neighbours  {neighbours}",
             f"certified   eps={self.eps:g}  delta={float(self.certified_delta):.10g}  (target {self.delta:g}, exact "
             f"{_frac_str(self.certified_delta) if self.certified_delta.denominator < 10**30 else 'rational'})",
             f"weights     integers over 2^{self.bits}",
             f"repair      {r.get('method')}  mix_weight={r.get('mix_weight', 0):.3g}  margin={r.get('margin')}  "
-            f"distortion {r.get('distortion_solver', float('nan')):.10g} -> {r.get('distortion_certified', float('nan')):.10g}"
-            f"  (loss {r.get('loss', 0):.3g})",
+            f"distortion {r.get('distortion_solver', float('nan')):.10g} -> "
+            f"{r.get('distortion_certified', float('nan')):.10g}  (loss {r.get('loss', 0):.3g})",
         ]
         return "\n".join(lines)
 
@@ -665,38 +675,25 @@ def _digest(wtxt: list[str]) -> str:
     return hashlib.sha256(",".join(wtxt).encode()).hexdigest()
 
 
-def _design_from_spec(spec: Any) -> NoiseDesign:
-    """A :class:`NoiseDesign` from :meth:`NoiseDesign.spec` output (fully re-validated)."""
+def register_spec_kind(kind: str, from_spec: Callable[[dict[str, Any]], Any]) -> None:
+    """Teach :func:`load_design` to rebuild problems of ``kind`` from their ``spec()``.
+
+    The certification layer knows problems only through the interface they
+    share (``spec()``, ``shift_index()``, ``cost``, ``replace()``); each
+    problem class registers how to rebuild itself from a saved spec, so this
+    module never imports the classes it certifies.
+    """
+    _SPEC_KINDS[kind] = from_spec
+
+
+def _design_from_spec(spec: Any) -> Any:
+    """The problem a design file names, rebuilt (and fully re-validated) from its spec."""
     if not isinstance(spec, dict):
         raise ValueError("design file 'problem' must be a mapping (NoiseDesign.spec())")
-    nb = Neighborhood.from_dict(spec["neighborhood"])
-    metric = spec["metric"]
-    if metric == "custom":
-        if spec.get("cost") is None:
-            raise ValueError("design file has metric 'custom' but no 'cost' array")
-        metric = np.asarray(spec["cost"], dtype=float)
-    kw: dict[str, Any] = {}
-    if spec.get("objective", "distortion") == "delta":
-        kw["max_distortion"] = spec["max_distortion"]
-    else:
-        kw["delta"] = spec["delta"]
-    shape = spec.get("shape")
-    design = NoiseDesign(
-        n=spec["n"],
-        eps=spec["eps"],
-        neighborhood=nb,
-        metric=metric,
-        privacy=spec["privacy"],
-        objective=spec.get("objective", "distortion"),
-        shape=tuple(shape) if shape else None,
-        **kw,
-    )
-    shifts = spec.get("shifts")
-    if shifts is not None:
-        got = design.shifts.tolist() if design.dim > 1 else design.shifts.ravel().tolist()
-        if sorted(map(str, got)) != sorted(map(str, shifts)):
-            raise ValueError("design file 'shifts' do not match its neighbourhood")
-    return design
+    kind = spec.get("kind", "noise")
+    if kind not in _SPEC_KINDS:
+        raise ValueError(f"design file 'problem.kind' must be one of {', '.join(sorted(_SPEC_KINDS))}; got {kind!r}")
+    return _SPEC_KINDS[kind](spec)
 
 
 def load_design(path: str | os.PathLike) -> CertifiedDesign:
@@ -838,18 +835,8 @@ def _margin_pmf(
     """
     pure = target == 0.0
     if design.privacy == "dp" and not pure:
-        kw = {"metric": design.cost if design.metric == "custom" else design.metric}
-        re = NoiseDesign(
-            n=design.n,
-            eps=design.eps,
-            delta=target - tau,
-            neighborhood=design.neighborhood,
-            privacy="dp",
-            shape=design.shape,
-            **kw,
-        )
-        out = re.solve(solver=solver)
-        return None if out.status != "optimal" or out.pmf is None else out.pmf.ravel()
+        res = design.replace(objective="distortion", delta=target - tau, max_distortion=None).solve(solver=solver)
+        return None if res.status != "optimal" or res.pmf is None else res.pmf.ravel()
     N = design.size
     idx = design.shift_index()
     K = idx.shape[0]
@@ -934,12 +921,12 @@ def certify_result(
         Non-optimal status, no PMF, or the target cannot be certified within
         ``max_loss`` (the message says which).
     """
-    if not isinstance(result, DesignResult):
+    if not (hasattr(result, "design") and hasattr(result, "pmf") and hasattr(result, "status")):
         raise ValueError(f"result must be a DesignResult (from NoiseDesign.solve()); got {type(result).__name__}")
     design = result.design
     ok_status = result.status == "optimal" or (allow_suboptimal and result.status == "time_limit")
-    if not ok_status or result.pmf is None:
-        why = "has no PMF" if result.pmf is None else "is not proven optimal"
+    if not ok_status or result.pmf is None or result.distortion is None:
+        why = "has no PMF" if result.pmf is None or result.distortion is None else "is not proven optimal"
         hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
@@ -947,7 +934,7 @@ def certify_result(
     check_choice("solver", solver, SOLVERS)
     if delta is None:
         if design.objective == "distortion":
-            target_f = float(design.delta)
+            target_f = float(design.delta or 0.0)  # set whenever the objective is the distortion
         else:
             target_f = min(1.0, float(result.delta_objective or 0.0) + DELTA_TOL)
     else:
@@ -993,6 +980,8 @@ def certify_result(
             "Pass a larger max_loss, or a larger delta explicitly, to accept a weaker design."
         )
     w = chosen.weights
+    if w is None or not isinstance(chosen.delta, Fraction):  # accept() takes only finite, weighted attempts
+        raise CertificationError("internal error: the accepted candidate has no exact certificate")
     dist_cert = float(np.dot(cert.cost, np.asarray(w, dtype=float)) / cert.D)
     if chosen.mix_units == 0 and chosen.source == "solver":
         method = "none"
@@ -1028,169 +1017,3 @@ def certify_result(
         repair=repair,
         solver=solver_meta,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# CLI: `optnoise certify` and `optnoise release`
-# --------------------------------------------------------------------------------------------
-
-
-def add_cli(sub: Any) -> None:
-    """Add the ``certify`` and ``release`` sub-commands to the ``optnoise`` parser."""
-    from .cli import _add_problem_args
-
-    p = sub.add_parser(
-        "certify",
-        help="certify a solved design exactly and write a deployable design file",
-        description="Certify either a result file of `optnoise solve --format json --out FILE` (--result FILE) "
-        "or a problem given by the solve flags (solved first). Exit 1 when the requested "
-        "(eps, delta) cannot be certified, 3 when the solve is not optimal.",
-    )
-    p.add_argument("--result", default=None, help="JSON result of `optnoise solve --format json --out FILE`")
-    _add_problem_args(p)
-    for action in p._actions:  # the problem flags are required only without --result
-        if action.dest in ("n", "eps", "neighborhood"):
-            action.required = False
-    p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
-    p.add_argument(
-        "--bits", type=int, default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})"
-    )
-    p.add_argument(
-        "--max-loss",
-        type=float,
-        default=MAX_LOSS,
-        help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
-    )
-    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
-    p.set_defaults(handler=_cmd_certify)
-
-    p = sub.add_parser(
-        "release",
-        help="release noisy answers from a certified design file",
-        description="Adds exact noise from a certified design to the answer(s). Default randomness "
-        "is the OS CSPRNG; --seed is for reproducible experiments only.",
-    )
-    p.add_argument("--design", required=True, help="certified design file (from `optnoise certify --out`)")
-    p.add_argument(
-        "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
-    )
-    p.add_argument("--count", type=int, default=1, help="independent releases of each value (default 1)")
-    p.add_argument("--seed", type=int, default=None, help="seed a numpy Generator (reproducible; NOT for deployment)")
-    p.add_argument("--format", default="text", choices=("text", "json"), help="output format")
-    p.set_defaults(handler=_cmd_release)
-
-
-def _result_from_file(path: str) -> DesignResult:
-    """A :class:`DesignResult` from `optnoise solve --format json` output."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ValueError(f"result file could not be read from {path!r}: {exc.__class__.__name__}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValueError(f"result file {path!r} is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
-    try:
-        if data["metric"] == "custom":
-            raise ValueError(
-                "result file has a custom cost array, which solve JSON does not store; "
-                "certify from the problem flags with --cost instead"
-            )
-        pmf = data["pmf"]
-        if pmf is not None:
-            pmf = check_pmf("pmf", pmf, atol=1e-6)
-        dim = 1 if pmf is None else pmf.ndim
-        shifts = data["shifts"]
-        # the JSON holds the resolved shift set: use it exactly, as a directed set
-        nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
-        kw: dict[str, Any] = {}
-        if data.get("objective", "distortion") == "delta":
-            kw["max_distortion"] = data["max_distortion"]
-        else:
-            kw["delta"] = data["delta"]
-        design = NoiseDesign(
-            n=data["n"],
-            eps=data["eps"],
-            neighborhood=nb,
-            metric=data["metric"],
-            privacy=data["privacy"],
-            objective=data.get("objective", "distortion"),
-            shape=(int(data["n"]) + 1,) * dim if pmf is not None else None,
-            **kw,
-        )
-        return DesignResult.from_dict(data, design=design)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"result file {path!r} lacks a field of `optnoise solve --format json`: {exc}") from None
-
-
-def _cmd_certify(a: Any) -> int:
-    import sys
-
-    from .cli import EXIT_CLAIM_FAILED, EXIT_NOT_OPTIMAL, EXIT_OK, _design_from_args
-
-    flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
-    if a.result is not None:
-        if flags:
-            raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
-        res = _result_from_file(a.result)
-    else:
-        missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
-        if missing:
-            raise ValueError(
-                f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
-            )
-        res = _design_from_args(a).solve(solver=a.solver, time_limit=a.time_limit)
-    if res.status != "optimal":
-        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}", file=sys.stderr)
-        return EXIT_NOT_OPTIMAL
-    try:
-        cd = certify_result(res, bits=a.bits, max_loss=a.max_loss, solver=a.solver)
-    except CertificationError as exc:
-        print("optnoise certify: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
-        return EXIT_CLAIM_FAILED
-    if a.out:
-        cd.save(a.out)
-    if a.format == "json":
-        d = cd.to_dict()
-        if a.out:
-            d["path"] = str(a.out)
-        print(json.dumps(d, indent=1))
-    else:
-        print(cd.summary())
-        if a.out:
-            print(f"wrote       {a.out}")
-    return EXIT_OK
-
-
-def _parse_values(text: str, dim: int, n: int) -> np.ndarray:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2; got {text!r}")
-    try:
-        rows = [[int(v) for v in it.split("/")] for it in items]
-    except ValueError:
-        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text!r}") from None
-    if any(len(r) != dim for r in rows):
-        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text!r}")
-    return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
-
-
-def _cmd_release(a: Any) -> int:
-    from .cli import EXIT_OK
-
-    count = check_int("count", a.count, minimum=1, maximum=10**8)
-    cd = load_design(a.design)
-    vals = _parse_values(a.value, cd.design.dim, cd.n)
-    q = np.repeat(vals[None, :, :], count, axis=0)  # (count, values, d)
-    if cd.design.dim == 1:
-        q = q[..., 0]
-    rng = None if a.seed is None else np.random.default_rng(check_int("seed", a.seed, minimum=0))
-    out = np.asarray(cd.release(q, rng=rng))
-    if a.format == "json":
-        print(json.dumps({"design": str(a.design), "seeded": a.seed is not None, "released": out.tolist()}))
-        return EXIT_OK
-    lines = []
-    for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
-        lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
-    print("\n".join(lines))
-    return EXIT_OK

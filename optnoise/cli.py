@@ -1,7 +1,7 @@
 """The ``optnoise`` command line.
 
-Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures`` (and ``certify``,
-``release`` when the certification module is present).
+Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify`` and
+``release``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
@@ -16,12 +16,13 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
-from ._validation import check_pmf
-from .design import METRICS, OBJECTIVES, NoiseDesign
+from ._validation import check_int, check_pmf
+from .certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
+from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS
 from .solvers import MIP_REL_GAP, SOLVERS
@@ -192,12 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")
 
-    try:
-        from . import certify as _certify  # noqa: F401  (issue: deployable designs)
-    except ImportError:
-        pass
-    else:
-        _certify.add_cli(sub)
+    _add_certify_cli(sub)
     return parser
 
 
@@ -400,6 +396,164 @@ def _cmd_figures(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------------------------
+# CLI: `optnoise certify` and `optnoise release`
+# --------------------------------------------------------------------------------------------
+
+
+def _add_certify_cli(sub: Any) -> None:
+    """Add the ``certify`` and ``release`` sub-commands to the ``optnoise`` parser."""
+    p = sub.add_parser(
+        "certify",
+        help="certify a solved design exactly and write a deployable design file",
+        description="Certify either a result file of `optnoise solve --format json --out FILE` (--result FILE) "
+        "or a problem given by the solve flags (solved first). Exit 1 when the requested "
+        "(eps, delta) cannot be certified, 3 when the solve is not optimal.",
+    )
+    p.add_argument("--result", default=None, help="JSON result of `optnoise solve --format json --out FILE`")
+    _add_problem_args(p)
+    for action in p._actions:  # the problem flags are required only without --result
+        if action.dest in ("n", "eps", "neighborhood"):
+            action.required = False
+    p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
+    p.add_argument(
+        "--bits", type=int, default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})"
+    )
+    p.add_argument(
+        "--max-loss",
+        type=float,
+        default=MAX_LOSS,
+        help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
+    )
+    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
+    p.set_defaults(handler=_cmd_certify)
+
+    p = sub.add_parser(
+        "release",
+        help="release noisy answers from a certified design file",
+        description="Adds exact noise from a certified design to the answer(s). Default randomness "
+        "is the OS CSPRNG; --seed is for reproducible experiments only.",
+    )
+    p.add_argument("--design", required=True, help="certified design file (from `optnoise certify --out`)")
+    p.add_argument(
+        "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
+    )
+    p.add_argument("--count", type=int, default=1, help="independent releases of each value (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="seed a numpy Generator (reproducible; NOT for deployment)")
+    p.add_argument("--format", default="text", choices=("text", "json"), help="output format")
+    p.set_defaults(handler=_cmd_release)
+
+
+def _result_from_file(path: str) -> DesignResult:
+    """A :class:`DesignResult` from `optnoise solve --format json` output."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ValueError(f"result file could not be read from {path!r}: {exc.__class__.__name__}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError(f"result file {path!r} is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
+    try:
+        if data["metric"] == "custom":
+            raise ValueError(
+                "result file has a custom cost array, which solve JSON does not store; "
+                "certify from the problem flags with --cost instead"
+            )
+        pmf = data["pmf"]
+        if pmf is not None:
+            pmf = check_pmf("pmf", pmf, atol=1e-6)
+        dim = 1 if pmf is None else pmf.ndim
+        shifts = data["shifts"]
+        # the JSON holds the resolved shift set: use it exactly, as a directed set
+        nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
+        kw: dict[str, Any] = {}
+        if data.get("objective", "distortion") == "delta":
+            kw["max_distortion"] = data["max_distortion"]
+        else:
+            kw["delta"] = data["delta"]
+        design = NoiseDesign(
+            n=data["n"],
+            eps=data["eps"],
+            neighborhood=nb,
+            metric=data["metric"],
+            privacy=data["privacy"],
+            objective=data.get("objective", "distortion"),
+            shape=(int(data["n"]) + 1,) * dim if pmf is not None else None,
+            **kw,
+        )
+        return DesignResult.from_dict(data, design=design)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"result file {path!r} lacks a field of `optnoise solve --format json`: {exc}") from None
+
+
+def _cmd_certify(a: argparse.Namespace) -> int:
+    flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
+    if a.result is not None:
+        if flags:
+            raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
+        res = _result_from_file(a.result)
+    else:
+        missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
+        if missing:
+            raise ValueError(
+                f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
+            )
+        res = _design_from_args(a).solve(solver=a.solver, time_limit=a.time_limit)
+    if res.status != "optimal":
+        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}", file=sys.stderr)
+        return EXIT_NOT_OPTIMAL
+    try:
+        cd = certify_result(res, bits=a.bits, max_loss=a.max_loss, solver=a.solver)
+    except CertificationError as exc:
+        print("optnoise certify: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
+        return EXIT_CLAIM_FAILED
+    if a.out:
+        cd.save(a.out)
+    if a.format == "json":
+        d = cd.to_dict()
+        if a.out:
+            d["path"] = str(a.out)
+        print(json.dumps(d, indent=1))
+    else:
+        print(cd.summary())
+        if a.out:
+            print(f"wrote       {a.out}")
+    return EXIT_OK
+
+
+def _parse_values(text: str, dim: int, n: int) -> np.ndarray:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2; got {text!r}")
+    try:
+        rows = [[int(v) for v in it.split("/")] for it in items]
+    except ValueError:
+        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text!r}") from None
+    if any(len(r) != dim for r in rows):
+        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text!r}")
+    return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
+
+
+def _cmd_release(a: argparse.Namespace) -> int:
+    count = check_int("count", a.count, minimum=1, maximum=10**8)
+    cd = load_design(a.design)
+    vals = _parse_values(a.value, cd.design.dim, cd.n)
+    q = np.repeat(vals[None, :, :], count, axis=0)  # (count, values, d)
+    if cd.design.dim == 1:
+        q = q[..., 0]
+    rng = None if a.seed is None else np.random.default_rng(check_int("seed", a.seed, minimum=0))
+    out = np.asarray(cd.release(q, rng=rng))
+    if a.format == "json":
+        print(json.dumps({"design": str(a.design), "seeded": a.seed is not None, "released": out.tolist()}))
+        return EXIT_OK
+    lines = []
+    for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
+        lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
+    print("\n".join(lines))
+    return EXIT_OK
+
+
 _COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "figures": _cmd_figures}
 
 
@@ -411,6 +565,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # usage errors (one line, code 2), --help and --version (0)
         return int(exc.code or 0)
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
+    if handler is None:  # argparse requires a sub-command, so this is a programming error
+        raise RuntimeError(f"no handler for command {args.command!r}")
     try:
         return int(handler(args))
     except ValueError as exc:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -122,12 +123,12 @@ def _out(arr: np.ndarray) -> Any:
     return float(arr) if np.ndim(arr) == 0 else arr
 
 
-def _xi(a: int, eps: Any) -> Any:
+def _xi(a: Any, eps: Any) -> Any:
     """``xi_a = sum_{i<a} e^{-i eps} = (1 - e^{-a eps}) / (1 - e^{-eps})`` (after (35))."""
     return np.expm1(-a * np.asarray(eps, float)) / np.expm1(-np.asarray(eps, float))
 
 
-def _geo_f0(m: int, eps: Any) -> Any:
+def _geo_f0(m: Any, eps: Any) -> Any:
     """``(1 - e^-eps) / (1 - e^{-(m+1) eps})``: f(0) of a geometric chain of m+1 masses."""
     return 1.0 / _xi(m + 1, eps)
 
@@ -306,8 +307,13 @@ def sd_level_eps(n: int, mu: int, rho: float) -> np.ndarray:
         i = m - k
         if target <= 1.0 / (i + 1):  # level reached for every eps > 0
             continue
-        out[k] = _increasing_root(lambda x, i=i: _geo_f0(i, x) - target)
+        out[k] = _increasing_root(partial(_f0_gap, _geo_f0, i, target))
     return out
+
+
+def _f0_gap(f0: Callable[[Any, float], Any], shape: Any, target: float, eps: float) -> float:
+    """``f0(shape, eps) - target``: the equation whose root is a region boundary."""
+    return float(f0(shape, eps)) - target
 
 
 def _increasing_root(g: Callable[[float], float]) -> float:
@@ -570,8 +576,8 @@ def bd_boundaries(n: int, mu_bar: int, eps: float, *, as_printed: bool = False) 
             rows.append((h, j, low, phi, phi))
             break
         rows.append((h, j, low, bar, phi))
-    h, j, low, bar, phi = (np.array(c) for c in zip(*rows, strict=True))
-    return BDRegions(h.astype(int), j.astype(int), low, bar, phi)
+    hs, js, lows, bars, phis = (np.array(c) for c in zip(*rows, strict=True))
+    return BDRegions(hs.astype(int), js.astype(int), lows, bars, phis)
 
 
 def _bd_lengths_unchecked(n: int, mu_bar: int, h: int, j: int) -> tuple[int, ...]:
@@ -691,7 +697,7 @@ def bd_level_eps(n: int, mu_bar: int, rho: float) -> tuple[np.ndarray, np.ndarra
         lengths = bd_step_lengths(n, mu_bar, h, j)
         if target <= 1.0 / sum(lengths):
             continue
-        eps_k[k] = _increasing_root(lambda x, L=lengths: _staircase_f0(L, x) - target)
+        eps_k[k] = _increasing_root(partial(_f0_gap, _staircase_f0, lengths, target))
     return np.array([h for h, _ in hj]), np.array([j for _, j in hj]), eps_k
 
 

@@ -138,7 +138,7 @@ def _xlog(count: np.ndarray, logp: np.ndarray | float) -> np.ndarray:
         return np.where(count == 0, 0.0, count * logp)
 
 
-def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray) -> np.ndarray:
+def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray | float) -> np.ndarray:
     """log of P(o) (1 - e^{level - L(o)})_+, -inf where the loss does not exceed the level."""
     gap = np.asarray(level, dtype=float) - loss
     with np.errstate(invalid="ignore"):
@@ -152,13 +152,13 @@ def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray) ->
 
 
 def _rr_log_terms(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """log P(l), log Q(l) and loss of the k-fold randomized response, l = # of -eps outcomes."""
-    l = np.arange(k + 1, dtype=float)
+    """log P(ell), log Q(ell) and loss of the k-fold randomized response, ell = # of -eps outcomes."""
+    ell = np.arange(k + 1, dtype=float)
     lb = _log_binom(k)
     norm = k * np.logaddexp(0.0, eps0)
-    log_p = lb + (k - l) * eps0 - norm
-    log_q = lb + l * eps0 - norm
-    return log_p, log_q, eps0 * (k - 2 * l)
+    log_p = lb + (k - ell) * eps0 - norm
+    log_q = lb + ell * eps0 - norm
+    return log_p, log_q, eps0 * (k - 2 * ell)
 
 
 def _kov_pure_delta(eps0: float, k: int, eps: np.ndarray) -> np.ndarray:
@@ -818,7 +818,7 @@ def gaussian_zcdp_sigma(eps: float, delta: float, *, l0_sensitivity: int = 1, li
 
 
 def ordered_least_squares(y: Any, *, nonnegative: bool = True) -> np.ndarray:
-    """Least-squares fit ``c`` to ``y`` with ``c_1 >= c_2 >= ... >= c_n`` (Eq. (9), Algorithm 1).
+    """Least-squares fit ``c`` to ``y`` under the ordering ``c_i >= c_{i+1}`` for all i (Eq. (9), Algorithm 1).
 
     This is the maximum-likelihood estimate of the true counts given Gaussian
     noise and a known ranking. Written as non-negative least squares over the

@@ -391,7 +391,7 @@ def count_lp(
     mb.set_objective([dl], [1.0])
     model = mb.build()
     out = solve_model(model, solver=solver)
-    if out.status != "optimal" or out.x is None:
+    if out.status != "optimal" or out.x is None or out.objective is None:
         raise RuntimeError(f"count LP ended with status {out.status!r} ({out.message})")
     method = f"lp-{objective}" + ("" if objective == "hockey" or reverse else "-prop4")
     return _finish(N, rho, eps, out.x[al], method, out.objective)

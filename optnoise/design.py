@@ -45,10 +45,12 @@ import numpy as np
 
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
 from .cache import cache_key, cache_load, cache_store
+from .certify import certify_result, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model
+from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
+from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
 __all__ = [
     "NoiseDesign",
@@ -65,10 +67,6 @@ __all__ = [
 METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
 #: What to minimise.
 OBJECTIVES = ("distortion", "delta")
-#: Absolute slack on ``f(eta) - e^eps f(eta+mu)`` when PDP indicators are re-evaluated.
-ACHIEVED_TOL = 1e-8
-#: Re-verified delta may exceed the requested one by at most this much.
-DELTA_TOL = 1e-6
 #: Largest number of noise values a design may have.
 MAX_SIZE = 2_000_000
 
@@ -81,13 +79,13 @@ def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
     the wrapped distance ``min(eta_c, n+1-eta_c)``.
     """
     check_choice("metric", metric, METRICS)
-    grids = np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij")
+    grids = list(np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij"))
     if metric == "er":
         return np.any(np.stack(grids) != 0, axis=0).astype(float)
     if metric.startswith("circular"):
         grids = [np.minimum(g, n + 1 - g) for g in grids]
     power = 2 if metric.endswith("mse") else 1
-    return sum(g.astype(float) ** power for g in grids)
+    return np.sum([g.astype(float) ** power for g in grids], axis=0)
 
 
 def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
@@ -181,6 +179,9 @@ class NoiseDesign:
         if (self.n + 1) ** dim > MAX_SIZE:
             raise ValueError(f"n is too large: (n+1)^d = {(self.n + 1) ** dim} noise values exceeds {MAX_SIZE}")
         self.shifts = neighborhood.resolve(self.n, dim)
+        # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
+        self.delta: float | None
+        self.max_distortion: float | None
         if self.objective == "distortion":
             self.delta = 0.0 if delta is None else check_delta(delta)
             if max_distortion is not None:
@@ -255,6 +256,53 @@ class NoiseDesign:
             "max_distortion": self.max_distortion,
         }
 
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> NoiseDesign:
+        """Rebuild a design from :meth:`spec` output (fully re-validated).
+
+        Raises ``ValueError`` when a field is missing or invalid, or when the
+        stored ``shifts`` differ from what the neighbourhood resolves to.
+        """
+        if not isinstance(spec, dict):
+            raise ValueError("spec must be a mapping (NoiseDesign.spec() output)")
+        try:
+            nb = Neighborhood.from_dict(spec["neighborhood"])
+            metric: Any = spec["metric"]
+            if metric == "custom":
+                if spec.get("cost") is None:
+                    raise ValueError("spec has metric 'custom' but no 'cost' array")
+                metric = np.asarray(spec["cost"], dtype=float)
+            objective = spec.get("objective", "distortion")
+            kw: dict[str, Any] = {}
+            if objective == "delta":
+                kw["max_distortion"] = spec["max_distortion"]
+            else:
+                kw["delta"] = spec["delta"]
+            shape = spec.get("shape")
+            design = cls(
+                n=spec["n"],
+                eps=spec["eps"],
+                neighborhood=nb,
+                metric=metric,
+                privacy=spec["privacy"],
+                objective=objective,
+                shape=tuple(shape) if shape else None,
+                **kw,
+            )
+        except KeyError as exc:
+            raise ValueError(f"spec lacks the field {exc.args[0]!r}") from None
+        shifts = spec.get("shifts")
+        if shifts is not None and sorted(map(str, design.shift_list())) != sorted(map(str, shifts)):
+            raise ValueError("spec 'shifts' do not match its neighbourhood")
+        return design
+
+    def replace(self, **changes: Any) -> NoiseDesign:
+        """A copy with some :meth:`spec` fields changed (e.g. ``delta=``), re-validated."""
+        spec = {**self.spec(), "shifts": None, **changes}
+        if "cost" in changes and "metric" not in changes:
+            spec["metric"] = "custom"
+        return NoiseDesign.from_spec(spec)
+
     def key(self, **solve_options: Any) -> str:
         """Stable hash of the problem and solve options (cache key, see :mod:`optnoise.cache`)."""
         return cache_key("design", {"spec": self.spec(), "opts": solve_options})
@@ -289,7 +337,7 @@ class NoiseDesign:
         cost = self.cost.ravel()
         if self.objective == "delta":
             t = mb.add_vars(1, lb=0.0, ub=1.0, name="t")
-            mb.add_row(f, cost, upper=float(self.max_distortion))  # (15b)
+            mb.add_row(f, cost, upper=float(self.max_distortion or 0.0))  # (15b): set with objective="delta"
             mb.set_objective(t, [1.0])  # (15a)
         else:
             t = None
@@ -421,7 +469,7 @@ class NoiseDesign:
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
-        return self.build_model().to_mps(path)
+        return write_mps(self.build_model(), path)
 
     # ------------------------------------------------------------------ solve
     def solve(
@@ -465,7 +513,7 @@ class NoiseDesign:
             so that parallel sweeps do not start more processes than cores).
         """
         check_choice("solver", solver, SOLVERS)
-        opts = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+        opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
         if formulation != "hull":
@@ -590,12 +638,12 @@ class DesignResult:
         if self.pmf is None:
             return False
         target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
+        if target is None:
+            return False
         return bool(self.achieved[self.design.privacy] <= float(target) + tol)
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
-        from .certify import certify_result
-
         return certify_result(self, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -650,3 +698,6 @@ class DesignResult:
             f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r}, "
             f"backend={self.backend!r})"
         )
+
+
+register_spec_kind("noise", NoiseDesign.from_spec)

@@ -30,7 +30,7 @@ import csv
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
         if len(lengths) > 1:
             raise ValueError(f"table columns must have equal lengths; got {sorted(lengths)}")
         header = list(cols)
-        rows = zip(*cols.values(), strict=True)
+        rows: Iterable[Sequence[Any]] = zip(*cols.values(), strict=True)
     else:
         rows_list = list(table)
         header = list(dict.fromkeys(k for r in rows_list for k in r))
@@ -106,7 +106,7 @@ CSV_DIGITS = 10
 PNG_METADATA: dict[str, Any] = {"Software": None}
 
 
-def format_float(x: float) -> str:
+def format_float(x: float | np.floating[Any]) -> str:
     """``x`` with :data:`CSV_DIGITS` significant digits (``-0`` written as ``0``)."""
     s = f"{float(x):.{CSV_DIGITS}g}"
     return "0" if s == "-0" else s

@@ -2,16 +2,16 @@
 
 The paper compares its optimal noise with five baselines (Figs. 5-8):
 
-============================  =========  =======================================
-mechanism                     parameter  reference
-============================  =========  =======================================
-two-sided geometric           ``alpha``  Ghosh, Roughgarden, Sundararajan 2009
-discrete Gaussian             ``sigma2`` Canonne, Kamath, Steinke 2020
-exponential mechanism         ``beta``   McSherry-Talwar 2007 via Gumbel noise
-                                         (Adams 2013; the paper's footnote 6)
-discrete count mechanism      ``rho``    Sadeghi, Asoodeh, Calmon 2020
-data-independent              ``rho``    Ravi et al. 2022
-============================  =========  =======================================
+============================  ==========  ========================================
+mechanism                     parameter   reference
+============================  ==========  ========================================
+two-sided geometric           ``alpha``   Ghosh, Roughgarden, Sundararajan 2009
+discrete Gaussian             ``sigma2``  Canonne, Kamath, Steinke 2020
+exponential mechanism         ``beta``    McSherry-Talwar 2007 via Gumbel noise
+                                          (Adams 2013; the paper's footnote 6)
+discrete count mechanism      ``rho``     Sadeghi, Asoodeh, Calmon 2020
+data-independent              ``rho``     Ravi et al. 2022
+============================  ==========  ========================================
 
 Every mechanism is returned as a :class:`Mechanism`: the matrix
 ``P[q, k] = Pr(q~ = k | q)`` over ``q, k in {0..n}``, in one of the variants

@@ -23,7 +23,6 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -87,19 +86,6 @@ class LinearModel:
             "bounds": float(np.max(col, initial=0.0)),
             "integrality": float(np.max(np.abs(xi - np.round(xi)), initial=0.0)),
         }
-
-    def to_mps(self, path: str | Path) -> Path:
-        """Write the model in (free) MPS format through HiGHS' writer."""
-        from .solvers import highs_instance
-
-        path = Path(path)
-        if path.suffix.lower() != ".mps":
-            raise ValueError(f"path must end in .mps; got {str(path)!r}")
-        h = highs_instance(self)
-        status = h.writeModel(str(path))
-        if str(status).endswith("kError"):
-            raise OSError(f"could not write MPS file {path}")
-        return path
 
 
 class ModelBuilder:
@@ -205,7 +191,10 @@ class ModelBuilder:
         else:
             A = sp.csr_matrix((0, self._n))
             rlo = rup = np.zeros(0)
-        cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
+
+        def cat(xs: list[np.ndarray], dt: Any) -> np.ndarray:
+            return np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
+
         return LinearModel(
             c=c,
             A=A,

@@ -381,7 +381,7 @@ def _neighbour_answers(X: np.ndarray, query: Any, relation: str, cands: np.ndarr
         neigh = [query(np.concatenate([X, c[None, ...]])) for c in cands]
     else:
         neigh = []
-        for i in idx:
+        for i in idx.tolist():
             for c in cands:
                 Y = X.copy()
                 Y[i] = c

@@ -185,9 +185,9 @@ def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 
     for n in range(1, n_max + 1):
         prev = pi[max(0, n - c) : n]  # pi(n-j) for the j <= c that exist
         # pi(n - j) for j beyond n is pi of a negative count: not a neighbour.
-        up1 = np.where(prev > 0, a * np.where(prev > 0, prev, 1.0), 0.0) + delta
-        up4 = 1.0 - ia * (1.0 - prev - delta)
-        pi[n] = min(up1.min(), up4.min(), 1.0)
+        ups = np.where(prev > 0, a * np.where(prev > 0, prev, 1.0), 0.0) + delta
+        downs = 1.0 - ia * (1.0 - prev - delta)
+        pi[n] = min(ups.min(), downs.min(), 1.0)
     return pi
 
 
@@ -239,7 +239,10 @@ def _pair_rows(
     k = a_idx.size
     r = np.arange(k)
     ones = np.ones(k)
-    rows, cols, vals, upper = [], [], [], []
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
 
     def add(c1: np.ndarray, v1: float, c2: np.ndarray, v2: float, rhs: float) -> None:
         base = sum(u.size for u in upper)
@@ -333,7 +336,7 @@ def partition_lp_pointwise(result: PartitionLP, indices: Any = None, *, solver: 
         c = np.zeros(model.shape[1])
         c[cols[n]] = -1.0
         out = solve_model(replace(model, c=c), solver=solver)
-        if out.status != "optimal":
+        if out.status != "optimal" or out.objective is None:
             raise RuntimeError(f"pointwise LP for n={n} ended with status {out.status!r}")
         best[i] = -out.objective
     return best
@@ -633,7 +636,7 @@ def _extend(pi: np.ndarray, size: int) -> np.ndarray:
 
 def _pair_grid_terms(pa: np.ndarray, qa: np.ndarray, pb: np.ndarray, qb: np.ndarray, e: float) -> np.ndarray:
     """Hockey stick of ``Bern(pa) x Bern(pb)`` against ``Bern(qa) x Bern(qb)`` (broadcast)."""
-    tot = 0.0
+    tot = np.zeros(np.broadcast_shapes(pa.shape, qa.shape, pb.shape, qb.shape))
     for xa, ya in ((pa, qa), (1.0 - pa, 1.0 - qa)):
         for xb, yb in ((pb, qb), (1.0 - pb, 1.0 - qb)):
             tot = tot + np.maximum(xa * xb - e * ya * yb, 0.0)
@@ -729,7 +732,7 @@ def bounded_dp_primitive(
     for f in fracs:
         res = bounded_dp_lp(n_max, eps, delta, eps_up=f * eps, solver=solver)
         ok = res.pi is not None and res.extra.get("achieved_delta", np.inf) <= delta * (1 + 1e-9)
-        if ok and (best is None or res.pi.sum() > best.pi.sum()):
+        if ok and res.pi is not None and (best is None or best.pi is None or res.pi.sum() > best.pi.sum()):
             best = res
     if best is None:
         raise RuntimeError("no split passed the exact bounded-DP check")

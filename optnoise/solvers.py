@@ -2,14 +2,20 @@
 
 ``solve_model(model, solver=...)`` is the single entry point:
 
-``"auto"``   the default: HiGHS, raced against SCIP in a second process on MILPs, and the
-             measured best HiGHS algorithm on LPs (see :func:`solve_model`).
-``"highs"``  HiGHS through highspy, model passed in memory; deterministic.
-``"scip"``   SCIP through pyscipopt (its wheels bundle SCIP), model passed in memory.
-``"cbc"``    COIN-OR CBC through PuLP (ships with PuLP).
-``"gurobi"`` / ``"cplex"``  through PuLP, when the user has them installed and licensed.
-``"cvxpy"``  cvxpy, for the LP variants and convex extensions (Clarabel for LPs,
-             HiGHS through cvxpy for MILPs).
+``"auto"``
+    The default: HiGHS, raced against SCIP in a second process on MILPs, and the
+    measured best HiGHS algorithm on LPs (see :func:`solve_model`).
+``"highs"``
+    HiGHS through highspy, model passed in memory; deterministic.
+``"scip"``
+    SCIP through pyscipopt (its wheels bundle SCIP), model passed in memory.
+``"cbc"``
+    COIN-OR CBC through PuLP (ships with PuLP).
+``"gurobi"`` / ``"cplex"``
+    Through PuLP, when the user has them installed and licensed.
+``"cvxpy"``
+    cvxpy, for the LP variants and convex extensions (Clarabel for LPs, HiGHS
+    through cvxpy for MILPs).
 
 Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
 is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
@@ -31,6 +37,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,6 +121,18 @@ def _gap(obj: float | None, bound: float | None) -> float | None:
 # --------------------------------------------------------------------------
 # HiGHS
 # --------------------------------------------------------------------------
+
+
+def write_mps(model: LinearModel, path: str | os.PathLike[str]) -> Path:
+    """Write ``model`` in (free) MPS format through HiGHS' writer, for any external solver."""
+    path = Path(path)
+    if path.suffix.lower() != ".mps":
+        raise ValueError(f"path must end in .mps; got {str(path)!r}")
+    h = highs_instance(model)
+    status = h.writeModel(str(path))
+    if str(status).endswith("kError"):
+        raise OSError(f"could not write MPS file {path}")
+    return path
 
 
 def highs_instance(
@@ -959,6 +978,8 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     at 1e-9 tolerances; for an LP this is a HiGHS re-solve. Callers that
     compare backends should keep the backend's own ``objective`` first.
     """
+    if out.x is None:
+        return out
     lo, up = model.col_lower.copy(), model.col_upper.copy()
     ints = model.integrality
     fixed = np.clip(np.round(out.x[ints]), lo[ints], up[ints])

@@ -60,8 +60,8 @@ ROW_KEYS = (
 )
 
 
-def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool = False) -> list[float]:
-    """Parse ``start:stop:count`` (inclusive linspace), ``a,b,c`` or one value."""
+def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool = False) -> list[Any]:
+    """Parse ``start:stop:count`` (inclusive linspace), ``a,b,c`` or one value (ints with ``integer=True``)."""
     if isinstance(text, (int, float, np.number)):
         values = [float(text)]
     elif not isinstance(text, str):
@@ -109,7 +109,7 @@ def grid_points(
     anywhere in the grid fails before any solving starts.
     """
     pts = []
-    second = list(delta if objective == "distortion" else (max_distortion or []))
+    second = list((delta or []) if objective == "distortion" else (max_distortion or []))
     if not second:
         raise ValueError(
             "max_distortion is required with objective='delta'" if objective == "delta" else "delta grid is empty"

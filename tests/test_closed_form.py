@@ -124,7 +124,7 @@ class TestPaperNumbers:
         reg = cf.bd_boundaries(8, 3, e, as_printed=True)
         assert round(reg.delta_bar[0], 4) == 0.1212
         assert round(reg.delta_low[1], 4) == 0.1238
-        phi_3 = 1 / sum(l * math.exp(-i * e) for i, l in enumerate((1, 3, 2, 2, 1)))
+        phi_3 = 1 / sum(w * math.exp(-i * e) for i, w in enumerate((1, 3, 2, 2, 1)))
         low_3 = phi_3 * (math.exp(-e) + math.exp(-2 * e))  # two leaks, cf. (37c) with xi_2
         assert round(low_3, 4) == 0.1522
         # the solver's f(0) is flat exactly from these points on
@@ -272,7 +272,7 @@ def test_bd_against_milp(n, mb, e):
             # inside flat regions: unique optimum (face checked in development),
             # and the step lengths are (31)
             np.testing.assert_allclose(pmf, ref, atol=TOL)
-            assert steps(ref) == tuple(l for l in cf.bd_step_lengths(n, mb, reg.h[s], reg.j[s]) if l)
+            assert steps(ref) == tuple(w for w in cf.bd_step_lengths(n, mb, reg.h[s], reg.j[s]) if w)
         # linear regions, segment b (40)-(41) and the right end delta_bar of a
         # flat region: several optima, f(0) compared only
 
@@ -304,7 +304,7 @@ def test_bd_alpha_beta_is_34(n, mb):
                 lengths = cf.bd_step_lengths(n, mb, h, j)
                 assert sum(lengths) == n + 1
                 alpha, beta = cf.bd_alpha_beta(n, mb, h, j, e)
-                direct = 1 / sum(l * math.exp(-i * e) for i, l in enumerate(lengths))
+                direct = 1 / sum(w * math.exp(-i * e) for i, w in enumerate(lengths))
                 assert 1 / (mb * alpha + beta) == pytest.approx(direct, rel=1e-12)
 
 
@@ -340,7 +340,7 @@ def test_bd_printed_39_pmf_leaks():
         for i in range(len(lengths))
     ]
     vals[single] = 0.0
-    vals[single] = 1 - sum(l * v for l, v in zip(lengths, vals, strict=True))
+    vals[single] = 1 - sum(w * v for w, v in zip(lengths, vals, strict=True))
     printed = np.repeat(vals, lengths)
     ref = solve("bd", n, mb, e, d)
     assert printed[0] == pytest.approx(ref[0], abs=TOL)
@@ -506,7 +506,7 @@ def test_bd_limit_phi0_53_is_limit_of_34():
             h = b - c
             lengths = [1] + [mb] * (b - h) + [mb if i == b - h + j + 1 else mb - 1 for i in range(b - h + 1, b + 1)]
             lengths += [h + 0 - 1]  # r = 0, u = 1
-            direct = 1 / sum(l * math.exp(-i * e) for i, l in enumerate(lengths))
+            direct = 1 / sum(w * math.exp(-i * e) for i, w in enumerate(lengths))
             assert cf.bd_limit_phi0(mb, c, j, e) == pytest.approx(direct, rel=1e-12)
             # printed (53) differs
             q = 1 - math.exp(-e)

@@ -107,9 +107,9 @@ def test_kov_epsilon_inverts_delta():
 def test_kov_large_k_matches_scipy_binomial():
     # independent route: scipy's binomial pmf in linear space, k = 10^4
     eps0, k = 0.01, 10_000
-    l = np.arange(k + 1)
-    pmf = stats.binom.pmf(l, k, 1 / (1 + math.exp(eps0)))  # l outcomes at -eps0 under P
-    loss = eps0 * (k - 2 * l)
+    ell = np.arange(k + 1)
+    pmf = stats.binom.pmf(ell, k, 1 / (1 + math.exp(eps0)))  # ell outcomes at -eps0 under P
+    loss = eps0 * (k - 2 * ell)
     for e in [0.0, 0.5, 1.0, 2.0, 4.0]:
         expect = float(np.sum(pmf * np.clip(-np.expm1(e - loss), 0, None)))
         assert C.kov_delta(eps0, k, e) == pytest.approx(expect, rel=1e-9, abs=1e-300)
@@ -164,11 +164,12 @@ def ddr_theorem(eps, T, eps_g):
     at t_l = (eps_g/eps + l + 1)/(T + 1), rounded into [0, 1].
     """
     best = 0.0
-    for l in range(T + 1):
-        t = min(max((eps_g / eps + l + 1) / (T + 1), 0.0), 1.0)
+    for ell in range(T + 1):
+        t = min(max((eps_g / eps + ell + 1) / (T + 1), 0.0), 1.0)
         (p1, p0), (q1, q0) = rr_t(eps, t)
         s = sum(
-            special.comb(T, j) * (p1 ** (T - j) * p0**j - math.exp(eps_g) * q1 ** (T - j) * q0**j) for j in range(l + 1)
+            special.comb(T, j) * (p1 ** (T - j) * p0**j - math.exp(eps_g) * q1 ** (T - j) * q0**j)
+            for j in range(ell + 1)
         )
         best = max(best, s)
     return best
@@ -377,7 +378,7 @@ def test_expected_losses_lemma_3_2():
         assert C.dp_expected_loss(eps) == pytest.approx(kl, rel=1e-12)
         assert C.dp_expected_loss(eps) == pytest.approx(eps * (math.exp(eps) - 1) / (math.exp(eps) + 1), rel=1e-12)
 
-        def kl_t(t):
+        def kl_t(t, eps=eps):
             P, Q = rr_t(eps, t)
             return float(np.sum(special.rel_entr(P, Q)))
 
@@ -436,7 +437,10 @@ def test_zcdp_conversion_is_optimum_over_renyi_order():
     for rho, d in [(0.02, 1e-5), (0.5, 1e-6), (3.0, 1e-3)]:
         L = math.log(1 / d)
         res = optimize.minimize_scalar(
-            lambda a: a * rho + L / (a - 1), bounds=(1 + 1e-9, 1e6), method="bounded", options={"xatol": 1e-12}
+            lambda a, rho=rho, L=L: a * rho + L / (a - 1),
+            bounds=(1 + 1e-9, 1e6),
+            method="bounded",
+            options={"xatol": 1e-12},
         )
         assert C.zcdp_epsilon(rho, d) == pytest.approx(res.fun, rel=1e-8)
     eps, dt = C.setwise_zcdp_epsilon(1e-6, [0.1, 0.2], deltas=[1e-7, 2e-7])
@@ -465,7 +469,10 @@ def test_analytic_gaussian_sigma_issue_number_and_dp_accounting():
 def test_analytic_gaussian_delta_is_hockey_stick_integral():
     sigma, D = 1.3, 1.0
     for eps in [0.0, 0.4, 2.0]:
-        f = lambda x: max(stats.norm.pdf(x, 0, sigma) - math.exp(eps) * stats.norm.pdf(x, D, sigma), 0.0)  # noqa: E731
+
+        def f(x, eps=eps):
+            return max(stats.norm.pdf(x, 0, sigma) - math.exp(eps) * stats.norm.pdf(x, D, sigma), 0.0)
+
         cut = D / 2 - eps * sigma**2 / D  # P > e^eps Q left of this point
         val = integrate.quad(f, -np.inf, cut, epsabs=1e-14, epsrel=1e-12)[0]
         assert C.analytic_gaussian_delta(eps, sigma, sensitivity=D) == pytest.approx(val, rel=1e-8)
@@ -580,14 +587,14 @@ def test_lemma_6_4_single_count_guarantees():
     q = lambda x: C.truncated_gaussian_pdf(x - linf, s, c) / mass  # noqa: E731
     # conditioned on the overlap, Renyi divergence is at most that of the untruncated Gaussians
     for alpha in [1.5, 2.0, 5.0, 20.0]:
-        val = integrate.quad(lambda x: p(x) ** alpha * q(x) ** (1 - alpha), lo, hi, epsrel=1e-12)[0]
+        val = integrate.quad(lambda x, alpha=alpha: p(x) ** alpha * q(x) ** (1 - alpha), lo, hi, epsrel=1e-12)[0]
         assert math.log(val) / (alpha - 1) <= alpha * linf**2 / (2 * s**2) + 1e-12
     # end to end: delta-approximate rho-zCDP => (eps, delta + delta')-DP for the actual pair
     rho = C.histogram_zcdp_rho(s, linf_sensitivity=linf)
     for d2 in [1e-2, 1e-4]:
         eps, total = C.setwise_zcdp_epsilon(d2, [rho], deltas=[1e-4])
         hs = integrate.quad(
-            lambda x: max(
+            lambda x, eps=eps: max(
                 C.truncated_gaussian_pdf(x, s, c) - math.exp(eps) * C.truncated_gaussian_pdf(x - linf, s, c), 0.0
             ),
             -c,

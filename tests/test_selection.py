@@ -371,7 +371,7 @@ def expand_solution(lp, x):
             continue
         cnt = tuple(int(v) for v in np.bincount(lv, minlength=k + 1))
         i = table[cnt]
-        out[lv] = np.array([x[lp.var_index[i, l]] for l in lv])
+        out[lv] = np.array([x[lp.var_index[i, lvl]] for lvl in lv])
     return out
 
 
@@ -489,9 +489,9 @@ def test_lattice_pf_em_match_pmfs_and_objective():
     pf, em = S.lattice_mechanism(lp, "pf"), S.lattice_mechanism(lp, "em")
     for i in range(lp.n_classes):
         q = lp.class_scores(i)
-        first = {int(l): int(np.argmax(-q / 2 == l)) for l in np.nonzero(lp.counts[i])[0]}
-        for l, j in first.items():
-            v = lp.var_index[i, l]
+        first = {int(lvl): int(np.argmax(-q / 2 == lvl)) for lvl in np.nonzero(lp.counts[i])[0]}
+        for lvl, j in first.items():
+            v = lp.var_index[i, lvl]
             assert pf[v] == pytest.approx(S.pf_pmf(q, 0.8)[j], rel=1e-12)
             assert em[v] == pytest.approx(S.em_pmf(q, 0.8)[j], rel=1e-12)
     # the objective of PF equals the independent lattice average of pf_pmf errors

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+import optnoise.solvers as solvers
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.model import ModelBuilder
-import optnoise.solvers as solvers
-from optnoise.solvers import available_solvers, solve_model
+from optnoise.solvers import available_solvers, solve_model, write_mps
 
 
 def knapsack():
@@ -67,7 +67,7 @@ def test_batch_rows_and_blocks():
 
 def test_mps_needs_suffix(tmp_path):
     with pytest.raises(ValueError, match="mps"):
-        lp().to_mps(tmp_path / "model.lp")
+        write_mps(lp(), tmp_path / "model.lp")
 
 
 def test_bad_solver_and_unavailable_commercial():
@@ -124,7 +124,7 @@ def test_banner_absorption_restores_stdout_across_threads(monkeypatch):
         monkeypatch.setattr(solvers, "_banner_absorbed", False)  # as in a fresh process
         start = threading.Barrier(8)
 
-        def first_construction(_):
+        def first_construction(_, start=start):
             start.wait()
             solvers.absorb_highs_banner()
 

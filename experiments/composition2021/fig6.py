@@ -52,7 +52,8 @@ def main(argv=None) -> int:
     ax.set_xlabel("word (true count), ranked by count")
     ax.set_ylabel("released count $-$ true count")
     ax.set_title(
-        rf"Macbeth top-{TOP_K}, $(\varepsilon, \delta) = ({eps_total:.5f}, 10^{{{int(np.log10(DELTA_6))}}})$, {trials} trials",
+        rf"Macbeth top-{TOP_K}, $(\varepsilon, \delta) = ({eps_total:.5f}, 10^{{{int(np.log10(DELTA_6))}}})$, "
+        rf"{trials} trials",
         fontsize=10,
     )
     lim = 1.15 * float(

@@ -8,13 +8,12 @@ an on-disk cache, so a second ``optnoise figures kadam2024`` run is fast:
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from optnoise import DesignResult, Neighborhood, NoiseDesign
-from optnoise.figures import FigureScript, find_experiments_root
+from optnoise.figures import FigureScript
 
 PAPER = "kadam2024"
 

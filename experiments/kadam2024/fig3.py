@@ -1,8 +1,9 @@
 """Fig. 3 of Kadam et al. (2024): the BD optimum is a staircase, (a) in a flat and (b) in a linear region.
 
 The paper's Fig. 3 is a sketch without parameters. We draw n = 11,
-mu_bar = 5 (b = 2, r = 1, so b + r < mu_bar as Theorem 3 needs), eps = 1, where the regions are flat 0 for delta <= 0.1032, linear up
-to 0.1057, flat 1 up to 0.2873, then f(0) = delta.
+mu_bar = 5 (b = 2, r = 1, so b + r < mu_bar as Theorem 3 needs), eps = 1, where the
+regions are flat 0 for delta <= 0.1032, linear up to 0.1057, flat 1 up to 0.2873,
+then f(0) = delta.
 
 (a) delta = 0.2, flat region k = 1 ((h, j) = (1, 1)): b + 1 steps after
     eta = 0 with lengths (31) and heights phi_i = phi_0 e^{-i eps} (30).
@@ -58,7 +59,7 @@ def draw(ax, pmf, lengths, heights, sym, title, outlines):
     colors = np.repeat(np.arange(len(lengths)) % 2, lengths)
     ax.bar(eta, pmf, color=np.where(colors == 0, "C0", "C9"), edgecolor="k", lw=0.5, width=0.85)
     start = 0
-    for i, (ell, h) in enumerate(zip(lengths, heights, strict=True)):
+    for i, ell in enumerate(lengths):
         if ell == 0:
             continue
         mid = start + (ell - 1) / 2

@@ -34,7 +34,9 @@ def main(argv=None) -> int:
                     lw=1.8 if q == 0.5 else 1.0,
                     label=name if q == 0.5 else None,
                 )
-                rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y, strict=True)]
+                rows += [
+                    {"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y, strict=True)
+                ]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\varepsilon$")
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")

@@ -31,7 +31,8 @@ def main(argv=None) -> int:
                     label=name if q == 0.5 else None,
                 )
                 rows += [
-                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)} for d, v in zip(deltas, y, strict=True)
+                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)}
+                    for d, v in zip(deltas, y, strict=True)
                 ]
         ax.set_xscale("log")
         ax.set_xlabel(r"$\delta$")
