@@ -58,13 +58,16 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="optnoise-reproduce-") as tmp:
         cold_out, warm_out = Path(tmp) / "cold" / "figures", Path(tmp) / "warm" / "figures"
         cold, cold_cpu, per_cold = reproduce(cold_out, a.jobs, a.fast)
-        # the warm run reads the cache the cold run left beside its output folder
-        (Path(tmp) / "warm").mkdir()
-        os.symlink(Path(tmp) / "cold" / ".optnoise-cache", Path(tmp) / "warm" / ".optnoise-cache")
+        # The cache of a run with --out ROOT is ROOT/.optnoise-cache (FigureScript.cache): the warm run
+        # writes its figures elsewhere but reads the cache the cold run left.
+        warm_out.mkdir(parents=True)
+        os.symlink(cold_out / ".optnoise-cache", warm_out / ".optnoise-cache")
         warm, warm_cpu, per_warm = reproduce(warm_out, a.jobs, a.fast)
-        files = sorted(p.relative_to(cold_out) for p in cold_out.rglob("*") if p.is_file())
+        files = sorted(
+            p.relative_to(cold_out) for p in cold_out.rglob("*") if p.is_file() and ".optnoise-cache" not in p.parts
+        )
         differ = [str(f) for f in files if not filecmp.cmp(cold_out / f, warm_out / f, shallow=False)]
-        entries = sum(1 for _ in (Path(tmp) / "cold" / ".optnoise-cache").rglob("*.json"))
+        entries = sum(1 for _ in (cold_out / ".optnoise-cache").rglob("*.json"))
     slow = sorted(per_cold, key=per_cold.get, reverse=True)[:6]
     lines = [
         "## Cold and warm reproduction (`benchmarks/bench_reproduce.py`)",
