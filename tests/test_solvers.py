@@ -171,7 +171,7 @@ def _children() -> list:
 def test_auto_races_scip_and_reports_the_winner(monkeypatch):
     # With no solo phase the race starts at once, so a small MILP exercises it in about a second.
     monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
-    d = NoiseDesign(n=32, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
+    d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     ref = d.solve("highs")
     res = d.solve("auto")
     assert res.status == "optimal" and res.solver == "auto" and res.backend in ("highs", "scip")
@@ -213,6 +213,6 @@ def test_auto_without_concurrency_stays_in_process(monkeypatch):
         raise AssertionError("auto started a process with concurrent=False")
 
     monkeypatch.setattr(solvers, "_ChildSolve", no_process)
-    d = NoiseDesign(n=32, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
+    d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     res = d.solve("auto", concurrent=False)
     assert res.status == "optimal" and res.backend == "highs"
