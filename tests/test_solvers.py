@@ -175,6 +175,7 @@ def test_auto_races_scip_and_reports_the_winner(monkeypatch):
     ref = d.solve("highs")
     res = d.solve("auto")
     assert res.status == "optimal" and res.solver == "auto" and res.backend in ("highs", "scip")
+    assert "won the race" in res.message  # the race ran (SCIP was started)
     assert res.distortion == pytest.approx(ref.distortion, abs=1e-8)
     assert res.verify()
     assert res.to_dict()["backend"] == res.backend
