@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=int, default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")
+    p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
 
     _add_certify_cli(sub)
     return parser
@@ -386,7 +387,7 @@ def _cmd_figures(a: argparse.Namespace) -> int:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
     if a.jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1; got {a.jobs}")
-    results = run_figures(a.paper, fast=a.fast, jobs=a.jobs, out=a.out)
+    results = run_figures(a.paper, fast=a.fast, jobs=a.jobs, out=a.out, force=a.force)
     failed = [s for s, rc, _ in results if rc != 0]
     for s, rc, dt in results:
         print(f"{'ok  ' if rc == 0 else 'FAIL'} {s.parent.name}/{s.name}  {dt:.1f}s")

@@ -102,4 +102,22 @@ def test_runner_runs_scripts_in_workers_and_isolates_failures(tmp_path, monkeypa
     monkeypatch.setattr(figures, "find_experiments_root", lambda start=None: root / "experiments")
     results = figures.run_figures("count2020", jobs=2, out=tmp_path / "out", progress=False)
     assert [(s.name, rc) for s, rc, _ in results] == [("a_good.py", 0), ("b_bad.py", 1), ("c_good.py", 0)]
-    assert (tmp_path / "out" / "count2020" / "a.png").exists() and (tmp_path / "out" / "count2020" / "c.csv").exists()
+    png = tmp_path / "out" / "count2020" / "a.png"
+    assert png.exists() and (tmp_path / "out" / "count2020" / "c.csv").exists()
+    records = tmp_path / "out" / ".optnoise-cache" / "count2020" / "scripts"
+    assert sorted(p.name for p in records.glob("*.json")) == ["a_good.json", "c_good.json"]
+
+    # Up to date: skipped (the PNG is not rewritten). Changed output, changed script or force: run again.
+    stamp = png.stat().st_mtime_ns
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.stat().st_mtime_ns == stamp
+    png.write_bytes(b"edited")
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.read_bytes() != b"edited"
+    stamp = png.stat().st_mtime_ns
+    (paper / "a_good.py").write_text(good.replace("NAME", "'a'") + "# changed\n")
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.stat().st_mtime_ns != stamp
+    stamp = png.stat().st_mtime_ns
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False, force=True)
+    assert png.stat().st_mtime_ns != stamp
