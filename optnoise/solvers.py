@@ -572,21 +572,6 @@ def _race(
     )
 
 
-def _solve_auto(
-    model: LinearModel,
-    time_limit: float | None,
-    mip_gap: float,
-    verbose: bool,
-    options: Mapping[str, Any] | None,
-    concurrent: bool,
-) -> SolverOutput:
-    if model.is_mip:
-        return _race(model, time_limit, mip_gap, verbose, options, concurrent)
-    algorithm = _LP_ALGORITHMS[model.lp_algorithm or "simplex"]
-    merged = {"solver": algorithm, **(options or {})}
-    return _solve_highs(model, time_limit, mip_gap, verbose, merged)
-
-
 # --------------------------------------------------------------------------
 # PuLP (CBC, Gurobi, CPLEX)
 # --------------------------------------------------------------------------
@@ -821,8 +806,11 @@ def solve_model(
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    if solver == "auto" and model.is_mip:
+        return _race(model, time_limit, mip_gap, verbose, options, bool(concurrent))
     if solver == "auto":
-        return _solve_auto(model, time_limit, mip_gap, verbose, options, bool(concurrent))
+        algorithm = {"solver": _LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
+        return _solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
     if solver == "highs":
         return _solve_highs(model, time_limit, mip_gap, verbose, options)
     if solver == "scip":
