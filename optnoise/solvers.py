@@ -402,6 +402,8 @@ def _solve_scip(
 #: Seconds HiGHS works alone before ``solver="auto"`` starts SCIP beside it. Most designs are
 #: solved within it, so they pay neither a second process's start-up nor its second core.
 AUTO_SOLO_SECONDS = 1.0
+#: Seconds past the time limit that a race waits for the second process's answer before stopping it.
+_RACE_GRACE_SECONDS = 2.0
 #: Marks a race's second process as finished without a proof (stopped, nothing more to poll).
 _NO_CHILD: Any = object()
 #: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
@@ -538,6 +540,8 @@ def _race(
     scip_out: SolverOutput | None = None
     try:
         while not (_proof(highs_out) or _proof(scip_out) or (highs_out and scip_out)):
+            if highs_out is not None and deadline is not None and time.time() > deadline + _RACE_GRACE_SECONDS:
+                break  # at the time limit SCIP is not waited for (on a busy machine it may still be starting)
             if highs_out is None and h.wait(0.02)[0]:
                 highs_out = _highs_output(h, model, time.perf_counter() - t0)
             if scip_out is None:
@@ -556,10 +560,11 @@ def _race(
             assert out is not None
             message = f"{out.message} (won the race; {race})"
             return replace(out, solve_time=seconds, message=message, info={"race": race})
-    assert highs_out is not None and scip_out is not None
-    found = [o for o in (highs_out, scip_out) if o.x is not None and o.objective is not None]
+    assert highs_out is not None
+    outs = [o for o in (highs_out, scip_out) if o is not None]
+    found = [o for o in outs if o.x is not None and o.objective is not None]
     best = min(found, key=lambda o: o.objective) if found else highs_out  # type: ignore[arg-type, return-value]
-    bounds = [o.bound for o in (highs_out, scip_out) if o.bound is not None and np.isfinite(o.bound)]
+    bounds = [o.bound for o in outs if o.bound is not None and np.isfinite(o.bound)]
     bound = max(bounds) if bounds else None
     return replace(
         best,

@@ -187,7 +187,8 @@ def test_auto_at_the_time_limit_keeps_the_best_incumbent_and_bound(monkeypatch):
     hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     model = hard.build_model()
     out = solve_model(model, solver="auto", time_limit=4.0)
-    assert out.status == "time_limit" and out.info["race"] == {"highs": "time_limit", "scip": "time_limit"}
+    assert out.status == "time_limit" and out.info["race"]["highs"] == "time_limit"
+    assert out.info["race"]["scip"] in ("time_limit", "stopped")  # "stopped": not answered 2 s after the limit
     assert out.x is not None and model.residuals(out.x)["rows"] <= 1e-8
     assert 0.8446734 - 1e-6 <= out.objective  # the known optimum (issue 17) bounds every incumbent
     assert out.bound <= 0.8446734 + 1e-6
