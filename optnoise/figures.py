@@ -147,7 +147,7 @@ def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
     for f in sorted(script.parent.glob("*.py")) + sorted(pkg.glob("*.py")):
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in _KEY_PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)
