@@ -99,13 +99,23 @@ def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
     """
     pmf = np.asarray(pmf, dtype=float)
     n = pmf.shape[0] - 1
-    q = np.arange(n + 1)[:, None]
-    eta = np.arange(n + 1)[None, :]
-    err = np.where(q + eta <= n, eta, n + 1 - eta).astype(float)  # err[q, eta]
+    eta = np.arange(n + 1, dtype=float)
     out = {"mse_mean": 0.0, "mse_worst": 0.0, "mae_mean": 0.0, "mae_worst": 0.0}
+
+    def per_q(weights: np.ndarray, power: int) -> np.ndarray:
+        """``sum_eta err(q, eta)^power weights[eta]`` for every q, in O(n) memory.
+
+        ``err = eta`` for ``eta <= n - q`` and ``n+1-eta`` above: a prefix sum plus a suffix sum
+        (an (n+1) x (n+1) table would need 75 GiB at n = 10^5).
+        """
+        head = np.cumsum(eta**power * weights)  # head[k] = sum_{eta <= k}
+        tail = np.concatenate([np.cumsum(((n + 1 - eta) ** power * weights)[::-1])[::-1], [0.0]])
+        k = n - np.arange(n + 1)  # the last non-wrapping eta of each q
+        return head[k] + tail[k + 1]
+
     for axis in range(pmf.ndim):
         marg = pmf.sum(axis=tuple(a for a in range(pmf.ndim) if a != axis))
-        mse_q, mae_q = (err**2) @ marg, err @ marg
+        mse_q, mae_q = per_q(marg, 2), per_q(marg, 1)
         out["mse_mean"] += float(mse_q.mean())
         out["mse_worst"] += float(mse_q.max())
         out["mae_mean"] += float(mae_q.mean())

@@ -409,3 +409,25 @@ def test_pdp_formulations_agree(inst):
         privacy="pdp",
     )
     assert d.solve(formulation="bigm").distortion == pytest.approx(d.solve().distortion, abs=1e-7)
+
+
+def test_modulo_errors_match_the_full_error_table(rng):
+    # independent route: the (n+1) x (n+1) table err[q, eta] the O(n) prefix/suffix sums replace
+    for n in (1, 6, 41):
+        f = rng.dirichlet(np.ones(n + 1))
+        q, eta = np.arange(n + 1)[:, None], np.arange(n + 1)[None, :]
+        err = np.where(q + eta <= n, eta, n + 1 - eta).astype(float)
+        got = modulo_errors(f)
+        assert got["mse_mean"] == pytest.approx(float(((err**2) @ f).mean()), rel=1e-12)
+        assert got["mse_worst"] == pytest.approx(float(((err**2) @ f).max()), rel=1e-12)
+        assert got["mae_mean"] == pytest.approx(float((err @ f).mean()), rel=1e-12)
+        assert got["mae_worst"] == pytest.approx(float((err @ f).max()), rel=1e-12)
+
+
+def test_modulo_errors_at_n_1e5_need_linear_memory():
+    f = np.zeros(100_001)
+    f[0], f[1], f[-1] = 0.5, 0.25, 0.25
+    got = modulo_errors(f)  # a (n+1)^2 table would need 75 GiB
+    # by hand: at q = 0, eta = 1 costs 1 and eta = n costs n (no wrap); every q pays 1 and n between the two
+    n = 100_000
+    assert got["mae_worst"] == pytest.approx(0.25 * (n + 1)) and got["er"] == pytest.approx(0.5)
