@@ -428,6 +428,6 @@ def test_modulo_errors_at_n_1e5_need_linear_memory():
     f = np.zeros(100_001)
     f[0], f[1], f[-1] = 0.5, 0.25, 0.25
     got = modulo_errors(f)  # a (n+1)^2 table would need 75 GiB
-    # by hand: at q = 0, eta = 1 costs 1 and eta = n costs n (no wrap); every q pays 1 and n between the two
+    # by hand: q = 0 pays 1 (eta = 1) and n (eta = n, no wrap), q = n pays n (eta = 1 wraps) and 1, others 1 and 1
     n = 100_000
     assert got["mae_worst"] == pytest.approx(0.25 * (n + 1)) and got["er"] == pytest.approx(0.5)
