@@ -259,11 +259,24 @@ def _solve_highs(
     mip_gap: float,
     verbose: bool,
     options: Mapping[str, Any] | None = None,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
+    _set_start(h, model, start)
     t0 = time.perf_counter()
     h.run()
     return _highs_output(h, model, time.perf_counter() - t0)
+
+
+def _set_start(h: Any, model: LinearModel, start: np.ndarray | None) -> None:
+    """Hand ``start`` to HiGHS as the first incumbent of a MILP (a MIP start)."""
+    import highspy
+
+    if start is not None and model.is_mip:
+        sol = highspy.HighsSolution()
+        sol.col_value = np.asarray(start, dtype=float).tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
 
 
 def _highs_output(h: Any, model: LinearModel, seconds: float) -> SolverOutput:
@@ -513,6 +526,7 @@ def _race(
     verbose: bool,
     options: Mapping[str, Any] | None,
     concurrent: bool,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     """HiGHS in this process and, after :data:`AUTO_SOLO_SECONDS`, SCIP in a spawned one.
 
@@ -530,12 +544,13 @@ def _race(
         incumbent[:] = [np.array(event.data_out.mip_solution, dtype=float)]
 
     h.cbMipImprovingSolution.subscribe(keep)
+    _set_start(h, model, start)
     h.HandleUserInterrupt = True
     h.startSolve()
     done, _ = h.wait(AUTO_SOLO_SECONDS if concurrent else -1.0)
     if done:
         return _highs_output(h, model, time.perf_counter() - t0)
-    scip = _ChildSolve("scip", model, deadline, mip_gap, verbose, start=incumbent[0] if incumbent else None)
+    scip = _ChildSolve("scip", model, deadline, mip_gap, verbose, start=incumbent[0] if incumbent else start)
     highs_out: SolverOutput | None = None
     scip_out: SolverOutput | None = None
     try:
@@ -779,6 +794,7 @@ def solve_model(
     verbose: bool = False,
     options: Mapping[str, Any] | None = None,
     concurrent: bool = True,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
 
@@ -805,6 +821,9 @@ def solve_model(
     concurrent : bool
         ``"auto"`` only: ``False`` keeps the solve in this process (HiGHS alone), for callers that
         already run one solve per core, such as sweep workers.
+    start : ndarray, optional
+        A feasible point of ``model`` (all columns). HiGHS and SCIP use it as the first
+        incumbent of a MILP (a MIP start); LPs and the other backends ignore it.
     """
     check_choice("solver", solver, SOLVERS)
     check_highs_options(options, solver)
@@ -812,14 +831,14 @@ def solve_model(
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
     if solver == "auto" and model.is_mip:
-        return _race(model, time_limit, mip_gap, verbose, options, bool(concurrent))
+        return _race(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
     if solver == "auto":
         algorithm = {"solver": _LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
         return _solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
     if solver == "highs":
-        return _solve_highs(model, time_limit, mip_gap, verbose, options)
+        return _solve_highs(model, time_limit, mip_gap, verbose, options, start)
     if solver == "scip":
-        return _solve_scip(model, time_limit, mip_gap, verbose)
+        return _solve_scip(model, time_limit, mip_gap, verbose, start=start)
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
