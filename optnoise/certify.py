@@ -50,7 +50,15 @@ This module turns a :class:`~optnoise.design.DesignResult` into a
       "dp" the design is re-solved (an LP) at ``delta - tau``; for "pdp" and
       "pdp-kadam" the LP with the solver's leak pattern fixed is solved with
       an absolute margin ``tau`` on each leak budget and, for pdp-kadam, on
-      every (13g) row. Then (a) again. Margins ``tau`` escalate from 1e-10.
+      every (13g) row. Then (a) again. Margins ``tau`` escalate through
+      :data:`MARGINS`; those that do not fit below a small delta are replaced
+      by fractions of it (:data:`MARGIN_FRACTIONS`), so tiny deltas (1e-12)
+      get margins too.
+   c. *fall back to pure eps-DP* when delta > 0 and nothing above certifies:
+      the delta = 0 design has delta 0 under every notion, so it meets any
+      target; it is solved, certified by (a)-(b), and accepted if its
+      distortion is within ``max_loss`` of the solver's (at a tiny delta it
+      usually is).
 
    The certified (eps, delta), the mixing weight, the margin and the
    distortion loss ``certified - solver`` are reported in
@@ -66,9 +74,18 @@ This module turns a :class:`~optnoise.design.DesignResult` into a
    reproducible experiments; **seeded mode is not for deployment** (its state
    is guessable and it is not a cryptographic generator).
 5. **Save/load.** JSON with the exact weights (decimal strings), the problem
-   specification, the certificate, solver metadata and the optnoise version.
-   :func:`load_design` re-runs the exact check and refuses a file whose
-   weights do not match their certificate, and a newer format version.
+   specification, the certificate, solver metadata and the optnoise version,
+   plus a SHA-256 digest of the canonical JSON of all of them
+   (:func:`file_digest`). :func:`load_design` refuses a file whose digest does
+   not match, any format version but :data:`FORMAT_VERSION`, and any
+   certificate field that differs from a fresh exact re-check of the problem
+   the file names (recomputed on every load); every refusal names the field.
+   The digest detects corruption and careless or partial edits; it is **not a
+   signature**: anyone who can rewrite the file can recompute it, so a file
+   from an untrusted source must be authenticated by other means (a signature,
+   a trusted store). What no edit can do is make the weights leak more than
+   the certificate states for the problem stated in the file: that is
+   re-proved exactly on load.
 
 Command line::
 
@@ -111,11 +128,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from ._io import atomic_write_text, read_json
+from ._validation import check_choice, check_delta, check_eps, check_int, check_output_path, check_positive
 from .model import ModelBuilder
 from .privacy import NOTIONS
-from .solvers import SOLVERS, solve_model
-from .tolerance import DELTA_TOL
+from .solvers import FEASIBILITY_TOL, SOLVERS, solve_model
+from .tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
 
 if TYPE_CHECKING:
     from .design import DesignResult, NoiseDesign
@@ -128,6 +146,7 @@ __all__ = [
     "exp_bounds",
     "load_design",
     "round_to_total",
+    "file_digest",
     "FORMAT",
     "FORMAT_VERSION",
     "DEFAULT_BITS",
@@ -137,13 +156,29 @@ __all__ = [
 
 #: Tag and version of the JSON design format written by :meth:`CertifiedDesign.save`.
 FORMAT = "optnoise-certified-design"
-FORMAT_VERSION = 1
+#: Version 2: the digest covers the whole file (version 1 hashed the weights only and is refused).
+FORMAT_VERSION = 2
+#: The fields of a design file, besides its digest ``sha256``.
+FILE_FIELDS = (
+    "format",
+    "format_version",
+    "optnoise_version",
+    "problem",
+    "denominator_bits",
+    "shape",
+    "weights",
+    "certificate",
+    "repair",
+    "solver",
+)
 #: Default denominator ``2**62``: rounding error ~2e-19, and every table fits in int64.
 DEFAULT_BITS = 62
 #: Default bound on the repair's distortion increase, relative to ``max(1, |solver distortion|)``.
 MAX_LOSS = 1e-6
 #: Margins tried, in order, when a re-solve is needed (repair step b).
 MARGINS = (1e-9, 1e-8, 1e-7, 1e-6)
+#: Margins as fractions of a delta too small for some of :data:`MARGINS` (repair step b).
+MARGIN_FRACTIONS = (1e-6, 1e-4, 1e-2, 1e-1)
 #: Relative slack when reading the solver's leak pattern (repair step b).
 PATTERN_RTOL = 1e-9
 #: Solver masses below this are solver noise and are set to 0 before rounding.
@@ -333,17 +368,6 @@ def _frac_str(x: Fraction | float) -> str:
     if isinstance(x, float):
         return "inf" if math.isinf(x) else repr(x)
     return f"{x.numerator}/{x.denominator}"
-
-
-def _parse_frac(text: Any, name: str) -> Fraction | float:
-    if text == "inf":
-        return math.inf
-    if not isinstance(text, str):
-        raise ValueError(f"design file field {name!r} must be a rational 'p/q'; got {text!r}")
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"design file field {name!r} must be a rational 'p/q'; got {text!r}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -551,85 +575,124 @@ class CertifiedDesign:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (exact: weights and rationals as decimal strings)."""
+        """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
         from . import __version__
 
-        lo, hi = _check_bounds(self.eps)
-        wtxt = [str(int(v)) for v in self.weights.ravel()]
-        return {
+        doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "optnoise_version": __version__,
             "problem": self.design.spec(),
             "denominator_bits": self.bits,
             "shape": list(self.shape),
-            "weights": wtxt,
-            "weights_sha256": _digest(wtxt),
-            "certificate": {
-                "notion": self.notion,
-                "eps": self.eps,
-                "delta": self.delta,
-                "certified_delta": _frac_str(self.certified_delta),
-                "certified_delta_float": float(self.certified_delta),
-                "exp_eps_lower": _frac_str(lo),
-                "exp_eps_upper": _frac_str(hi),
-            },
+            "weights": [str(int(v)) for v in self.weights.ravel()],
+            "certificate": _certificate(self.design, self.eps, self.delta, self.certified_delta),
             "repair": self.repair,
             "solver": self.solver,
         }
+        doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
+        doc["sha256"] = file_digest(doc)
+        return doc
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the design as JSON (see :func:`load_design`)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        os.replace(tmp, path)
-        return path
+        """Write the design as JSON (see :func:`load_design`), atomically."""
+        path = check_output_path("path", path)
+        return atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def from_dict(cls, data: Any) -> CertifiedDesign:
-        """Rebuild from :meth:`to_dict` output, re-checking the certificate exactly."""
+        """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
+
+        Raises ``ValueError`` naming the field: wrong format tag or version, a
+        digest that does not match the canonical file, a malformed field, or a
+        certificate that differs from a fresh exact re-check of the problem the
+        file names.
+        """
+
+        def bad(name: str, why: str) -> ValueError:
+            return ValueError(f"design file field {name!r}: {why}")
+
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"design file is not an optnoise certified design (missing format tag {FORMAT!r})")
         version = data.get("format_version")
         if isinstance(version, bool) or not isinstance(version, int):
-            raise ValueError(f"design file format_version must be an integer; got {version!r}")
+            raise bad("format_version", f"must be the integer {FORMAT_VERSION}; got {version!r}")
         if version > FORMAT_VERSION:
-            raise ValueError(
-                f"design file format_version {version} is newer than this optnoise supports "
-                f"({FORMAT_VERSION}); upgrade optnoise to load it"
+            raise bad(
+                "format_version",
+                f"{version} is newer than this optnoise supports ({FORMAT_VERSION}); upgrade optnoise to load it",
             )
+        if version != FORMAT_VERSION:
+            why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
+            raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
+        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256"})
+        if unknown:
+            raise bad(unknown[0], "is not a field of the design format")
+        missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
+        if missing:
+            raise bad(missing[0], "is missing")
+        if not isinstance(data["sha256"], str) or data["sha256"] != file_digest(data):
+            raise bad(
+                "sha256",
+                "does not match the digest of the file's canonical content: the file is corrupted or was edited "
+                "(the digest detects changes; it is not a signature)",
+            )
+        if not isinstance(data["optnoise_version"], str):
+            raise bad("optnoise_version", f"must be a string; got {data['optnoise_version']!r}")
         try:
             design = _design_from_spec(data["problem"])
-            bits = check_int("denominator_bits", data["denominator_bits"], minimum=1, maximum=62)
-            cert = data["certificate"]
-            wtxt = data["weights"]
-            repair, solver = dict(data.get("repair") or {}), dict(data.get("solver") or {})
-            eps = check_eps(cert["eps"], name="design file certificate eps")
-            delta = check_delta(cert["delta"], name="design file certificate delta")
-            claimed = _parse_frac(cert["certified_delta"], "certified_delta")
-            stored_digest = data["weights_sha256"]
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"design file is missing or has a malformed field: {exc}") from None
-        if eps != design.eps or cert.get("notion") != design.privacy:
-            raise ValueError("design file certificate (eps, notion) does not match its problem specification")
+        except ValueError as exc:
+            raise bad("problem", str(exc)) from None
+        bits = data["denominator_bits"]
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
+            raise bad("denominator_bits", f"must be an integer in [16, 62]; got {bits!r}")
+        if data["shape"] != list(design.shape):
+            raise bad("shape", f"must be the problem's shape {list(design.shape)}; got {data['shape']!r}")
+        wtxt = data["weights"]
         if (
             not isinstance(wtxt, list)
             or len(wtxt) != design.size
-            or not all(isinstance(t, str) and t.isascii() and t.isdigit() for t in wtxt)
+            or not all(isinstance(t, str) and t.isascii() and t.isdigit() and len(t) <= 20 for t in wtxt)
         ):
-            raise ValueError(f"design file weights must be {design.size} non-negative integer strings")
-        if _digest(wtxt) != stored_digest:
-            raise ValueError("design file weights do not match their sha256 digest: the file is corrupted or edited")
+            raise bad("weights", f"must be {design.size} non-negative integer strings")
         w = [int(t) for t in wtxt]
-        if sum(w) != 1 << bits or max(w) > (1 << bits):
-            raise ValueError(f"design file weights must sum to 2**{bits}; they sum to {sum(w)}")
+        if sum(w) != 1 << bits:
+            raise bad("weights", f"must sum to 2**{bits}; they sum to {sum(w)}")
+        for name in ("repair", "solver"):
+            if not isinstance(data[name], dict):
+                raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
+        cert = data["certificate"]
+        if not isinstance(cert, dict):
+            raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
+        try:
+            eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
+            delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if eps != design.eps:
+            raise bad("certificate.eps", f"must be the problem's eps {design.eps!r}; got {eps!r}")
+        if design.objective == "distortion" and delta != design.delta:
+            raise bad("certificate.delta", f"must be the problem's delta {design.delta!r}; got {delta!r}")
+        # the certificate is recomputed from the weights and the problem, and must be what the file says
         got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
-        if not isinstance(got, Fraction) or got != claimed or not got <= Fraction(delta):
-            raise ValueError(
-                f"design file weights do not match their certificate: the exact check gives delta "
-                f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})"
+        if not isinstance(got, Fraction) or not got <= Fraction(delta):
+            shown = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
+            raise bad(
+                "weights",
+                f"do not meet their certificate: the exact check of the stated problem gives delta {shown} > "
+                f"the certified target {delta:g}",
             )
+        fresh = _certificate(design, eps, delta, got)
+        for key, value in fresh.items():
+            if cert.get(key) != value:
+                raise bad(
+                    f"certificate.{key}",
+                    f"does not match a fresh exact re-check of the problem ({value!r} expected, "
+                    f"{cert.get(key)!r} in the file): the weights do not match their certificate",
+                )
+        extra = sorted(set(cert) - set(fresh))
+        if extra:
+            raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
         return cls(
             design=design,
             weights=np.array(w, dtype=np.int64),
@@ -637,8 +700,8 @@ class CertifiedDesign:
             eps=eps,
             delta=delta,
             certified_delta=got,
-            repair=repair,
-            solver=solver,
+            repair=dict(data["repair"]),
+            solver=dict(data["solver"]),
         )
 
     @classmethod
@@ -671,8 +734,30 @@ class CertifiedDesign:
         )
 
 
-def _digest(wtxt: list[str]) -> str:
-    return hashlib.sha256(",".join(wtxt).encode()).hexdigest()
+def file_digest(doc: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of every field of a design file but ``sha256`` itself.
+
+    Canonical: keys sorted, no whitespace, ASCII escapes; floats as Python's
+    shortest round-trip repr, so a file's digest does not depend on how it
+    was indented or re-serialised.
+    """
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _certificate(design: Any, eps: float, delta: float, certified: Fraction | float) -> dict[str, Any]:
+    """The certificate block of a design file (a function of the problem, eps, delta and the exact delta)."""
+    lo, hi = _check_bounds(eps)
+    return {
+        "notion": design.privacy,
+        "eps": eps,
+        "delta": delta,
+        "certified_delta": _frac_str(certified),
+        "certified_delta_float": float(certified),
+        "exp_eps_lower": _frac_str(lo),
+        "exp_eps_upper": _frac_str(hi),
+    }
 
 
 def register_spec_kind(kind: str, from_spec: Callable[[dict[str, Any]], Any]) -> None:
@@ -697,25 +782,19 @@ def _design_from_spec(spec: Any) -> Any:
 
 
 def load_design(path: str | os.PathLike) -> CertifiedDesign:
-    """Load a certified design, re-checking its certificate exactly.
+    """Load a certified design, re-proving its certificate exactly.
 
     Raises
     ------
     ValueError
-        The file is missing, not JSON, not a design, from a newer format
-        version, corrupted (weights digest), or its weights do not reproduce
-        the stored certificate under the exact check.
+        The path is not a path, the file is missing, not JSON (or nested too
+        deeply), not a design, of another format version, its digest does not
+        match, or a field is malformed or differs from a fresh exact re-check
+        of the problem it names (the message names the field).
     """
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"design file could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"design file {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return CertifiedDesign.from_dict(data)
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path must be the path of a design file; got {path!r}")
+    return CertifiedDesign.from_dict(read_json(path, "design file"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -836,7 +915,8 @@ def _margin_pmf(
     pure = target == 0.0
     if design.privacy == "dp" and not pure:
         res = design.replace(objective="distortion", delta=target - tau, max_distortion=None).solve(solver=solver)
-        return None if res.status != "optimal" or res.pmf is None else res.pmf.ravel()
+        # an "unverified" PMF may still certify: the exact check decides
+        return None if res.status not in ("optimal", "unverified") or res.pmf is None else res.pmf.ravel()
     N = design.size
     idx = design.shift_index()
     K = idx.shape[0]
@@ -870,11 +950,30 @@ def _margin_pmf(
     budget_sets = U[:1] if design.privacy == "pdp-kadam" else U
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
-            mb.add_row(x[budget_sets[m]], scale[budget_sets[m]], upper=target - tau)
+            # written relative to the target when the solver's absolute tolerance would be a large part of it
+            rel = 1.0 / max(target, DELTA_ATOL) if target > 0 and FEASIBILITY_TOL > DELTA_RTOL * target else 1.0
+            mb.add_row(x[budget_sets[m]], scale[budget_sets[m]] * rel, upper=(target - tau) * rel)
     out = solve_model(mb.build(), solver=solver)
     if out.status != "optimal" or out.x is None:
         return None
     return np.clip(out.x[x] * scale, 0.0, None)
+
+
+def _margin_plan(margins: tuple[float, ...], target: float) -> list[float]:
+    """The absolute margins to try below ``target``.
+
+    Margins at least half the target cannot leave a useful budget; when some
+    of ``margins`` are dropped for that reason, fractions of the target
+    (:data:`MARGIN_FRACTIONS`) take their place, so a delta of 1e-12 is
+    re-solved with margins of 1e-18 .. 1e-13 instead of none.
+    """
+    if target == 0:
+        return list(margins)
+    kept = [t for t in margins if t < target / 2]
+    if len(kept) == len(margins):
+        return kept
+    extra = [target * r for r in MARGIN_FRACTIONS if target * r not in kept]
+    return sorted(set(kept + extra))
 
 
 def certify_result(
@@ -885,6 +984,7 @@ def certify_result(
     max_loss: float = MAX_LOSS,
     margins: tuple[float, ...] = MARGINS,
     allow_suboptimal: bool = False,
+    allow_unverified: bool = False,
     solver: str = "highs",
 ) -> CertifiedDesign:
     """Certify a solved design exactly and build its exact sampler.
@@ -896,18 +996,26 @@ def certify_result(
     delta : float, optional
         The delta to certify at the design's eps. Default: the design's delta;
         for a minimise-delta design (15a), which asks for no particular delta,
-        the solver's minimum plus :data:`~optnoise.design.DELTA_TOL` (the
-        exact certified delta, reported, is usually far closer to the minimum).
+        the solver's minimum with the slack of the tolerance rule
+        (:func:`optnoise.tolerance.delta_allowance`; the exact certified delta,
+        reported, is usually far closer to the minimum). For a
+        distortion-objective design certified at another delta, the returned
+        design states the problem at that delta.
     bits : int
         The weights are integers over ``2**bits`` (16..62).
     max_loss : float
         Largest accepted distortion increase from repair, relative to
         ``max(1, |solver distortion|)``; ``inf`` accepts any.
     margins : tuple of float
-        Absolute margins tried by the re-solve step, in order.
+        Absolute margins tried by the re-solve step, in order (those that do
+        not fit below a small delta are replaced by fractions of it).
     allow_suboptimal : bool
         Certify the incumbent of a ``"time_limit"`` result (it is feasible but
-        not proven optimal). Other statuses are always refused.
+        not proven optimal).
+    allow_unverified : bool
+        Repair an ``"unverified"`` result (its PMF meets the constraints only
+        within the solver's tolerance); the loss is measured against its
+        distortion. Other statuses are always refused.
     solver : str
         Backend for the re-solve step.
 
@@ -924,22 +1032,35 @@ def certify_result(
     if not (hasattr(result, "design") and hasattr(result, "pmf") and hasattr(result, "status")):
         raise ValueError(f"result must be a DesignResult (from NoiseDesign.solve()); got {type(result).__name__}")
     design = result.design
-    ok_status = result.status == "optimal" or (allow_suboptimal and result.status == "time_limit")
+    ok_status = (
+        result.status == "optimal"
+        or (allow_suboptimal and result.status == "time_limit")
+        or (allow_unverified and result.status == "unverified")
+    )
     if not ok_status or result.pmf is None or result.distortion is None:
         why = "has no PMF" if result.pmf is None or result.distortion is None else "is not proven optimal"
         hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
-    max_loss = check_positive("max_loss", max_loss, allow_zero=True) if max_loss != math.inf else math.inf
+    if isinstance(max_loss, (int, float)) and not isinstance(max_loss, bool) and max_loss == math.inf:
+        max_loss = math.inf
+    else:
+        max_loss = check_positive("max_loss", max_loss, allow_zero=True)
     check_choice("solver", solver, SOLVERS)
     if delta is None:
         if design.objective == "distortion":
             target_f = float(design.delta or 0.0)  # set whenever the objective is the distortion
         else:
-            target_f = min(1.0, float(result.delta_objective or 0.0) + DELTA_TOL)
+            target_f = min(1.0, delta_allowance(float(result.delta_objective or 0.0)))
     else:
         target_f = check_delta(delta)
+    if isinstance(margins, (str, bytes)) or not isinstance(margins, (tuple, list)) or not margins:
+        raise ValueError(f"margins must be a non-empty sequence of positive numbers; got {margins!r}")
     margins = tuple(check_positive("margins", t) for t in margins)
+    if design.objective == "distortion" and target_f != design.delta:
+        # the certified design names the problem at the delta it is certified for, so that a saved
+        # file's certificate always equals a fresh check of the problem it states
+        design = design.replace(delta=target_f)
     target = Fraction(target_f)
     cert = _Certifier(design, target, bits)
     base = float(result.distortion)
@@ -950,26 +1071,32 @@ def certify_result(
         attempts.append(att)
         return att.weights is not None and cert.loss_of(att.weights, base) <= budget
 
-    p0 = _prepare(result.pmf)
-    chosen = None
-    att = cert.mix(p0, base, budget, "solver", None)
-    if accept(att):
-        chosen = att
-    else:
+    def repaired(p0: np.ndarray, target: float, source: str) -> _Attempt | None:
+        """Steps (a) then (b) on ``p0`` at ``target``: the first candidate within the loss budget."""
+        att = cert.mix(p0, base, budget, source, None)
+        if accept(att):
+            return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
-        lp_path = design.privacy != "dp" or target_f == 0
-        plan = [(tau, lam) for tau in margins for lam in ((0.0, tau) if lp_path else (0.0,))]
+        lp_path = design.privacy != "dp" or target == 0
+        plan = [(tau, lam) for tau in _margin_plan(margins, target) for lam in ((0.0, tau) if lp_path else (0.0,))]
         for tau, lam in plan:
-            if 0 < target_f <= tau:
-                break
-            p = _margin_pmf(design, p0, target_f, tau, lam, solver)
+            p = _margin_pmf(design, p0, target, tau, lam, solver)
             if p is None:
-                attempts.append(_Attempt(None, math.inf, 0, "margin-resolve", tau, note="re-solve not optimal"))
+                attempts.append(_Attempt(None, math.inf, 0, f"{source}+margin", tau, note="re-solve not optimal"))
                 continue
-            att = cert.mix(_prepare(p), base, budget, "margin-resolve", tau)
+            att = cert.mix(_prepare(p), base, budget, "margin-resolve" if source == "solver" else source, tau)
             if accept(att):
-                chosen = att
-                break
+                return att
+        return None
+
+    chosen = repaired(_prepare(result.pmf), target_f, "solver")
+    if chosen is None and target_f > 0 and design.objective == "distortion":
+        # (c) the pure eps-DP design has delta 0 under every notion: it meets any target
+        pure = design.replace(delta=0.0).solve(solver=solver)
+        if pure.status in ("optimal", "unverified") and pure.pmf is not None:
+            chosen = repaired(_prepare(pure.pmf), 0.0, "pure-fallback")
+        else:
+            attempts.append(_Attempt(None, math.inf, 0, "pure-fallback", None, note=f"status {pure.status}"))
     if chosen is None:
         losses = [cert.loss_of(a.weights, base) for a in attempts if a.weights is not None]
         best = f"smallest certifying loss {min(losses):.3g}" if losses else "no candidate certified"
@@ -988,7 +1115,9 @@ def certify_result(
     elif chosen.source == "solver":
         method = "mix-uniform"
     else:
-        method = "margin-resolve+mix-uniform" if chosen.mix_units else "margin-resolve"
+        method = f"{chosen.source}+mix-uniform" if chosen.mix_units else chosen.source
+        if chosen.source == "pure-fallback" and chosen.margin is not None:
+            method = method.replace("pure-fallback", "pure-fallback+margin-resolve")
     repair = {
         "method": method,
         "mix_units": int(chosen.mix_units),
