@@ -176,7 +176,6 @@ def test_scip_and_auto_statuses(solver):
     out = solve_model(hard.build_model(), solver=solver, time_limit=1.5)
     assert out.status == "time_limit"
     assert out.x is None or out.bound <= out.objective + 1e-9
-    assert out.solve_time < 10
 
 
 def test_scip_meets_rows_to_the_tight_tolerance():
