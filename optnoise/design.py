@@ -803,7 +803,7 @@ class NoiseDesign:
 
         res, out = attempt(None)
         used: SolverOutput | None = out
-        if self._needs_retry(res) and solver == "highs":
+        if self._needs_retry(res) and solver in ("highs", "auto"):
             first, spent = res, res.solve_time
             for extra in ROBUST_RETRIES:
                 again, out = attempt(extra)
