@@ -161,7 +161,12 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         type=num("max-distortion") if not grid else str,
         help="distortion cap for --minimize delta",
     )
-    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
+    p.add_argument(
+        "--solver",
+        default="auto",
+        choices=SOLVERS,
+        help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
+    )
     p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
     p.add_argument(
         "--mip-gap",
@@ -240,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=_int("jobs"), default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")
+    p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
 
     _add_certify_cli(sub)
     return parser
@@ -351,7 +357,8 @@ def _cmd_solve(a: argparse.Namespace) -> int:
             )
         )
         print(f"neighbours  {design.neighborhood.describe(design.n)}")
-        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
+        won = f" (won: {res.backend})" if a.solver == "auto" else ""
+        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}{won}")
         print(
             f"status      {res.status}"
             + (f"   gap {res.gap:.3g}" if res.gap else "")
@@ -481,7 +488,7 @@ def _cmd_figures(a: argparse.Namespace) -> int:
     jobs = check_int("jobs", a.jobs, minimum=1, maximum=64)
     if a.out is not None and Path(a.out).exists() and not Path(a.out).is_dir():
         raise ValueError(f"out must be a folder; {a.out!r} is a file")
-    results = run_figures(a.paper, fast=a.fast, jobs=jobs, out=a.out)
+    results = run_figures(a.paper, fast=a.fast, jobs=jobs, out=a.out, force=a.force)
     failed = [s for s, rc, _ in results if rc != 0]
     for s, rc, dt in results:
         print(f"{'ok  ' if rc == 0 else 'FAIL'} {s.parent.name}/{s.name}  {dt:.1f}s")

@@ -36,6 +36,7 @@ __all__ = [
     "DPBENCH_LINE_DATASETS",
     "MeterData",
     "data_dir",
+    "data_fingerprint",
     "load_dpbench",
     "load_macbeth",
     "load_meters",
@@ -79,6 +80,23 @@ def data_dir(name: str) -> Path:
             "set OPTNOISE_DATA to a folder holding dpbench/, macbeth/ and meters/"
         )
     return folder
+
+
+def data_fingerprint() -> str:
+    """SHA-256 of every data file (names and bytes) under the data root in use (``$OPTNOISE_DATA`` or ``data/``).
+
+    Part of the key under which the figure runner records a script's outputs, so changed data
+    makes every figure be drawn again.
+    """
+    import hashlib
+
+    env = os.environ.get("OPTNOISE_DATA")
+    base = Path(env) if env else _REPO_DATA
+    h = hashlib.sha256(str(env).encode())
+    for f in sorted(p for p in base.rglob("*") if p.is_file()) if base.is_dir() else []:
+        h.update(str(f.relative_to(base)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _file(name: str, filename: str, data_dir_: str | os.PathLike[str] | None) -> Path:

@@ -150,13 +150,23 @@ def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
     """
     pmf = np.asarray(pmf, dtype=float)
     n = pmf.shape[0] - 1
-    q = np.arange(n + 1)[:, None]
-    eta = np.arange(n + 1)[None, :]
-    err = np.where(q + eta <= n, eta, n + 1 - eta).astype(float)  # err[q, eta]
+    eta = np.arange(n + 1, dtype=float)
     out = {"mse_mean": 0.0, "mse_worst": 0.0, "mae_mean": 0.0, "mae_worst": 0.0}
+
+    def per_q(weights: np.ndarray, power: int) -> np.ndarray:
+        """``sum_eta err(q, eta)^power weights[eta]`` for every q, in O(n) memory.
+
+        ``err = eta`` for ``eta <= n - q`` and ``n+1-eta`` above: a prefix sum plus a suffix sum
+        (an (n+1) x (n+1) table would need 75 GiB at n = 10^5).
+        """
+        head = np.cumsum(eta**power * weights)  # head[k] = sum_{eta <= k}
+        tail = np.concatenate([np.cumsum(((n + 1 - eta) ** power * weights)[::-1])[::-1], [0.0]])
+        k = n - np.arange(n + 1)  # the last non-wrapping eta of each q
+        return head[k] + tail[k + 1]
+
     for axis in range(pmf.ndim):
         marg = pmf.sum(axis=tuple(a for a in range(pmf.ndim) if a != axis))
-        mse_q, mae_q = (err**2) @ marg, err @ marg
+        mse_q, mae_q = per_q(marg, 2), per_q(marg, 1)
         out["mse_mean"] += float(mse_q.mean())
         out["mse_worst"] += float(mse_q.max())
         out["mae_mean"] += float(mae_q.mean())
@@ -594,7 +604,7 @@ class NoiseDesign:
     # ------------------------------------------------------------------ solve
     def solve(
         self,
-        solver: str = "highs",
+        solver: str = "auto",
         time_limit: float | None = None,
         *,
         mip_gap: float = MIP_REL_GAP,
@@ -603,12 +613,17 @@ class NoiseDesign:
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
         canonical: bool = False,
+        concurrent: bool = True,
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
         Parameters
         ----------
-        solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
+        solver : {"auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy"}
+            ``"auto"`` (default) races HiGHS and SCIP on MILPs and reports the winner in
+            :attr:`DesignResult.backend` (see :func:`optnoise.solvers.solve_model`). Degenerate
+            designs have many optimal PMFs and the two backends may return different ones: use
+            ``"highs"`` (or ``canonical=True``) where the returned PMF must not vary between runs.
         time_limit : float, optional
             Seconds; on expiry ``status == "time_limit"`` and the incumbent (if
             any) is returned with its ``gap``. With ``canonical=True`` it bounds
@@ -624,11 +639,14 @@ class NoiseDesign:
         formulation : {"hull", "bigm"}
             MILP form for ``"pdp"`` (see :meth:`build_model`).
         options : dict, optional
-            Raw HiGHS options (``solver="highs"`` only), e.g.
+            Raw HiGHS options (``solver="highs"``, or HiGHS' side of ``"auto"``), e.g.
             ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
             instances (``benchmarks/RESULTS.md``). Options that loosen a
             tolerance beyond what re-verification absorbs are refused
             (:data:`optnoise.solvers.HIGHS_OPTION_LIMITS`).
+        concurrent : bool
+            ``solver="auto"`` only: ``False`` solves in this process alone (sweep workers do,
+            so that parallel sweeps do not start more processes than cores).
         canonical : bool
             Return the canonical optimum instead of the solver's choice among
             tied optima: further lexicographic stages with the same backend
@@ -685,9 +703,9 @@ class NoiseDesign:
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
                 return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
-            return self._backend(m, solver, remaining, mip_gap, verbose, options, start=start)
+            return self._backend(m, solver, remaining, mip_gap, verbose, options, start=start, concurrent=concurrent)
 
-        res, out = self._solve_fresh(model, solver, time_limit, mip_gap, verbose, options)
+        res, out = self._solve_fresh(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)
         if canonical:
             if out is None:  # the PMF is a repair of the solver's, not a vertex the stages can start from
                 res.canonical = False
@@ -740,13 +758,21 @@ class NoiseDesign:
         options: dict[str, Any] | None,
         *,
         start: np.ndarray | None = None,
+        concurrent: bool = True,
     ) -> SolverOutput:
         """One solve with the chosen backend (HiGHS-polished when it is another one)."""
         out = solve_model(
-            m, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
+            m,
+            solver=solver,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            verbose=verbose,
+            options=options,
+            start=start,
+            concurrent=concurrent,
         )
         raw = out.objective
-        if solver != "highs" and out.x is not None:
+        if out.solver != "highs" and out.x is not None:
             # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
             out = polish_with_highs(m, out)
         return replace(out, info={**out.info, "backend_objective": raw})
@@ -761,6 +787,7 @@ class NoiseDesign:
         options: dict[str, Any] | None,
         *,
         polish: bool = True,
+        concurrent: bool = True,
     ) -> tuple[DesignResult, SolverOutput | None]:
         """The result of ``model``, and the solver output it comes from (``None`` when repaired).
 
@@ -771,12 +798,12 @@ class NoiseDesign:
 
         def attempt(extra: dict[str, Any] | None) -> tuple[DesignResult, SolverOutput]:
             opt = {**(options or {}), **(extra or {})} or None
-            out = self._backend(model, solver, time_limit, mip_gap, verbose, opt)
+            out = self._backend(model, solver, time_limit, mip_gap, verbose, opt, concurrent=concurrent)
             return self._result(model, out, solver, out.info["backend_objective"]), out
 
         res, out = attempt(None)
         used: SolverOutput | None = out
-        if self._needs_retry(res) and solver == "highs":
+        if self._needs_retry(res) and solver in ("highs", "auto"):
             first, spent = res, res.solve_time
             for extra in ROBUST_RETRIES:
                 again, out = attempt(extra)
@@ -867,6 +894,7 @@ class NoiseDesign:
             status="error" if out.status == "optimal" and pmf is None else out.status,
             pmf=pmf,
             solver=solver,
+            backend=out.solver,
             solve_time=out.solve_time,
             model_size=model.size,
             gap=out.gap,
@@ -962,8 +990,10 @@ class DesignResult:
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
+    backend: str = ""
 
     def __post_init__(self) -> None:
+        self.backend = self.backend or self.solver
         check_choice("status", self.status, RESULT_STATUSES)
         if self.pmf is None:
             return
@@ -1039,6 +1069,7 @@ class DesignResult:
             "achieved": self.achieved,
             "actual": self.actual,
             "solver": self.solver,
+            "backend": self.backend,
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "backend_objective": self.backend_objective,
@@ -1098,6 +1129,7 @@ class DesignResult:
             status=status,
             pmf=pmf,
             solver=solver,
+            backend=str(data.get("backend") or ""),
             solve_time=0.0 if solve_time is None else solve_time,
             model_size=dict(sizes),
             gap=opt_float("gap"),
@@ -1111,7 +1143,8 @@ class DesignResult:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
         return (
             f"DesignResult(status={self.status!r}, distortion={dist}, "
-            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})"
+            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r}, "
+            f"backend={self.backend!r})"
         )
 
 

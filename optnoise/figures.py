@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +46,7 @@ __all__ = [
     "format_float",
     "list_scripts",
     "run_figures",
+    "script_key",
     "write_csv",
 ]
 
@@ -121,6 +122,57 @@ def _fmt(x: Any) -> Any:
     return x
 
 
+#: Files written by :meth:`FigureScript.save` in this process: the runner's record of a script's outputs.
+_WRITTEN: list[Path] = []
+
+#: Packages whose versions can change a figure's bytes; part of a script's up-to-date key.
+_KEY_PACKAGES = ("numpy", "scipy", "matplotlib", "highspy", "pyscipopt", "cvxpy", "pulp")
+
+
+def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
+    """Hash of everything a figure script's outputs depend on.
+
+    The script and every module of its paper folder (helpers included), every module of the
+    installed ``optnoise``, the data files (:func:`optnoise.datasets.data_fingerprint`), the
+    arguments, and the versions of Python and of the numerical and plotting packages.
+    """
+    import hashlib
+    import importlib.metadata
+    import json
+    import platform
+
+    script = Path(script)
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parent
+    for f in sorted(script.parent.glob("*.py")) + sorted(pkg.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    versions: dict[str, str | None] = {}
+    for name in _KEY_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    extra = {"script": script.name, "argv": list(argv), "python": platform.python_version(), "versions": versions}
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    h.update(_data_key().encode())
+    return h.hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=1)
+def _data_key() -> str:
+    """:func:`optnoise.datasets.data_fingerprint`, once per (worker) process."""
+    from .datasets import data_fingerprint
+
+    return data_fingerprint()
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 class FigureScript:
     """Command-line conventions and output writer shared by every figure script.
 
@@ -153,6 +205,20 @@ class FigureScript:
 
         matplotlib.use("Agg")
 
+    @property
+    def cache(self) -> Path:
+        """Folder of this paper's cached solves (:mod:`optnoise.cache`).
+
+        ``.optnoise-cache/<paper>`` at the repository root for the default output folder, else
+        beside ``--out`` (so the tests' fast runs never share entries with a full reproduction).
+        Entries are keyed by everything that determines a result, so a second ``make reproduce``
+        re-plots every figure without solving again.
+        """
+        default = (find_experiments_root().parent / "figures" / self.paper).resolve()
+        if self.out.resolve() == default:
+            return find_experiments_root().parent / ".optnoise-cache" / self.paper
+        return self.out.resolve().parent / ".optnoise-cache" / self.paper
+
     def grid(self, *, full: Any, fast: Any) -> Any:
         """Pick the full or the coarse version of a parameter grid."""
         return fast if self.fast else full
@@ -166,6 +232,7 @@ class FigureScript:
         fig.savefig(png, dpi=150, bbox_inches="tight", metadata=PNG_METADATA)
         plt.close(fig)
         write_csv(self.out / f"{stem}.csv", table)
+        _WRITTEN.extend([png, self.out / f"{stem}.csv"])
         return png
 
 
@@ -178,6 +245,65 @@ def list_scripts(paper: str, root: Path | None = None) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
 
 
+def _run_script(script: str, argv: list[str], cwd: str, record: str | None) -> tuple[int, float, str, bool]:
+    """Run one figure script's ``main(argv)`` in this (worker) process.
+
+    Returns the return code, seconds, the tail of its stderr, and whether it was skipped. With
+    ``record`` (a JSON file), a script whose :func:`script_key` and outputs (same bytes) match the
+    record is skipped; after a successful run the record is rewritten. Runs in a long-lived worker,
+    so interpreter start-up (numpy, scipy, matplotlib, optnoise) is paid once per worker, not per
+    script. Matplotlib's settings are reset to those of a fresh process first, so the PNGs are the
+    same bytes as a script run on its own.
+    """
+    import contextlib
+    import io
+    import json
+    import runpy
+    import traceback
+
+    import matplotlib
+
+    t0 = time.perf_counter()
+    os.chdir(cwd)
+    key = script_key(script, argv) if record else None
+    if record and Path(record).exists():
+        try:
+            rec = json.loads(Path(record).read_text())
+            if (
+                rec.get("key") == key
+                and rec["outputs"]
+                and all(Path(f).exists() and _sha(Path(f)) == digest for f, digest in rec["outputs"].items())
+            ):
+                return 0, time.perf_counter() - t0, "", True
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # an unreadable record: run the script
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update(matplotlib.rcParamsOrig)
+    import matplotlib.pyplot as plt
+
+    err = io.StringIO()
+    saved_path = list(sys.path)
+    del _WRITTEN[:]
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = runpy.run_path(script, run_name="optnoise_figure_script")["main"](argv)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception:
+        rc = 1
+        err.write(traceback.format_exc())
+    finally:
+        sys.path[:] = saved_path
+        plt.close("all")
+    rc = int(rc or 0)
+    if record and rc == 0 and _WRITTEN:
+        path = Path(record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        outputs = {str(Path(f).resolve()): _sha(Path(f)) for f in _WRITTEN}
+        path.write_text(json.dumps({"key": key, "outputs": outputs}, indent=1))
+    return rc, time.perf_counter() - t0, err.getvalue()[-4000:], False
+
+
 def run_figures(
     paper: str,
     *,
@@ -185,13 +311,23 @@ def run_figures(
     jobs: int = 1,
     out: str | os.PathLike | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> list[tuple[Path, int, float]]:
-    """Run every figure script of ``paper`` (or of ``"all"`` papers) as subprocesses.
+    """Run every figure script of ``paper`` (or of ``"all"`` papers) in ``jobs`` worker processes.
 
-    Returns one ``(script, returncode, seconds)`` triple per script. Scripts are
-    independent processes, so ``jobs > 1`` runs them in parallel.
+    Returns one ``(script, returncode, seconds)`` triple per script. Workers are spawned once
+    and run one script after another (each script's ``main``), so interpreter start-up is paid
+    per worker, not per script; a script that raises is reported with return code 1 and its
+    traceback on stderr, and the others go on.
+
+    A script is skipped when it is up to date: the record of its last successful run (in the
+    paper's cache folder, ``.optnoise-cache/<paper>/scripts/``) has the same :func:`script_key`
+    and its outputs still hold the bytes it wrote. ``force=True`` runs every script.
+    Whether skipped or run, each script's solves are cached (:attr:`FigureScript.cache`).
     """
-    from concurrent.futures import ThreadPoolExecutor
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     from tqdm import tqdm
 
@@ -199,21 +335,37 @@ def run_figures(
     papers = [p for p in PAPERS if (root / p).is_dir()] if paper == "all" else [paper]
     scripts = [s for p in papers for s in list_scripts(p, root)]
 
-    def _run(script: Path) -> tuple[Path, int, float]:
-        cmd = [sys.executable, str(script)]
-        if fast:
-            cmd.append("--fast")
+    def argv_of(script: Path) -> list[str]:
+        argv = ["--fast"] if fast else []
         if out is not None:
-            cmd += ["--out", str(Path(out) / script.parent.name)]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=root.parent, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.stderr.write(f"\n[{script.parent.name}/{script.name}] failed:\n{proc.stderr[-4000:]}\n")
-        return script, proc.returncode, time.perf_counter() - t0
+            argv += ["--out", str(Path(out) / script.parent.name)]
+        return argv
 
-    results = []
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        it = pool.map(_run, scripts)
-        for res in tqdm(it, total=len(scripts), desc=f"figures {paper}", unit="script", disable=not progress):
-            results.append(res)
+    def record_of(script: Path) -> Path:
+        """Where the runner records a script's key and outputs: beside its paper's solve cache."""
+        base = root.parent if out is None else Path(out)
+        return (
+            base / ".optnoise-cache" / script.parent.name / "scripts" / f"{script.stem}{'-fast' if fast else ''}.json"
+        )
+
+    results: list[tuple[Path, int, float]] = []
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futs = [
+            pool.submit(_run_script, str(s), argv_of(s), str(root.parent), None if force else str(record_of(s)))
+            for s in scripts
+        ]
+        for script, fut in tqdm(
+            zip(scripts, futs, strict=True),
+            total=len(scripts),
+            desc=f"figures {paper}",
+            unit="script",
+            disable=not progress,
+        ):
+            try:
+                rc, seconds, err, _skipped = fut.result()
+            except BrokenProcessPool as exc:  # a worker died (e.g. out of memory): report, go on
+                rc, seconds, err = 1, 0.0, f"worker process died: {exc}"
+            if rc != 0:
+                sys.stderr.write(f"\n[{script.parent.name}/{script.name}] failed:\n{err}\n")
+            results.append((script, rc, seconds))
     return results

@@ -44,6 +44,9 @@ class LinearModel:
     integrality: np.ndarray
     offset: float = 0.0
     blocks: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Which LP algorithm solves this problem class fastest (``"simplex"`` or ``"ipm"``), as measured
+    #: in ``benchmarks/``; used by ``solver="auto"``. ``None``: dual simplex.
+    lp_algorithm: str | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -187,8 +190,10 @@ class ModelBuilder:
         self._obj = (cols, vals.astype(float))
         self._offset = float(offset)
 
-    def build(self) -> LinearModel:
-        """Freeze the model."""
+    def build(self, *, lp_algorithm: str | None = None) -> LinearModel:
+        """Freeze the model; ``lp_algorithm`` is the :attr:`LinearModel.lp_algorithm` hint."""
+        if lp_algorithm not in (None, "simplex", "ipm"):
+            raise ValueError(f"lp_algorithm must be None, 'simplex' or 'ipm'; got {lp_algorithm!r}")
         c = np.zeros(self._n)
         np.add.at(c, *self._obj)
         if self._rows:
@@ -216,4 +221,5 @@ class ModelBuilder:
             integrality=cat(self._int, bool),
             offset=self._offset,
             blocks=dict(self._blocks),
+            lp_algorithm=lp_algorithm,
         )

@@ -2,8 +2,13 @@
 
 ``solve_model(model, solver=...)`` is the single entry point:
 
+``"auto"``
+    The default: HiGHS, raced against SCIP in a second process on MILPs, and the
+    measured best HiGHS algorithm on LPs (see :func:`solve_model`).
 ``"highs"``
-    HiGHS through highspy, model passed in memory (the default).
+    HiGHS through highspy, model passed in memory; deterministic.
+``"scip"``
+    SCIP through pyscipopt (its wheels bundle SCIP), model passed in memory.
 ``"cbc"``
     COIN-OR CBC through PuLP (ships with PuLP).
 ``"gurobi"`` / ``"cplex"``
@@ -16,7 +21,7 @@ Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
 is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
 exceptions.
 
-Tolerances. HiGHS is run with primal/MIP feasibility tolerances of ``1e-9``
+Tolerances. HiGHS and SCIP are run with primal/MIP feasibility tolerances of ``1e-9``
 and a relative MIP gap of ``1e-9``: a returned point meets every row to about
 ``1e-9`` absolute, and a MILP "optimal" is optimal to that gap. Callers that
 need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
@@ -44,11 +49,14 @@ from .model import LinearModel
 __all__ = [
     "SOLVERS",
     "STATUSES",
+    "AUTO_SOLO_SECONDS",
     "SolverOutput",
     "solve_model",
     "available_solvers",
     "highs_instance",
+    "scip_instance",
     "polish_with_highs",
+    "solve_with_cuts",
     "check_highs_options",
     "new_highs",
     "absorb_highs_banner",
@@ -61,7 +69,7 @@ _BANNER_LOCK = threading.Lock()
 _banner_absorbed = False
 
 #: Solver names accepted by :func:`solve_model`.
-SOLVERS = ("highs", "cbc", "gurobi", "cplex", "cvxpy")
+SOLVERS = ("auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy")
 #: Possible values of :attr:`SolverOutput.status`.
 STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
 
@@ -117,9 +125,12 @@ class SolverOutput:
     solve_time : float
         Wall-clock seconds spent in the backend.
     solver : str
-        Backend name.
+        The backend that produced ``x``: with ``solver="auto"``, the one that won the race
+        (``info["race"]`` holds every backend's final status).
     message : str
         Backend-specific detail (e.g. the raw status).
+    info : dict
+        Extra detail (``"race"`` for ``solver="auto"``).
     """
 
     status: str
@@ -257,8 +268,8 @@ def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs"
     options = check_mapping("options", options)
     if not options:
         return
-    if solver != "highs":
-        raise ValueError(f"options are HiGHS options; use them with solver 'highs', not {solver!r}")
+    if solver not in ("highs", "auto"):
+        raise ValueError(f"options are HiGHS options; use them with solver 'highs' or 'auto', not {solver!r}")
     h = new_highs()
     for name, value in options.items():
         _set_highs_option(h, name, value)
@@ -305,17 +316,28 @@ def _solve_highs(
     options: Mapping[str, Any] | None = None,
     start: np.ndarray | None = None,
 ) -> SolverOutput:
+    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
+    _set_start(h, model, start)
+    t0 = time.perf_counter()
+    h.run()
+    return _highs_output(h, model, time.perf_counter() - t0)
+
+
+def _set_start(h: Any, model: LinearModel, start: np.ndarray | None) -> None:
+    """Hand ``start`` to HiGHS as the first incumbent of a MILP (a MIP start)."""
     import highspy
 
-    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
     if start is not None and model.is_mip:
         sol = highspy.HighsSolution()
         sol.col_value = np.asarray(start, dtype=float).tolist()
         sol.value_valid = True
         h.setSolution(sol)
-    t0 = time.perf_counter()
-    h.run()
-    dt = time.perf_counter() - t0
+
+
+def _highs_output(h: Any, model: LinearModel, seconds: float) -> SolverOutput:
+    """The :class:`SolverOutput` of a finished HiGHS run."""
+    import highspy
+
     ms = h.getModelStatus()
     info = h.getInfo()
     S = highspy.HighsModelStatus
@@ -334,7 +356,295 @@ def _solve_highs(
     else:
         status = "error"
     gap = 0.0 if status == "optimal" and not model.is_mip else _gap(obj, bound)
-    return SolverOutput(status, x, obj, bound, gap, dt, "highs", message=h.modelStatusToString(ms))
+    return SolverOutput(status, x, obj, bound, gap, seconds, "highs", message=h.modelStatusToString(ms))
+
+
+# --------------------------------------------------------------------------
+# SCIP
+# --------------------------------------------------------------------------
+
+#: SCIP's status strings mapped onto :data:`STATUSES` ("gaplimit" is the relative gap reached: optimal).
+_SCIP_STATUS = {
+    "optimal": "optimal",
+    "gaplimit": "optimal",
+    "infeasible": "infeasible",
+    "inforunbd": "infeasible",
+    "unbounded": "unbounded",
+    "timelimit": "time_limit",
+    "userinterrupt": "time_limit",
+    "nodelimit": "time_limit",
+    "totalnodelimit": "time_limit",
+    "stallnodelimit": "time_limit",
+    "sollimit": "time_limit",
+    "bestsollimit": "time_limit",
+    "memlimit": "error",
+}
+
+
+def scip_instance(
+    model: LinearModel,
+    *,
+    time_limit: float | None = None,
+    mip_gap: float = MIP_REL_GAP,
+    verbose: bool = False,
+) -> tuple[Any, list[Any]]:
+    """A ``pyscipopt.Model`` holding ``model`` (built in memory) and its variables in column order.
+
+    SCIP's default feasibility tolerance (1e-6) lets a solution sit on the wrong side of a PDP
+    indicator's boundary ``f(eta) = e^eps f(eta+mu)`` by more than the 1e-8 that re-verification
+    allows, so primal and dual feasibility are tightened to :data:`FEASIBILITY_TOL`.
+    """
+    import pyscipopt
+    from pyscipopt.scip import Expr, ExprCons, Term
+
+    s = pyscipopt.Model()
+    s.hideOutput(not verbose)
+    s.setParam("numerics/feastol", FEASIBILITY_TOL)
+    s.setParam("numerics/dualfeastol", FEASIBILITY_TOL)
+    s.setParam("limits/gap", float(mip_gap))
+    s.setParam("limits/absgap", 1e-12)
+    if time_limit is not None:
+        s.setParam("limits/time", float(time_limit))
+    lo = [None if not np.isfinite(v) else float(v) for v in model.col_lower]
+    up = [None if not np.isfinite(v) else float(v) for v in model.col_upper]
+    xs = [
+        s.addVar(name=f"x{j}", vtype="I" if integ else "C", lb=lo[j], ub=up[j], obj=float(model.c[j]))
+        for j, integ in enumerate(model.integrality.tolist())
+    ]
+    if model.offset:
+        s.addObjoffset(float(model.offset))
+    A = model.A.tocsr()
+    rlo = [None if not np.isfinite(v) else float(v) for v in model.row_lower]
+    rup = [None if not np.isfinite(v) else float(v) for v in model.row_upper]
+    indptr, indices, data = A.indptr, A.indices.tolist(), A.data.tolist()
+    for i in range(A.shape[0]):
+        if rlo[i] is None and rup[i] is None:
+            continue
+        a, b = indptr[i], indptr[i + 1]
+        expr = Expr({Term(xs[j]): v for j, v in zip(indices[a:b], data[a:b], strict=True)})
+        s.addCons(ExprCons(expr, lhs=rlo[i], rhs=rup[i]), name=f"r{i}")
+    return s, xs
+
+
+def _solve_scip(
+    model: LinearModel,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    *,
+    start: np.ndarray | None = None,
+) -> SolverOutput:
+    """SCIP on ``model``; ``start`` is a known solution handed over as SCIP's first incumbent."""
+    t0 = time.perf_counter()
+    s, xs = scip_instance(model, mip_gap=mip_gap, verbose=verbose)
+    if time_limit is not None:
+        # Building the model counts against the limit.
+        s.setParam("limits/time", max(float(time_limit) - (time.perf_counter() - t0), 1e-3))
+    if start is not None:
+        sol = s.createSol()
+        for v, val in zip(xs, start.tolist(), strict=True):
+            s.setSolVal(sol, v, val)
+        s.addSol(sol)  # SCIP checks it and drops it if it is not feasible at its tolerances
+    s.optimize()
+    dt = time.perf_counter() - t0
+    raw = s.getStatus()
+    status = _SCIP_STATUS.get(raw, "error")
+    x = obj = bound = None
+    if s.getNSols() > 0 and status in ("optimal", "time_limit"):
+        sol = s.getBestSol()
+        x = np.array([s.getSolVal(sol, v) for v in xs], dtype=float)
+        obj = float(s.getSolObjVal(sol))
+    if status in ("optimal", "time_limit"):
+        dual = float(s.getDualbound())
+        bound = dual if np.isfinite(dual) and abs(dual) < 1e20 else None
+    if status == "optimal" and not model.is_mip:
+        bound = obj
+    gap = 0.0 if status == "optimal" and not model.is_mip else _gap(obj, bound)
+    return SolverOutput(status, x, obj, bound, gap, dt, "scip", message=raw)
+
+
+# --------------------------------------------------------------------------
+# auto: a portfolio
+# --------------------------------------------------------------------------
+
+#: Seconds HiGHS works alone before ``solver="auto"`` starts SCIP beside it. Most designs are
+#: solved within it, so they pay neither a second process's start-up nor its second core.
+AUTO_SOLO_SECONDS = 1.0
+#: Seconds past the time limit that a race waits for the second process's answer before stopping it.
+_RACE_GRACE_SECONDS = 2.0
+#: Marks a race's second process as finished without a proof (stopped, nothing more to poll).
+_NO_CHILD: Any = object()
+#: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
+_LP_ALGORITHMS = {"simplex": "simplex", "ipm": "ipm"}
+
+
+def _child_main() -> None:
+    """Body of the second process of a race (``python -c``): read the job from stdin, write the output to stdout.
+
+    A fresh interpreter rather than ``multiprocessing``: a spawned ``multiprocessing`` child re-imports
+    the caller's ``__main__``, which fails for code typed at a prompt or a script without a
+    ``__main__`` guard, and a forked one inherits HiGHS' thread pool, which does not survive ``fork``.
+    The solver's log goes to stderr so that stdout carries only the pickled result.
+    """
+    import pickle
+
+    result = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    backend, model, deadline, mip_gap, verbose, start, options = pickle.load(sys.stdin.buffer)
+    try:
+        limit = None if deadline is None else max(deadline - time.time(), 1e-3)
+        if backend == "scip":
+            out = _solve_scip(model, limit, mip_gap, verbose, start=start)
+        else:
+            out = _solve_highs(model, limit, mip_gap, verbose, options)
+    except Exception as exc:  # reported to the parent as a status, never raised there
+        out = SolverOutput("error", None, None, None, None, 0.0, backend, message=f"{type(exc).__name__}: {exc}")
+    pickle.dump(out, result)
+    result.close()
+
+
+class _ChildSolve:
+    """``backend`` ("scip" or "highs") solving ``model`` in a child interpreter until ``deadline`` (``time.time()``)."""
+
+    def __init__(
+        self,
+        backend: str,
+        model: LinearModel,
+        deadline: float | None,
+        mip_gap: float,
+        verbose: bool,
+        *,
+        start: np.ndarray | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        import pickle
+        import subprocess
+
+        self.backend = backend
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from optnoise.solvers import _child_main; _child_main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if verbose else subprocess.DEVNULL,
+        )
+        job = pickle.dumps((backend, model, deadline, mip_gap, verbose, start, dict(options or {})))
+        # Written from a thread: the pipe holds 64 KiB and the child reads only once it has imported.
+        self._writer = threading.Thread(target=self._send, args=(job,), daemon=True)
+        self._writer.start()
+
+    def _send(self, job: bytes) -> None:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(job)
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # the child was stopped
+
+    def poll(self, timeout: float) -> SolverOutput | None:
+        """The child's output once it has finished, else ``None`` after waiting up to ``timeout``."""
+        import pickle
+        import select
+
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        data = self.proc.stdout.read()
+        self.proc.wait()
+        try:
+            out = pickle.loads(data)
+        except Exception:
+            out = None
+        if isinstance(out, SolverOutput):
+            return out
+        return SolverOutput(
+            "error", None, None, None, None, 0.0, self.backend, message=f"child process ended ({self.proc.returncode})"
+        )
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self._writer.join(timeout=1.0)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+
+
+def _proof(out: SolverOutput | None) -> bool:
+    return out is not None and out.status in ("optimal", "infeasible", "unbounded")
+
+
+def _race(
+    model: LinearModel,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    options: Mapping[str, Any] | None,
+    concurrent: bool,
+    start: np.ndarray | None = None,
+) -> SolverOutput:
+    """HiGHS in this process and, after :data:`AUTO_SOLO_SECONDS`, SCIP in a spawned one.
+
+    The first proof (optimal, infeasible or unbounded) wins and the other solver is stopped (HiGHS
+    through its interrupt callback, SCIP's process killed). When both stop at the time limit, the
+    better incumbent is returned with the better of the two dual bounds. SCIP runs in a fresh
+    interpreter (see :func:`_child_main`) and starts from HiGHS' incumbent, if it has one.
+    """
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + time_limit
+    h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
+    incumbent: list[np.ndarray] = []
+
+    def keep(event: Any) -> None:
+        incumbent[:] = [np.array(event.data_out.mip_solution, dtype=float)]
+
+    h.cbMipImprovingSolution.subscribe(keep)
+    _set_start(h, model, start)
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    done, _ = h.wait(AUTO_SOLO_SECONDS if concurrent else -1.0)
+    if done:
+        return _highs_output(h, model, time.perf_counter() - t0)
+    scip = _ChildSolve("scip", model, deadline, mip_gap, verbose, start=incumbent[0] if incumbent else start)
+    highs_out: SolverOutput | None = None
+    scip_out: SolverOutput | None = None
+    try:
+        while not (_proof(highs_out) or _proof(scip_out) or (highs_out and scip_out)):
+            if highs_out is not None and deadline is not None and time.time() > deadline + _RACE_GRACE_SECONDS:
+                break  # at the time limit SCIP is not waited for (on a busy machine it may still be starting)
+            if highs_out is None and h.wait(0.02)[0]:
+                highs_out = _highs_output(h, model, time.perf_counter() - t0)
+            if scip_out is None:
+                scip_out = scip.poll(0.0 if highs_out is None else 0.05)
+    finally:
+        scip.stop()
+        if highs_out is None:
+            h.cancelSolve()
+            h.wait()
+    seconds = time.perf_counter() - t0
+    race = {
+        name: (out.status if out is not None else "stopped") for name, out in (("highs", highs_out), ("scip", scip_out))
+    }
+    for out in (scip_out, highs_out):
+        if _proof(out):
+            assert out is not None
+            message = f"{out.message} (won the race; {race})"
+            return replace(out, solve_time=seconds, message=message, info={"race": race})
+    assert highs_out is not None
+    outs = [o for o in (highs_out, scip_out) if o is not None]
+    found = [o for o in outs if o.x is not None and o.objective is not None]
+    best = min(found, key=lambda o: o.objective) if found else highs_out  # type: ignore[arg-type, return-value]
+    bounds = [o.bound for o in outs if o.bound is not None and np.isfinite(o.bound)]
+    bound = max(bounds) if bounds else None
+    return replace(
+        best,
+        status="time_limit" if found or "time_limit" in race.values() else best.status,
+        bound=bound,
+        gap=_gap(best.objective, bound),
+        solve_time=seconds,
+        message=f"{best.message} (best incumbent; {race})",
+        info={"race": race},
+    )
 
 
 # --------------------------------------------------------------------------
@@ -519,7 +829,7 @@ def available_solvers() -> list[str]:
     import pulp
 
     have = set(pulp.listSolvers(onlyAvailable=True))
-    out = ["highs"]
+    out = ["auto", "highs", "scip"]
     if have & {"PULP_CBC_CMD", "COIN_CMD"}:
         out.append("cbc")
     if have & {"GUROBI", "GUROBI_CMD"}:
@@ -533,11 +843,12 @@ def available_solvers() -> list[str]:
 def solve_model(
     model: LinearModel,
     *,
-    solver: str = "highs",
+    solver: str = "auto",
     time_limit: float | None = None,
     mip_gap: float = MIP_REL_GAP,
     verbose: bool = False,
     options: Mapping[str, Any] | None = None,
+    concurrent: bool = True,
     start: np.ndarray | None = None,
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
@@ -545,7 +856,14 @@ def solve_model(
     Parameters
     ----------
     model : LinearModel
-    solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
+    solver : {"auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy"}
+        ``"auto"`` (default) is a portfolio: a MILP runs HiGHS and, once HiGHS has worked alone for
+        :data:`AUTO_SOLO_SECONDS`, SCIP in a second process; the first proof wins (see
+        :attr:`SolverOutput.solver` for which). An LP runs HiGHS with the algorithm its problem class
+        solves fastest (:attr:`LinearModel.lp_algorithm`: interior point with crossover for the
+        permute-and-flip lattice LP, dual simplex otherwise). Which optimal vertex a degenerate
+        problem returns can depend on which backend wins: use ``"highs"`` where the returned
+        optimum must not vary between runs.
     time_limit : float, optional
         Seconds; on expiry the status is ``"time_limit"`` with the incumbent, if any.
     mip_gap : float
@@ -553,10 +871,13 @@ def solve_model(
     verbose : bool
         Show the backend's log.
     options : mapping, optional
-        Raw HiGHS options for ``solver="highs"`` (e.g. ``{"mip_allow_restart": False}``).
-        They change how the optimum is searched for, never the model.
+        Raw HiGHS options for ``solver="highs"`` or the HiGHS side of ``"auto"``
+        (e.g. ``{"mip_allow_restart": False}``). They change how the optimum is searched for, never the model.
+    concurrent : bool
+        ``"auto"`` only: ``False`` keeps the solve in this process (HiGHS alone), for callers that
+        already run one solve per core, such as sweep workers.
     start : ndarray, optional
-        A feasible point of ``model`` (all columns). HiGHS uses it as the
+        A feasible point of ``model`` (all columns). HiGHS and SCIP use it as the first
         incumbent of a MILP (a MIP start); LPs and the other backends ignore it.
     """
     check_choice("solver", solver, SOLVERS)
@@ -564,11 +885,155 @@ def solve_model(
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    if solver == "auto" and model.is_mip:
+        return _race(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
+    if solver == "auto":
+        algorithm = {"solver": _LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
+        return _solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
     if solver == "highs":
         return _solve_highs(model, time_limit, mip_gap, verbose, options, start)
+    if solver == "scip":
+        return _solve_scip(model, time_limit, mip_gap, verbose, start=start)
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
+
+
+def solve_with_cuts(
+    model: LinearModel,
+    cuts: Any,
+    cut_upper: np.ndarray,
+    *,
+    solver: str = "auto",
+    time_limit: float | None = None,
+    tol: float = 1e-9,
+    concurrent: bool = True,
+) -> tuple[SolverOutput, np.ndarray, int]:
+    """Solve the LP ``model`` plus the rows ``cuts @ x <= cut_upper``, adding a row only once it is violated.
+
+    Solve without the cut rows, add every row the solution violates by more than ``tol``,
+    re-solve, until none is violated: the result is optimal for the LP with all rows (it solves a
+    relaxation and is feasible for the full LP). With HiGHS (``"highs"``, ``"auto"``) one HiGHS
+    instance is kept across rounds: the first round uses the model's LP algorithm
+    (``"auto"``: :attr:`LinearModel.lp_algorithm`), later rounds the dual simplex from the
+    previous optimal basis, which stays dual feasible when rows are added. Other backends rebuild
+    the model each round.
+
+    ``"auto"`` also races the alternative: when the rounds have not finished within
+    :data:`AUTO_SOLO_SECONDS`, a second process solves the LP with every row at once (interior
+    point with crossover), and whichever finishes first wins. Lazy rows win when few rows bind
+    (permute-and-flip at eps >= 0.5), all rows at once when the rounds need many dual simplex
+    iterations (eps = 0.1); see ``benchmarks/RESULTS.md``. ``concurrent=False`` keeps it in
+    this process.
+
+    Returns
+    -------
+    (SolverOutput, ndarray, int)
+        The final solve (``solve_time``: seconds over all rounds), the indices of the cut rows in
+        the final model (all of them when the all-rows solve won), and the number of rounds.
+    """
+    import scipy.sparse as sp
+
+    check_choice("solver", solver, SOLVERS)
+    if model.is_mip:
+        raise ValueError("model must be an LP: cut rows are added between LP solves")
+    cuts = sp.csr_matrix(cuts)
+    cut_upper = np.asarray(cut_upper, dtype=float)
+    tol = check_positive("tol", tol)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
+
+    def with_rows(rows: np.ndarray) -> LinearModel:
+        return replace(
+            model,
+            A=sp.vstack([model.A, cuts[rows]], format="csr"),
+            row_lower=np.concatenate([model.row_lower, np.full(rows.size, -np.inf)]),
+            row_upper=np.concatenate([model.row_upper, cut_upper[rows]]),
+        )
+
+    t_start = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + time_limit
+    added = np.zeros(0, dtype=np.int64)
+    rounds, spent = 0, 0.0
+    h = None
+    race = solver == "auto" and concurrent and cuts.shape[0] > 0
+    other: _ChildSolve | None = None
+    if solver in ("highs", "auto"):
+        h = highs_instance(model, time_limit=time_limit)
+        h.HandleUserInterrupt = True
+        if solver == "auto":
+            h.setOptionValue("solver", _LP_ALGORITHMS[model.lp_algorithm or "simplex"])
+
+    def run_highs() -> SolverOutput | None:
+        """One HiGHS round; ``None`` when the all-rows process proved the optimum first."""
+        nonlocal other
+        assert h is not None
+        t0 = time.perf_counter()
+        h.startSolve()
+        while not h.wait(0.05)[0]:
+            if race and other is None and time.perf_counter() - t_start >= AUTO_SOLO_SECONDS:
+                all_rows = np.arange(cuts.shape[0])
+                other = _ChildSolve(
+                    "highs", with_rows(all_rows), deadline, MIP_REL_GAP, False, options={"solver": "ipm"}
+                )
+            if other is not None and other is not _NO_CHILD:
+                done = other.poll(0.0)
+                if done is not None and done.status == "optimal":
+                    h.cancelSolve()
+                    h.wait()
+                    won.append(done)
+                    return None
+                if done is not None:
+                    other.stop()
+                    other = _NO_CHILD
+        return _highs_output(h, model, time.perf_counter() - t0)
+
+    won: list[SolverOutput] = []
+    try:
+        while True:
+            remaining = None if deadline is None else max(deadline - time.time(), 1e-3)
+            if h is not None:
+                if remaining is not None:
+                    h.setOptionValue("time_limit", remaining)
+                got = run_highs()
+                if got is None:
+                    out = replace(won[0], info={"race": "all rows at once won"})
+                    added = np.arange(cuts.shape[0])
+                    rounds = 1
+                    spent = time.perf_counter() - t_start
+                    break
+                out = got
+            else:
+                out = solve_model(with_rows(added), solver=solver, time_limit=remaining)
+            spent += out.solve_time
+            rounds += 1
+            if out.status != "optimal" or out.x is None:
+                break
+            viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+            new = np.setdiff1d(viol, added)
+            if not new.size:
+                break
+            added = np.union1d(added, new)
+            if h is not None:
+                block = cuts[new]
+                h.addRows(
+                    int(new.size),
+                    np.full(new.size, -np.inf),
+                    cut_upper[new],
+                    int(block.nnz),
+                    block.indptr[:-1].astype(np.int32),
+                    block.indices.astype(np.int32),
+                    block.data.astype(float),
+                )
+                # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
+                h.setOptionValue("solver", "simplex")
+                h.setOptionValue("simplex_strategy", 1)
+    finally:
+        if other is not None and other is not _NO_CHILD:
+            other.stop()
+    if race and other is not None:
+        spent = time.perf_counter() - t_start  # wall clock: two processes worked
+    return replace(out, solve_time=spent), added, rounds
 
 
 def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:

@@ -125,6 +125,7 @@ ROW_KEYS = (
     "mse_mean",
     "mse_worst",
     "solver",
+    "backend",
     "solve_time_s",
     "gap",
     "pmf",
@@ -254,17 +255,24 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
 
 def run_point(
     point: dict[str, Any],
-    solver: str = "highs",
+    solver: str = "auto",
     time_limit: float | None = None,
     cache: str | None = None,
     mip_gap: float = MIP_REL_GAP,
     options: dict[str, Any] | None = None,
+    concurrent: bool = True,
 ) -> dict[str, Any]:
-    """Solve one grid point and return its CSV row (top-level, so it pickles)."""
+    """Solve one grid point and return its CSV row (top-level, so it pickles).
+
+    ``concurrent`` is passed to :meth:`NoiseDesign.solve`: ``False`` in parallel sweeps, whose
+    workers already use the cores.
+    """
     import json
 
     design = design_of(point)
-    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
+    res = design.solve(
+        solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options, concurrent=concurrent
+    )
     d = res.to_dict()
     return {
         "n": design.n,
@@ -285,6 +293,7 @@ def run_point(
         "mse_mean": res.actual.get("mse_mean"),
         "mse_worst": res.actual.get("mse_worst"),
         "solver": solver,
+        "backend": res.backend,
         "solve_time_s": res.solve_time,
         "gap": res.gap,
         "pmf": json.dumps(d["pmf"]),
@@ -296,7 +305,7 @@ def run_point(
 def run_sweep(
     points: Sequence[dict[str, Any]],
     *,
-    solver: str = "highs",
+    solver: str = "auto",
     time_limit: float | None = None,
     mip_gap: float = MIP_REL_GAP,
     options: dict[str, Any] | None = None,
@@ -311,6 +320,10 @@ def run_sweep(
 
     Parameters
     ----------
+    solver : str
+        As in :meth:`NoiseDesign.solve`. With ``jobs > 1`` (or Dask) the ``"auto"`` portfolio runs
+        HiGHS alone in each worker, so that no worker starts a second solver process: the cores
+        are already busy with one point each.
     jobs : int
         Worker processes (``backend="process"``), or workers of the local
         Dask cluster started when ``backend="dask"`` has no ``scheduler``.
@@ -364,7 +377,7 @@ def run_sweep(
     try:
         if backend == "process" and jobs == 1:
             for i, p in enumerate(points):
-                rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
+                rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options, True)
                 bar.update()
         elif backend == "process":
             # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
@@ -376,7 +389,7 @@ def run_sweep(
             try:
                 with _sigint_as_flag() as interrupted:
                     futs = {
-                        pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
+                        pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options, False): i
                         for i, p in enumerate(points)
                     }
                     pending = set(futs)
@@ -441,6 +454,7 @@ def _run_dask(
                 cache=cache_s,
                 mip_gap=mip_gap,
                 options=options,
+                concurrent=False,
                 pure=False,
             )
             index = {f.key: i for i, f in enumerate(futs)}

@@ -14,7 +14,14 @@ SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
 
 
 def test_every_benchmark_is_listed():
-    assert {"bench_design.py", "bench_pdp_m10.py", "bench_pf_lp.py", "bench_release.py"} <= set(SCRIPTS)
+    assert {
+        "bench_design.py",
+        "bench_pdp_m10.py",
+        "bench_pf_lp.py",
+        "bench_portfolio.py",
+        "bench_release.py",
+        "bench_reproduce.py",
+    } <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -68,7 +68,7 @@ def test_solve_json_contract(capsys):
     assert abs(sum(d["pmf"]) - 1) < 1e-9
 
 
-@pytest.mark.parametrize("solver", ["highs", "cvxpy"])
+@pytest.mark.parametrize("solver", ["auto", "highs", "scip", "cvxpy"])
 def test_solve_json_stdout_is_pure_json(solver):
     # capsys cannot see C-level writes: run the console entry point in a real process, where
     # highspy's banner used to precede the JSON on stdout (cvxpy builds its own HiGHS for MILPs).
@@ -98,7 +98,26 @@ def test_solve_json_stdout_is_pure_json(solver):
     ]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["status"] == "optimal"
+    d = json.loads(out.stdout)
+    assert d["status"] == "optimal" and d["solver"] == solver
+    assert d["backend"] == ("highs" if solver in ("auto", "cvxpy") else solver) or solver == "cvxpy"
+
+
+@pytest.mark.parametrize("solver", ["scip", "auto"])
+def test_solve_table_names_the_backend(capsys, solver):
+    code, out, err = run(capsys, SOLVE + ["--solver", solver])
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("notion"))
+    assert line.endswith("solver scip") if solver == "scip" else line.endswith("solver auto (won: highs)")
+    _, ref, _ = run(capsys, SOLVE + ["--solver", "highs"])
+    dist = [x for x in out.splitlines() if x.startswith("distortion")]
+    assert dist == [x for x in ref.splitlines() if x.startswith("distortion")] and dist
+
+
+def test_default_solver_is_auto(capsys):
+    code, out, err = run(capsys, SOLVE + ["--format", "json"])
+    d = json.loads(out)
+    assert code == 0 and d["solver"] == "auto" and d["backend"] in ("highs", "scip")
 
 
 def test_solve_table_prints_the_shift_set(capsys):

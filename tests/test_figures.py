@@ -70,3 +70,54 @@ def test_png_bytes_depend_only_on_the_drawing(tmp_path):
     assert outs[0] == outs[1]
     # No software version or timestamp is embedded.
     assert not any(b"Software" in c or c.startswith(b"tIME") for c in _png_text_chunks(outs[0]))
+
+
+def test_figure_script_cache_folder(tmp_path):
+    fs = FigureScript("demo", "figX", ["--out", str(tmp_path / "figs" / "demo")])
+    assert fs.cache == (tmp_path / "figs" / ".optnoise-cache" / "demo").resolve()
+    default = FigureScript("pf2020", "figX", [])
+    assert default.cache == find_experiments_root().parent / ".optnoise-cache" / "pf2020"
+
+
+def test_runner_runs_scripts_in_workers_and_isolates_failures(tmp_path, monkeypatch):
+    import optnoise.figures as figures
+
+    root = tmp_path / "repo"
+    (root / "optnoise").mkdir(parents=True)
+    paper = root / "experiments" / "count2020"
+    paper.mkdir(parents=True)
+    good = (
+        "import matplotlib.pyplot as plt\n"
+        "from optnoise.figures import FigureScript\n"
+        "def main(argv=None):\n"
+        "    fs = FigureScript('count2020', NAME, argv)\n"
+        "    fig, ax = plt.subplots()\n"
+        "    ax.plot([0, 1], [0, 1])\n"
+        "    fs.save(fig, {'x': [0, 1]})\n"
+        "    return 0\n"
+    )
+    (paper / "a_good.py").write_text(good.replace("NAME", "'a'"))
+    (paper / "b_bad.py").write_text("def main(argv=None):\n    raise RuntimeError('boom')\n")
+    (paper / "c_good.py").write_text(good.replace("NAME", "'c'"))
+    monkeypatch.setattr(figures, "find_experiments_root", lambda start=None: root / "experiments")
+    results = figures.run_figures("count2020", jobs=2, out=tmp_path / "out", progress=False)
+    assert [(s.name, rc) for s, rc, _ in results] == [("a_good.py", 0), ("b_bad.py", 1), ("c_good.py", 0)]
+    png = tmp_path / "out" / "count2020" / "a.png"
+    assert png.exists() and (tmp_path / "out" / "count2020" / "c.csv").exists()
+    records = tmp_path / "out" / ".optnoise-cache" / "count2020" / "scripts"
+    assert sorted(p.name for p in records.glob("*.json")) == ["a_good.json", "c_good.json"]
+
+    # Up to date: skipped (the PNG is not rewritten). Changed output, changed script or force: run again.
+    stamp = png.stat().st_mtime_ns
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.stat().st_mtime_ns == stamp
+    png.write_bytes(b"edited")
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.read_bytes() != b"edited"
+    stamp = png.stat().st_mtime_ns
+    (paper / "a_good.py").write_text(good.replace("NAME", "'a'") + "# changed\n")
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False)
+    assert png.stat().st_mtime_ns != stamp
+    stamp = png.stat().st_mtime_ns
+    figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False, force=True)
+    assert png.stat().st_mtime_ns != stamp

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from optnoise import selection as S
 from optnoise.datasets import load_dpbench
+from optnoise.solvers import solve_model
 
 ISSUE_Q = np.array([0.0, -1.0, -1.0, -2.0])
 
@@ -480,6 +481,38 @@ def test_lazy_and_full_monotone_rows_agree():
         assert a.objective == pytest.approx(b.objective, rel=1e-9)
 
 
+@pytest.mark.parametrize("solver", ["auto", "highs", "scip"])
+def test_lazy_rows_on_every_backend_reach_the_full_row_simplex_optimum(solver):
+    # The naive reference: every row at once, HiGHS simplex. Lazy rows (with IPM and warm dual
+    # simplex for "auto", one HiGHS instance for "highs", rebuilt models for SCIP) must reach it.
+    m, k, eps = 4, 8, 0.1
+    full = S.build_lattice_lp(m, k, eps)
+    ref = solve_model(full.model, solver="highs", options={"solver": "simplex"})
+    sol = S.solve_lattice_lp(m, k, eps, solver=solver)
+    assert sol.status == ref.status == "optimal" and sol.rounds > 1
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert full.model.residuals(sol.x)["rows"] < 1e-8  # feasible for the LP with all rows
+
+
+def test_lattice_cache_skips_the_solve_and_is_keyed_on_every_argument(tmp_path, monkeypatch):
+    a = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("solved again despite a cached result")
+
+    monkeypatch.setattr(S, "solve_with_cuts", no_solve)
+    monkeypatch.setattr(S, "solve_model", no_solve)
+    b = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    assert b.objective == a.objective and np.array_equal(b.x, a.x) and b.rounds == a.rounds
+    assert b.lp.model.shape == a.lp.model.shape and b.pf_ratio == a.pf_ratio
+    monkeypatch.undo()
+    for kw in ({"eps": 0.31}, {"weighting": "box"}, {"monotone": False}, {"lazy": False}, {"solver": "highs"}):
+        args = {"m": 3, "k": 4, "eps": 0.3} | kw
+        S.solve_lattice_lp(**args, cache=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 6
+
+
 def test_lattice_pf_em_match_pmfs_and_objective():
     lp = S.build_lattice_lp(5, 3, 0.8)
     pf, em = S.lattice_mechanism(lp, "pf"), S.lattice_mechanism(lp, "em")
@@ -543,3 +576,18 @@ def test_pmf_signatures_follow_the_issue_contract():
     q = np.array([0.0, -1.0, -1.0, -2.0])
     for fn in (pf_pmf, em_pmf, rnm_pmf):
         np.testing.assert_allclose(fn(q, 1.0, 2.0, False), fn(q, 1.0, sensitivity=2.0))
+
+
+def test_auto_races_lazy_rows_against_all_rows_at_once(monkeypatch):
+    import optnoise.solvers as solvers
+
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)  # start the all-rows process at once
+    m, k, eps = 4, 8, 0.1
+    ref = solve_model(S.build_lattice_lp(m, k, eps).model, solver="highs", options={"solver": "simplex"})
+    sol = S.solve_lattice_lp(m, k, eps)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert sol.lp.model.residuals(sol.x)["rows"] < 1e-8
+    psutil = pytest.importorskip("psutil")
+    # no race process left (other children, such as multiprocessing's resource tracker, are not ours)
+    left = [p for p in psutil.Process().children(recursive=True) if p.status() != "zombie"]
+    assert not [p for p in left if "_child_main" in " ".join(p.cmdline())]

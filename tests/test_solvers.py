@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import optnoise.solvers as solvers
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.model import ModelBuilder
 from optnoise.solvers import available_solvers, solve_model, write_mps
@@ -26,7 +27,7 @@ def lp():
     return mb.build()
 
 
-@pytest.mark.parametrize("solver", ["highs", "cbc", "cvxpy"])
+@pytest.mark.parametrize("solver", ["auto", "highs", "scip", "cbc", "cvxpy"])
 def test_backends_on_hand_solved_problems(solver):
     out = solve_model(lp(), solver=solver)
     assert out.status == "optimal"
@@ -38,7 +39,7 @@ def test_backends_on_hand_solved_problems(solver):
     assert knapsack().residuals(out.x)["rows"] <= 1e-9
 
 
-@pytest.mark.parametrize("solver", ["highs", "cbc", "cvxpy"])
+@pytest.mark.parametrize("solver", ["auto", "highs", "scip", "cbc", "cvxpy"])
 def test_infeasible_status(solver):
     mb = ModelBuilder()
     x = mb.add_vars(1, lb=0.0, ub=1.0)
@@ -79,9 +80,10 @@ def test_bad_solver_and_unavailable_commercial():
 
 def test_highs_options_reach_the_solver_and_keep_the_optimum():
     d = NoiseDesign(n=32, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
-    ref = d.solve()
-    assert d.solve(options={"mip_allow_restart": False}).distortion == pytest.approx(ref.distortion, abs=1e-9)
-    capped = d.solve(options={"mip_max_nodes": 1})  # stops early: the option took effect
+    ref = d.solve("highs")
+    assert d.solve("highs", options={"mip_allow_restart": False}).distortion == pytest.approx(ref.distortion, abs=1e-9)
+    # HiGHS alone (auto would let SCIP finish the proof): stops early, so the option took effect
+    capped = d.solve("highs", options={"mip_max_nodes": 1})
     assert capped.status == "time_limit"
     assert capped.verify()
 
@@ -156,3 +158,90 @@ def test_banner_absorption_restores_stdout_across_threads(monkeypatch):
             list(pool.map(first_construction, range(8)))
         after = os.fstat(1)
         assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+
+
+def unbounded():
+    mb = ModelBuilder()
+    x = mb.add_vars(2, lb=0.0, ub=np.inf, integer=True, name="x")
+    mb.add_row(x, [1.0, -1.0], upper=1.0)
+    mb.set_objective(x, [-1.0, 0.0])
+    return mb.build()
+
+
+@pytest.mark.parametrize("solver", ["scip", "auto"])
+def test_scip_and_auto_statuses(solver):
+    assert solve_model(unbounded(), solver=solver).status in ("unbounded", "infeasible")  # SCIP may say either
+    assert solve_model(unbounded(), solver="scip").status != "optimal"
+    hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    out = solve_model(hard.build_model(), solver=solver, time_limit=1.5)
+    assert out.status == "time_limit"
+    assert out.x is None or out.bound <= out.objective + 1e-9
+
+
+def test_scip_meets_rows_to_the_tight_tolerance():
+    # SCIP's default 1e-6 feasibility would let PDP indicators sit on the wrong side of f(eta) = e^eps f(eta+mu)
+    d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
+    model = d.build_model()
+    out = solve_model(model, solver="scip")
+    assert out.status == "optimal"
+    assert model.residuals(out.x)["rows"] <= 1e-8
+    assert out.objective == pytest.approx(solve_model(model, solver="highs").objective, rel=1e-8)
+
+
+def _children() -> list:
+    psutil = pytest.importorskip("psutil")
+    alive = [p for p in psutil.Process().children(recursive=True) if p.is_running() and p.status() != "zombie"]
+    # only race processes count (multiprocessing's resource tracker, for one, is not ours)
+    return [p for p in alive if "_child_main" in " ".join(p.cmdline())]
+
+
+def test_auto_races_scip_and_reports_the_winner(monkeypatch):
+    # With no solo phase the race starts at once, so a small MILP exercises it in about a second.
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+    d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
+    ref = d.solve("highs")
+    res = d.solve("auto")
+    assert res.status == "optimal" and res.solver == "auto" and res.backend in ("highs", "scip")
+    assert "won the race" in res.message  # the race ran (SCIP was started)
+    assert res.distortion == pytest.approx(ref.distortion, abs=1e-8)
+    assert res.verify()
+    assert res.to_dict()["backend"] == res.backend
+    assert not _children()  # the loser was stopped
+
+
+def test_auto_at_the_time_limit_keeps_the_best_incumbent_and_bound(monkeypatch):
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+    hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    model = hard.build_model()
+    out = solve_model(model, solver="auto", time_limit=4.0)
+    assert out.status == "time_limit" and out.info["race"]["highs"] == "time_limit"
+    assert out.info["race"]["scip"] in ("time_limit", "stopped")  # "stopped": not answered 2 s after the limit
+    assert out.x is not None and model.residuals(out.x)["rows"] <= 1e-8
+    assert 0.8446734 - 1e-6 <= out.objective  # the known optimum (issue 17) bounds every incumbent
+    assert out.bound <= 0.8446734 + 1e-6
+    assert out.gap == pytest.approx((out.objective - out.bound) / out.objective)
+    assert not _children()
+
+
+def test_auto_lp_uses_the_hinted_algorithm():
+    mb = ModelBuilder()
+    x = mb.add_vars(2, lb=0.0, ub=1.0)
+    mb.add_row(x, [1.0, 1.0], upper=1.0)
+    mb.set_objective(x, [-1.0, -2.0])
+    for hint in (None, "simplex", "ipm"):
+        out = solve_model(mb.build(lp_algorithm=hint), solver="auto")
+        assert out.status == "optimal" and out.objective == pytest.approx(-2.0) and out.solver == "highs"
+    with pytest.raises(ValueError, match="lp_algorithm"):
+        mb.build(lp_algorithm="barrier")
+
+
+def test_auto_without_concurrency_stays_in_process(monkeypatch):
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("auto started a process with concurrent=False")
+
+    monkeypatch.setattr(solvers, "_ChildSolve", no_process)
+    d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
+    res = d.solve("auto", concurrent=False)
+    assert res.status == "optimal" and res.backend == "highs"

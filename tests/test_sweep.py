@@ -95,6 +95,30 @@ def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
     assert out.stdout.strip() == "4 ['optimal']"
 
 
+def test_parallel_sweeps_keep_auto_in_one_process(monkeypatch, tmp_path):
+    # jobs > 1 already uses the cores: each worker's "auto" must not start a second solver process.
+    distributed = pytest.importorskip("dask.distributed")
+    from optnoise.design import NoiseDesign
+
+    seen = []
+    real = NoiseDesign.solve
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("concurrent"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(NoiseDesign, "solve", spy)
+    pts = points()[:2]
+    run_sweep(pts, cache=None, progress=False)
+    assert seen == [True, True]
+    seen.clear()
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        run_sweep(pts, backend="dask", scheduler=cluster.scheduler_address, cache=None, progress=False)
+    assert seen == [False, False]
+
+
 # ---------------------------------------------------------------- issue 13
 
 

@@ -1,21 +1,19 @@
 """Helpers shared by the kadam2024 figure scripts (Kadam et al., Cybersecurity 7:54, 2024).
 
-Solves go through :class:`optnoise.NoiseDesign` with an on-disk cache, so a
-second ``optnoise figures kadam2024`` run is fast: ``.optnoise-cache/kadam2024``
-at the repository root, or beside the ``--out`` folder when one is given (the
-fast mode of the tests).
+Solves go through :class:`optnoise.NoiseDesign` with HiGHS (deterministic) and
+an on-disk cache, so a second ``optnoise figures kadam2024`` run is fast:
+:attr:`optnoise.figures.FigureScript.cache`.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from optnoise import DesignResult, Neighborhood, NoiseDesign
-from optnoise.figures import FigureScript, find_experiments_root
+from optnoise.figures import FigureScript
 
 PAPER = "kadam2024"
 
@@ -35,27 +33,21 @@ BASELINE_STYLE = {
 }
 
 
-def cache_dir(fs: FigureScript) -> Path:
-    """Where solves are cached: the repository's ``.optnoise-cache/kadam2024``, or beside ``--out``."""
-    default = (find_experiments_root().parent / "figures" / PAPER).resolve()
-    if fs.out.resolve() == default:
-        return find_experiments_root().parent / ".optnoise-cache" / PAPER
-    return fs.out.resolve().parent / ".optnoise-cache" / PAPER
-
-
 def progress(fs: FigureScript, message: str) -> None:
     """One progress line on stderr (the runner shows a bar per script)."""
     print(f"[{PAPER}/{fs.name}] {message}", file=sys.stderr, flush=True)
 
 
 def solve(fs: FigureScript, *, canonical: bool = False, **design: Any) -> DesignResult:
-    """Solve one :class:`NoiseDesign` (cached) with HiGHS; refuse anything but a verified optimum.
+    """Solve one :class:`NoiseDesign` (cached in ``fs.cache``) with HiGHS; refuse anything but a verified optimum.
 
-    ``canonical=True`` is for figures that draw a PMF: among tied optima it returns the
-    canonical one (``NoiseDesign.solve(canonical=True)``, the lexicographic minimax), not
-    whichever vertex HiGHS reaches, and it refuses a result whose canonical stages failed.
+    ``solver="highs"``, not the default ``"auto"`` portfolio: degenerate designs have several optimal
+    PMFs, and which one the portfolio returns depends on which backend wins. ``canonical=True`` is
+    for figures that draw a PMF: among tied optima it returns the canonical one
+    (``NoiseDesign.solve(canonical=True)``, the lexicographic minimax), not whichever vertex HiGHS
+    reaches, and it refuses a result whose canonical stages failed.
     """
-    res = NoiseDesign(**design).solve(cache=cache_dir(fs), canonical=canonical)
+    res = NoiseDesign(**design).solve(solver="highs", cache=fs.cache, canonical=canonical)
     if res.status != "optimal" or not res.verify():
         raise RuntimeError(f"{NoiseDesign(**design)!r} ended with status {res.status!r} (achieved {res.achieved})")
     if canonical and not res.canonical:

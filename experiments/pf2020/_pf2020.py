@@ -5,6 +5,8 @@ Not a figure script (the leading underscore keeps the runner from executing it).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from optnoise.datasets import load_dpbench
@@ -105,20 +107,22 @@ def bar_values(
     return eps, em, pf
 
 
-def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray) -> dict:
+def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray, cache: Path | None = None) -> dict:
     """PF and EM optimality ratios along ``eps_grid`` for the regular LP and the paper's LP.
 
     ``regular``: :func:`~optnoise.selection.solve_lattice_lp` defaults (lattice
     weighting, worst-neighbour privacy rows, monotonicity rows added lazily).
     ``paper``: the LP as printed in Appendix D (no monotonicity rows) with the
-    box weighting of the authors' notebook.
+    box weighting of the authors' notebook. Solved with ``solver="highs"`` (one
+    deterministic backend, so the CSVs stay byte-stable) and cached in ``cache``
+    (the figure script's :attr:`~optnoise.figures.FigureScript.cache`).
     """
     from optnoise.selection import solve_lattice_lp
 
     out = {f"{v}_{r}": np.empty(eps_grid.size) for v in ("regular", "paper") for r in ("pf", "em")}
     for i, eps in enumerate(eps_grid):
-        reg = solve_lattice_lp(m, k, float(eps))
-        pap = solve_lattice_lp(m, k, float(eps), monotone=False, weighting="box")
+        reg = solve_lattice_lp(m, k, float(eps), solver="highs", cache=cache)
+        pap = solve_lattice_lp(m, k, float(eps), monotone=False, weighting="box", solver="highs", cache=cache)
         if reg.status != "optimal" or pap.status != "optimal":
             raise RuntimeError(f"LP not solved for m={m}, k={k}, eps={eps}: {reg.status}, {pap.status}")
         out["regular_pf"][i], out["regular_em"][i] = reg.pf_ratio, reg.em_ratio

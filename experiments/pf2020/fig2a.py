@@ -49,7 +49,7 @@ def main(argv=None) -> int:
             "extra: deeper lattice",
         ),
     ):
-        curves = {(m, k): lp_ratio_curves(m, k, eps) for m in ms}
+        curves = {(m, k): lp_ratio_curves(m, k, eps, cache=fs.cache) for m in ms}
         ratio_panel(
             fs,
             name,

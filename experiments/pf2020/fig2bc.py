@@ -33,7 +33,7 @@ def main(argv=None) -> int:
         ("", fig2_eps(fs.fast), fs.grid(full=K_PRIMARY, fast=(2, 4))),
         ("_k16", fig2_eps(fs.fast, DEEP_EPS_POINTS), fs.grid(full=K_DEEP, fast=(8,))),
     ):
-        curves = {(M, k): lp_ratio_curves(M, k, eps) for k in ks}
+        curves = {(M, k): lp_ratio_curves(M, k, eps, cache=fs.cache) for k in ks}
         extra = "extra: " if suffix else ""
         for panel, key, ylim in (("fig2b", "pf", PF_RATIO_YLIM), ("fig2c", "em", EM_RATIO_YLIM)):
             who = "PF" if key == "pf" else "EM"
