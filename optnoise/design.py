@@ -50,6 +50,7 @@ from .certify import certify_result, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
+from .privacy_rows import add_pair_rows
 from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
 from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
@@ -325,13 +326,13 @@ class NoiseDesign:
         (delta, for ``objective="delta"``).
 
         ``formulation`` selects the ``"pdp"`` MILP: ``"hull"`` (default; the
-        convex hull of each indicator's disjunction, see :meth:`_pdp_rows`) or
+        convex hull of each indicator's disjunction, see
+        :mod:`optnoise.privacy_rows`) or
         ``"bigm"`` (the paper's linearisation applied per shift, the benchmark
         baseline). Both have the same optimum; other notions ignore it.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
         N, K = self.size, len(self.shifts)
-        E = float(np.exp(self.eps))
         idx = self.shift_index()  # (K, N)
         mb = ModelBuilder()
         f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
@@ -344,41 +345,21 @@ class NoiseDesign:
         else:
             t = None
             mb.set_objective(f, cost)  # (13a)
-        delta = self.delta
-
-        def budget_rows(cols_by_row: np.ndarray) -> None:
-            """sum_eta cols[r, eta] <= delta, or <= t for the delta objective (13c)."""
-            R, C = cols_by_row.shape
-            rows = np.repeat(np.arange(R), C)
-            if t is None:
-                mb.add_rows(rows, cols_by_row.ravel(), 1.0, upper=delta)
-            else:
-                rows = np.concatenate([rows, np.arange(R)])
-                cols = np.concatenate([cols_by_row.ravel(), np.repeat(t, R)])
-                vals = np.concatenate([np.ones(R * C), -np.ones(R)])
-                mb.add_rows(rows, cols, vals, upper=0.0)
-
-        if self.is_pure:
-            # (14c): f(eta) - e^eps f(eta+mu) <= 0 for every shift
-            r = np.arange(K * N)
-            mb.add_rows(
-                np.repeat(r, 2),
-                np.stack([np.tile(f, K), f[idx.ravel()]], 1).ravel(),
-                np.tile([1.0, -E], K * N),
-                upper=0.0,
-            )
-        elif self.privacy == "dp":
-            s = mb.add_vars(K * N, lb=0.0, ub=1.0, name="s").reshape(K, N)
-            # f(eta) - e^eps f(eta+mu) - s(mu, eta) <= 0 ; sum_eta s(mu, eta) <= delta
-            r = np.arange(K * N)
-            cols = np.stack([np.tile(f, K), f[idx.ravel()], s.ravel()], 1).ravel()
-            mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -1.0], K * N), upper=0.0)
-            budget_rows(s)
-        else:
-            if self.privacy == "pdp" and formulation == "hull":
-                self._pdp_rows(mb, f, idx, E, budget_rows)
-            else:
-                self._bigm_rows(mb, f, idx, E, budget_rows, shared=self.privacy == "pdp-kadam")
+        notion = "pure" if self.is_pure else "dp" if self.privacy == "dp" else "pdp"
+        # one entry per (shift, eta): f(eta) against f(eta + mu), budgeted per shift
+        add_pair_rows(
+            mb,
+            np.tile(f, K),
+            f[idx.ravel()],
+            np.repeat(np.arange(K), N),
+            eps=self.eps,
+            notion=notion,
+            delta=None if (t is not None or notion == "pure") else self.delta,
+            t=None if t is None else int(t[0]),
+            formulation="bigm" if self.privacy == "pdp-kadam" else formulation,
+            shared=np.tile(np.arange(N), K) if self.privacy == "pdp-kadam" else None,
+        )
+        if notion == "pdp":
             pair = self._reflection_pair()
             if pair is not None:
                 # The reflection eta -> -eta maps feasible PMFs to feasible PMFs with the same
@@ -400,74 +381,6 @@ class NoiseDesign:
             int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
             int(np.ravel_multi_index(tuple(e1), self.shape)),
         )
-
-    def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
-        """Definition 2 with one indicator per (mu, eta).
-
-        ``y(mu, eta)`` is the mass of ``eta`` counted as leaking for shift mu:
-        ``u = 0`` forces ``f(eta) <= e^eps f(eta+mu)`` and ``y = 0``; ``u = 1``
-        forces ``y >= f(eta)``. Rows per (mu, eta):
-
-        (a) ``f(eta) - e^eps f(eta+mu) - y <= 0``
-        (b) ``y - U u <= 0``           with ``U = min(1, delta)``: a leaking mass is at most delta
-        (c) ``f(eta) - y + u <= 1``
-
-        Dropping integrality gives exactly the DP hockey-stick LP, so the
-        relaxation is as tight as the convex notion and ``dp <= pdp`` is
-        visible in the model itself.
-        """
-        K, N = idx.shape
-        y = mb.add_vars(K * N, lb=0.0, ub=1.0, name="y").reshape(K, N)
-        u = mb.add_vars(K * N, lb=0, ub=1, integer=True, name="u").reshape(K, N)
-        ff = np.tile(f, K)
-        r = np.arange(K * N)
-        mb.add_rows(
-            np.repeat(r, 3),
-            np.stack([ff, f[idx.ravel()], y.ravel()], 1).ravel(),
-            np.tile([1.0, -E, -1.0], K * N),
-            upper=0.0,
-        )
-        U = 1.0 if self.delta is None else max(min(1.0, self.delta), 0.0)
-        mb.add_rows(np.repeat(r, 2), np.stack([y.ravel(), u.ravel()], 1).ravel(), np.tile([1.0, -U], K * N), upper=0.0)
-        mb.add_rows(
-            np.repeat(r, 3),
-            np.stack([ff, y.ravel(), u.ravel()], 1).ravel(),
-            np.tile([1.0, -1.0, 1.0], K * N),
-            upper=1.0,
-        )
-        budget_rows(y)
-
-    def _bigm_rows(
-        self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any, *, shared: bool
-    ) -> None:
-        """The published linearisation (13c)-(13h), exactly as printed.
-
-        ``shared=True`` is the paper's MILP (``"pdp-kadam"``): one ``u(eta)``,
-        ``y(eta)`` for all shifts and one budget row. ``shared=False`` applies
-        the same rows to every shift separately, the plain big-M form of
-        Definition 2 (kept as the benchmark baseline for ``"pdp"``).
-        """
-        K, N = idx.shape
-        G = 1 if shared else K
-        y = mb.add_vars(G * N, lb=0.0, ub=1.0, name="y").reshape(G, N)
-        u = mb.add_vars(G * N, lb=0, ub=1, integer=True, name="u").reshape(G, N)
-        budget_rows(y)  # (13c) sum_eta y <= delta
-        r = np.arange(G * N)
-        fg, yr, ur = np.tile(f, G), y.ravel(), u.ravel()
-        mb.add_rows(np.repeat(r, 2), np.stack([yr, ur], 1).ravel(), np.tile([1.0, -1.0], G * N), upper=0.0)  # (13c)
-        mb.add_rows(
-            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, 1.0, -1.0], G * N), upper=1.0
-        )  # (13d)
-        mb.add_rows(
-            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, -1.0, 1.0], G * N), upper=1.0
-        )  # (13e)
-        rk = np.arange(K * N)
-        uu = np.tile(u[0], K) if shared else u.ravel()
-        ff, fm = np.tile(f, K), f[idx.ravel()]
-        # (13f): f(eta) - e^eps f(eta+mu) - u <= 0
-        mb.add_rows(np.repeat(rk, 3), np.stack([ff, fm, uu], 1).ravel(), np.tile([1.0, -E, -1.0], K * N), upper=0.0)
-        # (13g): e^eps f(eta+mu) - f(eta) + e^eps u <= e^eps
-        mb.add_rows(np.repeat(rk, 3), np.stack([fm, ff, uu], 1).ravel(), np.tile([E, -1.0, E], K * N), upper=E)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
