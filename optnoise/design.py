@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
-from .certify import certify_result, register_spec_kind
+from .certify import PairLayout, certify_result, pmf_layout, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
@@ -381,6 +381,15 @@ class NoiseDesign:
             int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
             int(np.ravel_multi_index(tuple(e1), self.shape)),
         )
+
+    def pair_layout(self) -> PairLayout:
+        """How :mod:`optnoise.certify` checks, repairs and samples this design's PMF."""
+
+        def resolve(delta: float, solver: str) -> np.ndarray | None:
+            res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
+            return None if res.status != "optimal" or res.pmf is None else res.pmf
+
+        return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
