@@ -46,10 +46,12 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
-from .certify import PairLayout, certify_result, pmf_layout, register_spec_kind
+from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
+from .mechanism_design import clamp_matrix, clamp_model, matrix_errors
+from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
-from .privacy import NOTIONS, achieved_deltas
+from .privacy import NOTIONS, achieved_deltas, mechanism_delta
 from .privacy_rows import add_pair_rows
 from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
 from .tolerance import ACHIEVED_TOL, DELTA_TOL
@@ -59,6 +61,7 @@ __all__ = [
     "DesignResult",
     "METRICS",
     "OBJECTIVES",
+    "RELEASES",
     "ACHIEVED_TOL",
     "DELTA_TOL",
     "cost_vector",
@@ -69,6 +72,10 @@ __all__ = [
 METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
 #: What to minimise.
 OBJECTIVES = ("distortion", "delta")
+#: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
+RELEASES = ("modulo", "clamp")
+#: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
+CLAMP_METRICS = ("er", "mse", "mae")
 #: Largest number of noise values a design may have.
 MAX_SIZE = 2_000_000
 
@@ -143,6 +150,19 @@ class NoiseDesign:
         The distortion cap for ``objective="delta"``.
     shape : tuple of int, optional
         ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
+    release : {"modulo", "clamp"}
+        ``"modulo"`` (default): the release ``q + eta (mod n+1)`` above.
+        ``"clamp"``: scalar queries only; the noise lives on
+        ``eta in {-n..n}`` (``pmf[i]`` is ``f(i - n)``, shape ``(2n+1,)``) and
+        the release is ``clip(q + eta, 0, n)``, with no wrap-around. Its
+        matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP
+        (``"dp"``) or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and
+        does not apply): :func:`optnoise.mechanism_design.clamp_model`. The
+        neighbours are the answer pairs ``q - q' = mu`` inside ``{0..n}``
+        (:func:`optnoise.mechanisms.neighbour_pairs`); the metric
+        (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
+        ``y - q = -n..n``) is charged on the released error, averaged over a
+        uniform answer.
     """
 
     def __init__(
@@ -157,6 +177,7 @@ class NoiseDesign:
         objective: str = "distortion",
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
+        release: str = "modulo",
     ) -> None:
         self.n = check_int("n", n, minimum=1)
         self.eps = check_eps(eps)
@@ -167,7 +188,13 @@ class NoiseDesign:
         self.neighborhood = neighborhood
         self.privacy = check_choice("privacy", privacy, NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
+        self.release = check_choice("release", release, RELEASES)
         dim = neighborhood.dim
+        if self.release == "clamp":
+            if dim != 1 or shape is not None:
+                raise ValueError("release='clamp' is for scalar queries (no shape, scalar shifts)")
+            if self.privacy == "pdp-kadam":
+                raise ValueError("privacy for release='clamp' must be one of 'dp', 'pdp' ('pdp-kadam' is modulo only)")
         if shape is not None:
             try:
                 shape = tuple(int(s) for s in shape)
@@ -181,6 +208,9 @@ class NoiseDesign:
         if (self.n + 1) ** dim > MAX_SIZE:
             raise ValueError(f"n is too large: (n+1)^d = {(self.n + 1) ** dim} noise values exceeds {MAX_SIZE}")
         self.shifts = neighborhood.resolve(self.n, dim)
+        if self.release == "clamp":
+            self.shape = (2 * self.n + 1,)
+            self.pairs = neighbour_pairs(self.n, neighborhood)
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
@@ -196,7 +226,11 @@ class NoiseDesign:
                 raise ValueError("max_distortion is required with objective='delta'")
             self.delta = None
             self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
-        if isinstance(metric, str):
+        if isinstance(metric, str) and self.release == "clamp":
+            self.metric = check_choice("metric", metric, CLAMP_METRICS)
+            e = np.arange(-self.n, self.n + 1)  # the released error y - q
+            self.cost = {"er": (e != 0).astype(float), "mse": e**2.0, "mae": np.abs(e).astype(float)}[metric]
+        elif isinstance(metric, str):
             self.metric = check_choice("metric", metric, METRICS)
             self.cost = cost_vector(metric, self.n, dim)
         else:
@@ -204,9 +238,9 @@ class NoiseDesign:
                 cost = np.asarray(metric, dtype=float)
             except (TypeError, ValueError):
                 raise ValueError(f"metric must be one of {', '.join(METRICS)} or a cost array") from None
-            if cost.size != (self.n + 1) ** dim:
+            if cost.size != self.size:
                 raise ValueError(
-                    f"metric cost array must have {(self.n + 1) ** dim} entries (shape {self.shape}); got {cost.size}"
+                    f"metric cost array must have {self.size} entries (shape {self.shape}); got {cost.size}"
                 )
             if not np.all(np.isfinite(cost)):
                 raise ValueError("metric cost array must be finite")
@@ -220,7 +254,7 @@ class NoiseDesign:
 
     @property
     def size(self) -> int:
-        """Number of noise values ``(n+1)^d``."""
+        """Number of noise values: ``(n+1)^d``, or ``2n+1`` for ``release="clamp"``."""
         return int(np.prod(self.shape))
 
     @property
@@ -256,6 +290,7 @@ class NoiseDesign:
             "privacy": self.privacy,
             "objective": self.objective,
             "max_distortion": self.max_distortion,
+            **({"release": self.release} if self.release != "modulo" else {}),
         }
 
     @classmethod
@@ -280,7 +315,8 @@ class NoiseDesign:
                 kw["max_distortion"] = spec["max_distortion"]
             else:
                 kw["delta"] = spec["delta"]
-            shape = spec.get("shape")
+            release = spec.get("release", "modulo")
+            shape = spec.get("shape") if release == "modulo" else None
             design = cls(
                 n=spec["n"],
                 eps=spec["eps"],
@@ -289,6 +325,7 @@ class NoiseDesign:
                 privacy=spec["privacy"],
                 objective=objective,
                 shape=tuple(shape) if shape else None,
+                release=release,
                 **kw,
             )
         except KeyError as exc:
@@ -314,7 +351,8 @@ class NoiseDesign:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         return (
             f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
-            f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})"
+            f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r}"
+            + (f", release={self.release!r})" if self.release != "modulo" else ")")
         )
 
     # ------------------------------------------------------------------ model
@@ -332,6 +370,18 @@ class NoiseDesign:
         baseline). Both have the same optimum; other notions ignore it.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == "clamp":
+            return clamp_model(
+                n=self.n,
+                eps=self.eps,
+                pairs=self.pairs,
+                cost=self.cost,
+                privacy=self.privacy,
+                delta=self.delta,
+                objective=self.objective,
+                max_distortion=self.max_distortion,
+                formulation=formulation,
+            )
         N, K = self.size, len(self.shifts)
         idx = self.shift_index()  # (K, N)
         mb = ModelBuilder()
@@ -389,7 +439,29 @@ class NoiseDesign:
             res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
             return None if res.status != "optimal" or res.pmf is None else res.pmf
 
+        if self.release == "clamp":  # certified as its induced matrix, sampled row by row
+            e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
+            rows = (self.cost[e + self.n] / (self.n + 1)).reshape(1, -1)
+            return matrix_layout(
+                self.pairs,
+                np.arange(self.n + 1),
+                rows,
+                self.privacy,
+                resolve,
+                embed=lambda pmf: clamp_matrix(pmf, self.n).ravel(),
+            )
         return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
+
+    def clamp_evaluation(self, pmf: np.ndarray) -> tuple[float, dict[str, float], dict[str, float]]:
+        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF."""
+        P = clamp_matrix(pmf, self.n)
+        e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
+        distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
+        achieved = {
+            "dp": float(mechanism_delta(P, self.pairs, self.eps, notion="dp")),
+            "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", tol=ACHIEVED_TOL)),
+        }
+        return distortion, achieved, matrix_errors(P)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
@@ -525,6 +597,9 @@ class DesignResult:
     def __post_init__(self) -> None:
         if self.pmf is not None:
             self.pmf = np.asarray(self.pmf, dtype=float).reshape(self.design.shape)
+            if self.design.release == "clamp":
+                self.distortion, self.achieved, self.actual = self.design.clamp_evaluation(self.pmf)
+                return
             self.distortion = float(np.sum(self.design.cost * self.pmf))
             self.achieved = achieved_deltas(self.pmf, self.design.shifts, self.design.eps, tol=ACHIEVED_TOL)
             self.actual = modulo_errors(self.pmf)
@@ -564,6 +639,7 @@ class DesignResult:
             "privacy": d.privacy,
             "objective": d.objective,
             "max_distortion": d.max_distortion,
+            "release": d.release,
             "status": self.status,
             "pmf": None if self.pmf is None else self.pmf.tolist(),
             "distortion": self.distortion,
