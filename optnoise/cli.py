@@ -1,7 +1,8 @@
 """The ``optnoise`` command line.
 
-Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify`` and
-``release``.
+Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
+``release``, ``mechanism`` (the optimal general mechanism,
+:class:`~optnoise.mechanism_design.MechanismDesign`) and ``mechanism-sweep``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
@@ -22,7 +23,8 @@ import numpy as np
 
 from ._validation import check_int, check_pmf
 from .certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
-from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign
+from .design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
+from .mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS
 from .solvers import MIP_REL_GAP, SOLVERS
@@ -103,6 +105,12 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
             "--cost", default=None, help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list"
         )
     p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
+    p.add_argument(
+        "--release",
+        default="modulo",
+        choices=RELEASES,
+        help="q + eta (mod n+1) (default), or clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp)",
+    )
     p.add_argument(
         "--minimize",
         default="distortion",
@@ -189,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output root (default figures/)")
 
     _add_certify_cli(sub)
+    _add_mechanism_cli(sub)
     return parser
 
 
@@ -244,6 +253,7 @@ def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "privacy": a.privacy,
             "objective": a.minimize,
             "max_distortion": a.max_distortion,
+            "release": a.release,
         }
     )
 
@@ -308,6 +318,7 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         objective=a.minimize,
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
+        release=a.release,
     )
     rows = run_sweep(
         points,
@@ -457,6 +468,7 @@ def _result_from_file(path: str) -> DesignResult:
         pmf = data["pmf"]
         if pmf is not None:
             pmf = check_pmf("pmf", pmf, atol=1e-6)
+        release = data.get("release", "modulo")
         dim = 1 if pmf is None else pmf.ndim
         shifts = data["shifts"]
         # the JSON holds the resolved shift set: use it exactly, as a directed set
@@ -473,7 +485,8 @@ def _result_from_file(path: str) -> DesignResult:
             metric=data["metric"],
             privacy=data["privacy"],
             objective=data.get("objective", "distortion"),
-            shape=(int(data["n"]) + 1,) * dim if pmf is not None else None,
+            shape=(int(data["n"]) + 1,) * dim if pmf is not None and release == "modulo" else None,
+            release=release,
             **kw,
         )
         return DesignResult.from_dict(data, design=design)
@@ -545,6 +558,225 @@ def _cmd_release(a: argparse.Namespace) -> int:
     for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
         lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
     print("\n".join(lines))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# CLI: `optnoise mechanism` and `optnoise mechanism-sweep`
+# --------------------------------------------------------------------------------------------
+
+
+def _add_mechanism_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
+    """The flags of a :class:`MechanismDesign` (grids and comma lists with ``grid``)."""
+    p.add_argument(
+        "--n", required=True, type=str if grid else int, help="inputs lie in {0..n}" + (" (grid)" if grid else "")
+    )
+    grid_note = " (grid)" if grid else ""
+    p.add_argument("--eps", required=True, type=str if grid else _float("eps"), help="privacy level > 0" + grid_note)
+    p.add_argument(
+        "--delta",
+        default=None if grid else 0.0,
+        type=str if grid else _float("delta"),
+        help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
+    )
+    p.add_argument(
+        "--neighbors",
+        "--neighbours",
+        default=None if grid else "adjacent",
+        action="append" if grid else "store",
+        help="adjacent (default), adjacent:K, sd:MU, bd:MUBAR, shifts:A,B or pairs:0-1,2-3"
+        + (" (repeatable)" if grid else ""),
+    )
+    p.add_argument("--directed", action="store_true", help="pair lists and shift specs as given (no reversed pairs)")
+    loss_note = " (comma list)" if grid else ", or a matrix file"
+    p.add_argument("--loss", default="abs", help=f"one of {', '.join(LOSSES)}" + loss_note)
+    p.add_argument("--objective", default="bayes", choices=MECHANISM_OBJECTIVES, help="what to minimise")
+    p.add_argument(
+        "--privacy", default="dp", help=f"one of {', '.join(MECHANISM_NOTIONS)}" + (" (comma list)" if grid else "")
+    )
+    p.add_argument(
+        "--max-loss",
+        default=None,
+        type=str if grid else _float("max-loss"),
+        help="Bayes-loss cap for --objective delta" + (" (grid)" if grid else ""),
+    )
+    if not grid:
+        p.add_argument("--outputs", default=None, help="m (outputs 0..m, default n) or a comma list of output values")
+        p.add_argument("--prior", default=None, help="input prior: a file (.json/.npy/.txt) or a comma list")
+    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
+    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
+    p.add_argument(
+        "--mip-gap", default=MIP_REL_GAP, type=_float("mip-gap"), help="relative MILP gap counted as optimal (pdp)"
+    )
+    p.add_argument(
+        "--highs-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=_highs_option,
+        help="raw HiGHS option, repeatable",
+    )
+
+
+def _add_mechanism_cli(sub: Any) -> None:
+    """Add the ``mechanism`` and ``mechanism-sweep`` sub-commands."""
+    p = sub.add_parser(
+        "mechanism",
+        help="design the optimal general (non-additive) mechanism P[x, y] for one problem",
+        description="The best mechanism over all conditional matrices P[x, y] for inputs 0..n "
+        "(optnoise.MechanismDesign). Exit 0 optimal, 1 --certify failed, 2 bad input, 3 not optimal.",
+    )
+    _add_mechanism_args(p)
+    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
+    p.add_argument("--out", default=None, help="also write the JSON result to this file")
+    p.add_argument("--mps", default=None, help="write the (full) model as an MPS file and exit")
+    p.add_argument("--certify", default=None, metavar="FILE", help="certify exactly and write the design file")
+    p.set_defaults(handler=_cmd_mechanism)
+
+    p = sub.add_parser("mechanism-sweep", help="solve a grid of mechanism designs, one CSV row per point")
+    _add_mechanism_args(p, grid=True)
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_cmd_mechanism_sweep)
+
+
+def _parse_neighbors(text: str) -> Any:
+    """``pairs:0-1,2-3`` as a list of pairs; every other spec is passed on as text."""
+    kind, sep, body = text.partition(":")
+    if kind.strip().lower() != "pairs":
+        return text
+    try:
+        pairs = [tuple(int(v) for v in item.split("-")) for item in body.split(",") if item.strip()]
+    except ValueError:
+        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text!r}") from None
+    if not sep or not pairs or any(len(pr) != 2 for pr in pairs):
+        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text!r}")
+    return pairs
+
+
+def _mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
+    loss: Any = a.loss
+    if loss not in LOSSES:
+        loss = _load_array(loss, "loss")
+    outputs: Any = None
+    if a.outputs is not None:
+        vals = _numbers(a.outputs.split(","), "outputs", a.outputs)
+        outputs = int(vals[0]) if vals.size == 1 and vals[0] == int(vals[0]) else vals
+    return MechanismDesign(
+        n=a.n,
+        eps=a.eps,
+        delta=a.delta,
+        neighbors=_parse_neighbors(a.neighbors),
+        outputs=outputs,
+        loss=loss,
+        objective=a.objective,
+        prior=None if a.prior is None else _load_array(a.prior, "prior"),
+        privacy=a.privacy,
+        max_loss=a.max_loss,
+        directed=a.directed,
+    )
+
+
+def _cmd_mechanism(a: argparse.Namespace) -> int:
+    design = _mechanism_from_args(a)
+    if a.mps:
+        from .solvers import write_mps
+
+        print(f"wrote {write_mps(design.build_model(), a.mps)}")
+        return EXIT_OK
+    res = design.solve(
+        solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, options=dict(a.highs_option) or None
+    )
+    d = res.to_dict()
+    if a.out:
+        Path(a.out).write_text(json.dumps(d, indent=2))
+    cd = None
+    if a.certify and res.status == "optimal":
+        try:
+            cd = res.certify(solver=a.solver)
+        except CertificationError as exc:
+            print("optnoise mechanism: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
+            return EXIT_CLAIM_FAILED
+        cd.save(a.certify)
+        d["certified_delta"] = float(cd.certified_delta)
+        d["design_file"] = str(a.certify)
+    if a.format == "json":
+        print(json.dumps(d, indent=2))
+    else:
+        target = (
+            f"delta={design.delta:g}"
+            if design.objective != "delta"
+            else f"minimise delta s.t. Bayes {design.loss} <= {design.max_loss:g}"
+        )
+        print(f"problem     n={design.n}  eps={design.eps:g}  {target}  outputs={design.outputs.size}")
+        print(f"neighbours  {design.describe_neighbors()}")
+        print(f"notion      {design.privacy}   loss {design.loss}   objective {design.objective}   solver {a.solver}")
+        print(
+            f"status      {res.status}"
+            + (f"   gap {res.gap:.3g}" if res.gap else "")
+            + f"   time {res.solve_time:.3f}s   rounds {res.rounds}   model {res.model_size}"
+        )
+        if res.matrix is not None and res.loss is not None:
+            print(f"loss        {res.loss:.10g}")
+            if design.objective == "delta" and res.delta is not None:
+                print(f"min delta   {res.delta:.10g}")
+            print("achieved    " + "  ".join(f"{k}={v:.6g}" for k, v in res.achieved.items()))
+            print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
+            print("matrix      " + _fmt_pmf(res.matrix).replace("\n", "\n            "))
+        if cd is not None:
+            print(f"certified   delta={float(cd.certified_delta):.10g}   wrote {a.certify}")
+    return EXIT_OK if res.status == "optimal" else EXIT_NOT_OPTIMAL
+
+
+def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
+    import csv
+
+    from .sweep import MECHANISM_ROW_KEYS, mechanism_points, parse_grid, run_sweep
+
+    points = mechanism_points(
+        n=parse_grid("n", a.n, integer=True),
+        eps=parse_grid("eps", a.eps),
+        delta=parse_grid("delta", a.delta) if a.delta is not None else None,
+        neighbors=[_parse_neighbors(t) for t in (a.neighbors or ["adjacent"])],
+        directed=a.directed,
+        loss=[v.strip() for v in a.loss.split(",")],
+        objective=a.objective,
+        privacy=[v.strip() for v in a.privacy.split(",")],
+        max_loss=parse_grid("max-loss", a.max_loss) if a.max_loss is not None else None,
+    )
+    rows = run_sweep(
+        points,
+        solver=a.solver,
+        time_limit=a.time_limit,
+        mip_gap=a.mip_gap,
+        options=dict(a.highs_option) or None,
+        jobs=a.jobs,
+        backend=a.backend,
+        scheduler=a.scheduler,
+        cache=None if a.no_cache else a.cache,
+        progress=not a.quiet,
+    )
+    for r in rows:  # the neighbour spec as given, whatever it was parsed into
+        if not isinstance(r["neighbors"], str):
+            r["neighbors"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in r["neighbors"])
+    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
+    try:
+        if a.format == "json":
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+        else:
+            w = csv.DictWriter(out, fieldnames=list(MECHANISM_ROW_KEYS))
+            w.writeheader()
+            w.writerows(rows)
+    finally:
+        if out is not sys.stdout:
+            out.close()
     return EXIT_OK
 
 

@@ -1,7 +1,9 @@
 """Parameter sweeps: grids of designs solved in parallel, cached on disk, resumable.
 
-Each grid point is one :class:`~optnoise.design.NoiseDesign`. Results are
-cached per point (keyed by :meth:`NoiseDesign.key`), so an interrupted sweep
+Each grid point is one :class:`~optnoise.design.NoiseDesign` (:func:`grid_points`)
+or one :class:`~optnoise.mechanism_design.MechanismDesign`
+(:func:`mechanism_points`). Results are cached per point (keyed by the
+design's ``key()``), so an interrupted sweep
 picks up where it stopped and a repeated one is instant. Points run in local
 processes (``backend="process"``) or on a Dask cluster (``backend="dask"``).
 
@@ -25,10 +27,21 @@ import numpy as np
 
 from ._validation import check_choice, check_int, check_positive
 from .design import NoiseDesign
+from .mechanism_design import MechanismDesign
 from .neighborhood import Neighborhood
 from .solvers import MIP_REL_GAP, check_highs_options
 
-__all__ = ["parse_grid", "grid_points", "run_point", "run_sweep", "BACKENDS", "ROW_KEYS"]
+__all__ = [
+    "parse_grid",
+    "grid_points",
+    "mechanism_points",
+    "mechanism_of",
+    "run_point",
+    "run_sweep",
+    "BACKENDS",
+    "ROW_KEYS",
+    "MECHANISM_ROW_KEYS",
+]
 
 BACKENDS = ("process", "dask")
 
@@ -55,6 +68,34 @@ ROW_KEYS = (
     "solve_time_s",
     "gap",
     "pmf",
+    "error",
+)
+
+
+#: Columns of a mechanism sweep row (CSV header order).
+MECHANISM_ROW_KEYS = (
+    "n",
+    "eps",
+    "delta",
+    "neighbors",
+    "directed",
+    "loss_function",
+    "objective",
+    "privacy",
+    "max_loss",
+    "status",
+    "loss",
+    "achieved_dp",
+    "achieved_pdp",
+    "mse_mean",
+    "mse_worst",
+    "mae_mean",
+    "er",
+    "solver",
+    "solve_time_s",
+    "rounds",
+    "gap",
+    "matrix",
     "error",
 )
 
@@ -101,6 +142,7 @@ def grid_points(
     objective: str = "distortion",
     max_distortion: Iterable[float] | None = None,
     dim: int | None = None,
+    release: str = "modulo",
 ) -> list[dict[str, Any]]:
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
 
@@ -125,9 +167,102 @@ def grid_points(
             "dim": dim,
         }
         p["delta" if objective == "distortion" else "max_distortion"] = float(s)
+        if release != "modulo":
+            p["release"] = release
         design_of(p)
         pts.append(p)
     return pts
+
+
+def mechanism_points(
+    *,
+    n: Iterable[int],
+    eps: Iterable[float],
+    delta: Iterable[float] | None = None,
+    neighbors: Iterable[Any] = ("adjacent",),
+    directed: bool = False,
+    loss: Iterable[str] = ("abs",),
+    objective: str = "bayes",
+    privacy: Iterable[str] = ("dp",),
+    max_loss: Iterable[float] | None = None,
+) -> list[dict[str, Any]]:
+    """The Cartesian product of mechanism-design grids, as plain dicts (validated eagerly, as :func:`grid_points`)."""
+    second = list((delta or [0.0]) if objective != "delta" else (max_loss or []))
+    if not second:
+        raise ValueError("max_loss is required with objective='delta'")
+    pts = []
+    for nn, e, v, nb, ls, pv in itertools.product(n, eps, second, neighbors, loss, privacy):
+        p = {
+            "kind": "mechanism",
+            "n": int(nn),
+            "eps": float(e),
+            "neighbors": nb,
+            "directed": bool(directed),
+            "loss": ls,
+            "objective": objective,
+            "privacy": pv,
+        }
+        p["delta" if objective != "delta" else "max_loss"] = float(v)
+        mechanism_of(p)
+        pts.append(p)
+    return pts
+
+
+def mechanism_of(point: dict[str, Any]) -> MechanismDesign:
+    """The :class:`MechanismDesign` of a mechanism grid point (or of the CLI's ``mechanism`` flags)."""
+    return MechanismDesign(
+        n=point["n"],
+        eps=point["eps"],
+        delta=point.get("delta", 0.0),
+        neighbors=point.get("neighbors", "adjacent"),
+        outputs=point.get("outputs"),
+        loss=point.get("loss", "abs"),
+        objective=point.get("objective", "bayes"),
+        prior=point.get("prior"),
+        privacy=point.get("privacy", "dp"),
+        max_loss=point.get("max_loss"),
+        directed=point.get("directed", False),
+    )
+
+
+def _mechanism_row(
+    point: dict[str, Any],
+    solver: str,
+    time_limit: float | None,
+    cache: str | None,
+    mip_gap: float,
+    options: dict[str, Any] | None,
+) -> dict[str, Any]:
+    import json
+
+    design = mechanism_of(point)
+    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
+    d = res.to_dict()
+    return {
+        "n": design.n,
+        "eps": design.eps,
+        "delta": d["delta"],
+        "neighbors": point.get("neighbors", "adjacent"),
+        "directed": design.directed,
+        "loss_function": design.loss,
+        "objective": design.objective,
+        "privacy": design.privacy,
+        "max_loss": design.max_loss,
+        "status": res.status,
+        "loss": res.loss,
+        "achieved_dp": res.achieved.get("dp"),
+        "achieved_pdp": res.achieved.get("pdp"),
+        "mse_mean": res.actual.get("mse_mean"),
+        "mse_worst": res.actual.get("mse_worst"),
+        "mae_mean": res.actual.get("mae_mean"),
+        "er": res.actual.get("er"),
+        "solver": solver,
+        "solve_time_s": res.solve_time,
+        "rounds": res.rounds,
+        "gap": res.gap,
+        "matrix": json.dumps(d["matrix"]),
+        "error": "",
+    }
 
 
 def design_of(point: dict[str, Any]) -> NoiseDesign:
@@ -146,6 +281,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         privacy=point.get("privacy", "pdp"),
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
+        release=point.get("release", "modulo"),
     )
 
 
@@ -157,8 +293,14 @@ def run_point(
     mip_gap: float = MIP_REL_GAP,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Solve one grid point and return its CSV row (top-level, so it pickles)."""
+    """Solve one grid point and return its CSV row (top-level, so it pickles).
+
+    Mechanism points (``kind == "mechanism"``) give a :data:`MECHANISM_ROW_KEYS` row.
+    """
     import json
+
+    if point.get("kind") == "mechanism":
+        return _mechanism_row(point, solver, time_limit, cache, mip_gap, options)
 
     design = design_of(point)
     res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
