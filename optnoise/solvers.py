@@ -248,10 +248,16 @@ def _solve_highs(
     mip_gap: float,
     verbose: bool,
     options: Mapping[str, Any] | None = None,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     import highspy
 
     h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
+    if start is not None and model.is_mip:
+        sol = highspy.HighsSolution()
+        sol.col_value = np.asarray(start, dtype=float).tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
     t0 = time.perf_counter()
     h.run()
     dt = time.perf_counter() - t0
@@ -477,6 +483,7 @@ def solve_model(
     mip_gap: float = MIP_REL_GAP,
     verbose: bool = False,
     options: Mapping[str, Any] | None = None,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
 
@@ -493,6 +500,9 @@ def solve_model(
     options : mapping, optional
         Raw HiGHS options for ``solver="highs"`` (e.g. ``{"mip_allow_restart": False}``).
         They change how the optimum is searched for, never the model.
+    start : ndarray, optional
+        A feasible point of ``model`` (all columns). HiGHS uses it as the
+        incumbent of a MILP (a MIP start); LPs and the other backends ignore it.
     """
     check_choice("solver", solver, SOLVERS)
     check_highs_options(options, solver)
@@ -500,7 +510,7 @@ def solve_model(
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
     if solver == "highs":
-        return _solve_highs(model, time_limit, mip_gap, verbose, options)
+        return _solve_highs(model, time_limit, mip_gap, verbose, options, start)
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
