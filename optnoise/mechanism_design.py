@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.ndimage import binary_dilation
 
 from ._validation import check_choice, check_delta, check_eps, check_finite, check_int, check_pmf
 from .certify import PairLayout, certify_result, matrix_layout, register_spec_kind
@@ -99,6 +100,8 @@ LAZY_TOL = 1e-12
 PURE_DEPTH = 1e-12
 #: Rounds of lazy rows before the full model is solved instead.
 MAX_ROUNDS = 50
+#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`_solve_lp`).
+IPM_ROWS = 20_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -616,10 +619,18 @@ class MechanismDesign:
         w0 = int(math.ceil(math.log(1.0 / depth) / self.eps)) + 2
         if 2 * w0 + 1 >= self.outputs.size:
             return None
-        rank = np.argsort(np.argsort(self.loss_matrix, axis=1, kind="stable"), axis=1, kind="stable")
-        near = rank <= 2 * w0
+        near = self._rank() <= 2 * w0
         active = near[self.pairs[:, 0]] | near[self.pairs[:, 1]]
         return None if active.mean() > 0.5 else active
+
+    def _rank(self) -> np.ndarray:
+        """``rank[x, y]``: position of output y among x's outputs by loss, ties broken by ``|v_y - x|``.
+
+        The tie-break keeps the lazy rows of a flat loss (the error rate) in a band around the diagonal.
+        """
+        dist = np.abs(np.asarray(self.outputs, dtype=float)[None, :] - np.arange(self.n + 1)[:, None])
+        order = np.lexsort((dist, self.loss_matrix), axis=1)
+        return np.argsort(order, axis=1, kind="stable")
 
     def _model(self, active: np.ndarray | None, formulation: str) -> tuple[LinearModel, np.ndarray]:
         """The model restricted to ``active`` entries, and the flat matrix index of each ``P`` column."""
@@ -632,9 +643,9 @@ class MechanismDesign:
             used[self.pairs[ks, 0], ys] = True
             used[self.pairs[ks, 1], ys] = True
             # an entry in no privacy row is useful only as the cheapest such entry of its row
-            free = np.where(used, np.inf, self.loss_matrix)
+            free = np.where(used, R * C, self._rank())
             best = np.argmin(free, axis=1)
-            has = np.isfinite(free[np.arange(R), best])
+            has = free[np.arange(R), best] < R * C
             used[np.arange(R)[has], best[has]] = True
         entries = np.flatnonzero(used.ravel())
         mb = ModelBuilder()
@@ -756,7 +767,7 @@ class MechanismDesign:
                 active = None  # give up on lazy rows: the full model
             model, entries = self._model(active, formulation)
             left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
-            out = solve_model(model, solver=solver, time_limit=left, mip_gap=mip_gap, verbose=verbose, options=options)
+            out = _solve_lp(model, solver, left, mip_gap, verbose, options)
             backend_objective = out.objective
             if solver != "highs" and out.x is not None:
                 # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
@@ -772,11 +783,14 @@ class MechanismDesign:
             viol = (P[a] - E * P[b] > LAZY_TOL) & ~active
             if not viol.any():
                 break
-            grow = viol.copy()  # the violated rows and their neighbouring outputs
-            for s in (1, 2, 3):
-                grow[:, s:] |= viol[:, :-s]
-                grow[:, :-s] |= viol[:, s:]
-            active = active | grow
+            # every row of the cells (x, y) around a violation, in a window over inputs and outputs
+            # that doubles every round, so that a growing support is caught in a few rounds
+            hot = np.zeros((R, C), dtype=bool)
+            ks, ys = np.nonzero(viol)
+            hot[a[ks], ys] = hot[b[ks], ys] = True
+            w = min(max(R, C), 2 ** (rounds + 1) - 1)
+            hot = binary_dilation(hot, structure=np.ones((2 * w + 1, 2 * w + 1), dtype=bool))
+            active = active | hot[a] | hot[b]
         status = out.status
         message = out.message
         if P is not None and active is not None and out.status != "optimal":
@@ -803,6 +817,42 @@ class MechanismDesign:
             backend_objective=backend_objective,
             rounds=rounds,
         )
+
+
+def _solve_lp(
+    model: LinearModel,
+    solver: str,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    options: dict[str, Any] | None,
+) -> Any:
+    """:func:`~optnoise.solvers.solve_model`, choosing HiGHS' LP algorithm when the caller did not.
+
+    Measured on these LPs (``benchmarks/RESULTS.md``): dual simplex is fastest
+    up to ~20,000 rows; beyond, and for small eps, interior point is several
+    times faster, and dual simplex sometimes stops with "excessive primal
+    values" (a solve error) where interior point solves. So large LPs use
+    interior point (with crossover, a vertex), and an LP whose simplex run
+    ends in a solver error is solved again with interior point.
+    """
+    chosen = options is not None and "solver" in options
+
+    def run(opts: dict[str, Any] | None) -> Any:
+        return solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=opts)
+
+    if solver != "highs" or chosen or model.is_mip:
+        return run(options)
+    ipm = {**(options or {}), "solver": "ipm"}
+    if model.shape[0] >= IPM_ROWS:
+        return run(ipm)
+    out = run(options)
+    if out.status == "error":
+        again = run(ipm)
+        again.message = f"{out.message} with dual simplex; {again.message} with interior point"
+        again.solve_time += out.solve_time
+        return again
+    return out
 
 
 @dataclass
