@@ -150,14 +150,27 @@ def main(argv=None) -> int:
                 ]
             )
         )
+    both = [r for r in rows if r["full_status"] == "optimal" and r["status"] == "optimal"]
+    ratios = [r["full_seconds"] / r["seconds"] for r in both]
+    failed = [r for r in rows if r["full_status"] != "optimal"]
+    summary = (
+        f"Where both finish, the full model takes {min(ratios):.1f} to {max(ratios):.1f} times as long "
+        f"(median {sorted(ratios)[len(ratios) // 2]:.1f}) and reaches the same optimum (`agree`)."
+        if ratios
+        else "The full model finished on no instance."
+    )
+    if failed:
+        summary += " It ends without an optimum on " + ", ".join(
+            f"n = {r['n']}, eps = {r['eps']:g}, {r['loss']} ({r['full_status']})" for r in failed
+        )
+        summary += "."
     lines += [
         "",
+        summary,
         "The lazy rows (see `optnoise/mechanism_design.py`) start from the rows of the outputs near each "
-        "input and add every row the solution violates; the result is the full model's optimum (equal "
-        "where the full model finishes, `agree`). HiGHS' dual simplex on the full model at n = 500 either "
-        'stops with a solve error ("excessive primal values") or runs out of time; on the restricted '
-        "models, LPs of 20,000 rows or more use interior point (faster there, and robust where the dual "
-        "simplex errs).",
+        "input, add every row the solution violates and repeat (`rounds`); the last model's optimum is the "
+        "full model's. Restricted LPs of 20,000 rows or more use HiGHS' interior point method, and a dual "
+        "simplex solve error is retried with it.",
     ]
     body = "\n".join(lines)
     print(body)
