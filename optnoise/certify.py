@@ -400,7 +400,7 @@ class PairLayout:
     kind : {"pmf", "matrix"}
         Sampled as additive modulo noise (:class:`CertifiedDesign`) or row by
         row (:class:`CertifiedMechanism`).
-    shape : tuple of int
+    weights_shape : tuple of int
         Shape of the weights array (the PMF's, or ``(rows, cols)``).
     rows, cols : int
         Number of distributions and of outputs of each.
@@ -424,7 +424,7 @@ class PairLayout:
     """
 
     kind: str
-    shape: tuple[int, ...]
+    weights_shape: tuple[int, ...]
     rows: int
     cols: int
     first: np.ndarray
@@ -461,7 +461,7 @@ def pmf_layout(
     cost = np.asarray(cost, dtype=float)
     return PairLayout(
         kind="pmf",
-        shape=cost.shape,
+        weights_shape=cost.shape,
         rows=1,
         cols=N,
         first=np.broadcast_to(np.arange(N), (K, N)),
@@ -496,7 +496,7 @@ def matrix_layout(
     y = np.arange(C)
     return PairLayout(
         kind="matrix",
-        shape=(R, C),
+        weights_shape=(R, C),
         rows=R,
         cols=C,
         first=pairs[:, :1] * C + y[None, :],
@@ -591,7 +591,7 @@ class _Certified:
 
     def __post_init__(self) -> None:
         self.layout: PairLayout = self.design.pair_layout()
-        w = np.asarray(self.weights, dtype=np.int64).reshape(self.layout.shape)
+        w = np.asarray(self.weights, dtype=np.int64).reshape(self.layout.weights_shape)
         self.weights = w
         sums = w.reshape(self.layout.rows, self.layout.cols).sum(axis=1, dtype=np.int64)
         if np.any(sums != self.denominator):

@@ -495,7 +495,7 @@ class MechanismDesign:
         return int(self.outputs.size - 1)
 
     @property
-    def shape(self) -> tuple[int, int]:
+    def matrix_shape(self) -> tuple[int, int]:
         """Shape ``(n+1, m+1)`` of the matrix."""
         return (self.n + 1, self.outputs.size)
 
@@ -634,7 +634,7 @@ class MechanismDesign:
 
     def _model(self, active: np.ndarray | None, formulation: str) -> tuple[LinearModel, np.ndarray]:
         """The model restricted to ``active`` entries, and the flat matrix index of each ``P`` column."""
-        R, C = self.shape
+        R, C = self.matrix_shape
         if active is None:
             used = np.ones((R, C), dtype=bool)
         else:
@@ -650,9 +650,9 @@ class MechanismDesign:
         entries = np.flatnonzero(used.ravel())
         mb = ModelBuilder()
         P = mb.add_vars(entries.size, lb=0.0, ub=1.0, name="P")
-        cols = np.full(R * C, -1, dtype=np.int64)
-        cols[entries] = P
-        cols = cols.reshape(R, C)
+        flat = np.full(R * C, -1, dtype=np.int64)
+        flat[entries] = P
+        cols = flat.reshape(R, C)
         xs = entries // C
         mb.add_rows(xs, P, 1.0, lower=1.0, upper=1.0)  # rows of P sum to 1
         _matrix_rows(
@@ -689,7 +689,7 @@ class MechanismDesign:
 
     def pair_layout(self) -> PairLayout:
         """How :mod:`optnoise.certify` checks, repairs and samples this design's matrix."""
-        R, C = self.shape
+        R, C = self.matrix_shape
         L = self.loss_matrix
         w = self.weights
         if w is None:  # minimax: one loss row per input
@@ -755,7 +755,7 @@ class MechanismDesign:
         formulation: str,
         options: dict[str, Any] | None,
     ) -> MechanismResult:
-        R, C = self.shape
+        R, C = self.matrix_shape
         E = float(np.exp(self.eps))
         a, b = self.pairs[:, 0], self.pairs[:, 1]
         active = self.initial_rows()
@@ -773,11 +773,11 @@ class MechanismDesign:
                 # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
                 out = polish_with_highs(model, out)
             total += out.solve_time
-            P = None
+            P: np.ndarray | None = None
             if out.x is not None:
-                P = np.zeros(R * C)
-                P[entries] = out.x[model.block("P")]
-                P = P.reshape(R, C)
+                flat = np.zeros(R * C)
+                flat[entries] = out.x[model.block("P")]
+                P = flat.reshape(R, C)
             if P is None or out.status != "optimal" or active is None:
                 break
             viol = (P[a] - E * P[b] > LAZY_TOL) & ~active
@@ -902,7 +902,7 @@ class MechanismResult:
     def __post_init__(self) -> None:
         if self.matrix is not None:
             d = self.design
-            self.matrix = np.asarray(self.matrix, dtype=float).reshape(d.shape)
+            self.matrix = np.asarray(self.matrix, dtype=float).reshape(d.matrix_shape)
             self.loss = d.loss_of(self.matrix)
             self.achieved = {
                 "dp": float(mechanism_delta(self.matrix, d.pairs, d.eps, notion="dp")),
@@ -970,8 +970,8 @@ class MechanismResult:
     def from_dict(cls, data: dict[str, Any], *, design: MechanismDesign) -> MechanismResult:
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the matrix)."""
         matrix = None if data["matrix"] is None else np.asarray(data["matrix"], dtype=float)
-        if matrix is not None and matrix.shape != design.shape:
-            raise ValueError(f"matrix must have shape {design.shape}; got {matrix.shape}")
+        if matrix is not None and matrix.shape != design.matrix_shape:
+            raise ValueError(f"matrix must have shape {design.matrix_shape}; got {matrix.shape}")
         return cls(
             design=design,
             status=data["status"],
