@@ -620,6 +620,10 @@ class _Certified:
         out[:] = [Fraction(int(v), D) for v in self.weights.ravel()]
         return out.reshape(self.weights.shape)
 
+    def _float(self) -> np.ndarray:
+        """The weights as float probabilities (sampling uses the integers)."""
+        return self.weights.astype(float) / float(self.denominator)
+
     def check(self) -> Fraction | float:
         """Re-run the exact check (:func:`exact_pair_delta`) on the weights."""
         return self.layout.check(self.weights.ravel(), self.denominator, _check_bounds(self.eps))
@@ -800,7 +804,7 @@ class CertifiedDesign(_Certified):
     @property
     def pmf_float(self) -> np.ndarray:
         """The PMF as floats (for plots and float accounting; sampling uses the integers)."""
-        return self.weights.astype(float) / float(self.denominator)
+        return self._float()
 
     @property
     def distortion(self) -> Fraction:
@@ -920,7 +924,7 @@ class CertifiedMechanism(_Certified):
     @property
     def matrix_float(self) -> np.ndarray:
         """The matrix as floats (sampling uses the integers)."""
-        return self.weights.astype(float) / float(self.denominator)
+        return self._float()
 
     @property
     def loss(self) -> float:

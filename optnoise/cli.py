@@ -66,6 +66,38 @@ def _highs_option(text: str) -> tuple[str, object]:
     return name.strip(), raw
 
 
+def _add_solver_args(p: argparse.ArgumentParser) -> None:
+    """The backend flags shared by every solving command."""
+    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
+    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
+    p.add_argument(
+        "--mip-gap",
+        default=MIP_REL_GAP,
+        type=_float("mip-gap"),
+        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
+    )
+    p.add_argument(
+        "--highs-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=_highs_option,
+        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
+    )
+
+
+def _add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """How a sweep runs and where its rows go."""
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else _float
     p.add_argument(
@@ -123,22 +155,7 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         type=num("max-distortion") if not grid else str,
         help="distortion cap for --minimize delta",
     )
-    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
-    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
-    p.add_argument(
-        "--mip-gap",
-        default=MIP_REL_GAP,
-        type=_float("mip-gap"),
-        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
-    )
-    p.add_argument(
-        "--highs-option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        type=_highs_option,
-        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
-    )
+    _add_solver_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -161,14 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     _add_problem_args(p, grid=True)
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
-    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
-    p.add_argument("--no-cache", action="store_true", help="disable the cache")
-    p.add_argument("--out", default="-", help="output file (default: stdout)")
-    p.add_argument("--format", default="csv", choices=("csv", "json"))
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_sweep_args(p)
 
     p = sub.add_parser("verify", help="recompute a PMF's delta under each notion and check a claim")
     p.add_argument("--pmf", required=True, help="PMF file: JSON list (or solve --format json output), .npy, or text")
@@ -262,18 +272,26 @@ def _fmt_pmf(pmf: np.ndarray) -> str:
     return np.array2string(pmf, precision=6, suppress_small=True, max_line_width=100)
 
 
-def _cmd_solve(a: argparse.Namespace) -> int:
-    design = _design_from_args(a)
+def _solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str, Any]] | None:
+    """``--mps`` (write the model, return ``None``), else solve with the solver flags and honour ``--out``."""
     if a.mps:
-        path = design.to_mps(a.mps)
-        print(f"wrote {path}")
-        return EXIT_OK
+        print(f"wrote {design.to_mps(a.mps)}")
+        return None
     res = design.solve(
         solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, options=dict(a.highs_option) or None
     )
     d = res.to_dict()
     if a.out:
         Path(a.out).write_text(json.dumps(d, indent=2))
+    return res, d
+
+
+def _cmd_solve(a: argparse.Namespace) -> int:
+    design = _design_from_args(a)
+    solved = _solve_with_flags(design, a)
+    if solved is None:
+        return EXIT_OK
+    res, d = solved
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
@@ -302,10 +320,45 @@ def _cmd_solve(a: argparse.Namespace) -> int:
     return EXIT_OK if res.status == "optimal" else EXIT_NOT_OPTIMAL
 
 
-def _cmd_sweep(a: argparse.Namespace) -> int:
+def _run_sweep(points: list[dict[str, Any]], a: argparse.Namespace) -> list[dict[str, Any]]:
+    """Solve the points of a sweep with the command's backend, parallelism and cache flags."""
+    from .sweep import run_sweep
+
+    return run_sweep(
+        points,
+        solver=a.solver,
+        time_limit=a.time_limit,
+        mip_gap=a.mip_gap,
+        options=dict(a.highs_option) or None,
+        jobs=a.jobs,
+        backend=a.backend,
+        scheduler=a.scheduler,
+        cache=None if a.no_cache else a.cache,
+        progress=not a.quiet,
+    )
+
+
+def _write_rows(rows: list[dict[str, Any]], keys: Sequence[str], a: argparse.Namespace) -> None:
+    """Sweep rows as CSV (columns ``keys``) or JSON, to ``--out`` or stdout."""
     import csv
 
-    from .sweep import ROW_KEYS, grid_points, parse_grid, run_sweep
+    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
+    try:
+        if a.format == "json":
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+        else:
+            w = csv.DictWriter(out, fieldnames=list(keys))
+            w.writeheader()
+            w.writerows(rows)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+
+    from .sweep import ROW_KEYS, grid_points, parse_grid
 
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
@@ -320,30 +373,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         dim=a.dim,
         release=a.release,
     )
-    rows = run_sweep(
-        points,
-        solver=a.solver,
-        time_limit=a.time_limit,
-        mip_gap=a.mip_gap,
-        options=dict(a.highs_option) or None,
-        jobs=a.jobs,
-        backend=a.backend,
-        scheduler=a.scheduler,
-        cache=None if a.no_cache else a.cache,
-        progress=not a.quiet,
-    )
-    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
-    try:
-        if a.format == "json":
-            json.dump(rows, out, indent=1)
-            out.write("\n")
-        else:
-            w = csv.DictWriter(out, fieldnames=list(ROW_KEYS))
-            w.writeheader()
-            w.writerows(rows)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    rows = _run_sweep(points, a)
+    _write_rows(rows, ROW_KEYS, a)
     return EXIT_OK
 
 
@@ -603,19 +634,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, grid: bool = False) -> No
     if not grid:
         p.add_argument("--outputs", default=None, help="m (outputs 0..m, default n) or a comma list of output values")
         p.add_argument("--prior", default=None, help="input prior: a file (.json/.npy/.txt) or a comma list")
-    p.add_argument("--solver", default="highs", choices=SOLVERS, help="LP/MILP backend (default highs)")
-    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
-    p.add_argument(
-        "--mip-gap", default=MIP_REL_GAP, type=_float("mip-gap"), help="relative MILP gap counted as optimal (pdp)"
-    )
-    p.add_argument(
-        "--highs-option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        type=_highs_option,
-        help="raw HiGHS option, repeatable",
-    )
+    _add_solver_args(p)
 
 
 def _add_mechanism_cli(sub: Any) -> None:
@@ -635,14 +654,7 @@ def _add_mechanism_cli(sub: Any) -> None:
 
     p = sub.add_parser("mechanism-sweep", help="solve a grid of mechanism designs, one CSV row per point")
     _add_mechanism_args(p, grid=True)
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
-    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
-    p.add_argument("--no-cache", action="store_true", help="disable the cache")
-    p.add_argument("--out", default="-", help="output file (default: stdout)")
-    p.add_argument("--format", default="csv", choices=("csv", "json"))
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_sweep_args(p)
     p.set_defaults(handler=_cmd_mechanism_sweep)
 
 
@@ -685,17 +697,10 @@ def _mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
 
 def _cmd_mechanism(a: argparse.Namespace) -> int:
     design = _mechanism_from_args(a)
-    if a.mps:
-        from .solvers import write_mps
-
-        print(f"wrote {write_mps(design.build_model(), a.mps)}")
+    solved = _solve_with_flags(design, a)
+    if solved is None:
         return EXIT_OK
-    res = design.solve(
-        solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, options=dict(a.highs_option) or None
-    )
-    d = res.to_dict()
-    if a.out:
-        Path(a.out).write_text(json.dumps(d, indent=2))
+    res, d = solved
     cd = None
     if a.certify and res.status == "optimal":
         try:
@@ -735,9 +740,8 @@ def _cmd_mechanism(a: argparse.Namespace) -> int:
 
 
 def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
-    import csv
 
-    from .sweep import MECHANISM_ROW_KEYS, mechanism_points, parse_grid, run_sweep
+    from .sweep import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
 
     points = mechanism_points(
         n=parse_grid("n", a.n, integer=True),
@@ -750,33 +754,11 @@ def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
         privacy=[v.strip() for v in a.privacy.split(",")],
         max_loss=parse_grid("max-loss", a.max_loss) if a.max_loss is not None else None,
     )
-    rows = run_sweep(
-        points,
-        solver=a.solver,
-        time_limit=a.time_limit,
-        mip_gap=a.mip_gap,
-        options=dict(a.highs_option) or None,
-        jobs=a.jobs,
-        backend=a.backend,
-        scheduler=a.scheduler,
-        cache=None if a.no_cache else a.cache,
-        progress=not a.quiet,
-    )
+    rows = _run_sweep(points, a)
     for r in rows:  # the neighbour spec as given, whatever it was parsed into
         if not isinstance(r["neighbors"], str):
             r["neighbors"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in r["neighbors"])
-    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
-    try:
-        if a.format == "json":
-            json.dump(rows, out, indent=1)
-            out.write("\n")
-        else:
-            w = csv.DictWriter(out, fieldnames=list(MECHANISM_ROW_KEYS))
-            w.writeheader()
-            w.writerows(rows)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    _write_rows(rows, MECHANISM_ROW_KEYS, a)
     return EXIT_OK
 
 

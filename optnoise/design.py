@@ -36,8 +36,6 @@ result (:mod:`optnoise.certify`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -47,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from .cache import cache_path, load_cached, problem_key, store_cached
 from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
 from .mechanism_design import clamp_matrix, clamp_model, matrix_errors
@@ -347,8 +346,7 @@ class NoiseDesign:
 
     def key(self, **solve_options: Any) -> str:
         """Stable hash of the problem and solve options (cache key)."""
-        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+        return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
@@ -528,12 +526,10 @@ class NoiseDesign:
             opts["formulation"] = formulation
         if canonical:
             opts["canonical"] = True
-        path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
-        if path is not None and path.exists():
-            try:
-                return DesignResult.from_dict(json.loads(path.read_text()), design=self)
-            except (ValueError, KeyError, json.JSONDecodeError):
-                path.unlink(missing_ok=True)  # corrupt cache entry: solve again
+        path = cache_path(cache, self.key(**opts))
+        hit = load_cached(path, lambda data: DesignResult.from_dict(data, design=self))
+        if hit is not None:
+            return hit
         model = self.build_model(formulation=formulation)
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
 
@@ -559,11 +555,7 @@ class NoiseDesign:
         res = self._result(model, out, solver, out.info["backend_objective"])
         if canonical:
             res = self._canonical(model, out, res, stage)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(res.to_dict()))
-            os.replace(tmp, path)
+        store_cached(path, res.to_dict())
         return res
 
     def _result(

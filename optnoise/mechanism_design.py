@@ -50,8 +50,6 @@ LP with ``P`` tied to a noise PMF on ``{-n..n}``: :func:`clamp_model`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import time
@@ -63,13 +61,14 @@ import numpy as np
 from scipy.ndimage import binary_dilation
 
 from ._validation import check_choice, check_delta, check_eps, check_finite, check_int, check_pmf
+from .cache import cache_path, load_cached, problem_key, store_cached
 from .certify import PairLayout, certify_result, matrix_layout, register_spec_kind
 from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import mechanism_delta
 from .privacy_rows import add_pair_rows
-from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model
+from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
 from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
 __all__ = [
@@ -598,8 +597,7 @@ class MechanismDesign:
 
     def key(self, **solve_options: Any) -> str:
         """Stable hash of the problem and solve options (cache key)."""
-        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+        return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective != "delta" else f"max_loss={self.max_loss}"
@@ -687,6 +685,10 @@ class MechanismDesign:
                 raise ValueError(f"active must have shape (pairs, m+1) = {(self.pairs.shape[0], self.outputs.size)}")
         return self._model(active, formulation)[0]
 
+    def to_mps(self, path: str | os.PathLike) -> Path:
+        """Write the full model as an MPS file, for any external solver."""
+        return write_mps(self.build_model(), path)
+
     def pair_layout(self) -> PairLayout:
         """How :mod:`optnoise.certify` checks, repairs and samples this design's matrix."""
         R, C = self.matrix_shape
@@ -732,18 +734,12 @@ class MechanismDesign:
             opts["options"] = dict(options)
         if formulation != "hull":
             opts["formulation"] = formulation
-        path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
-        if path is not None and path.exists():
-            try:
-                return MechanismResult.from_dict(json.loads(path.read_text()), design=self)
-            except (ValueError, KeyError, json.JSONDecodeError):
-                path.unlink(missing_ok=True)  # corrupt cache entry: solve again
+        path = cache_path(cache, self.key(**opts))
+        hit = load_cached(path, lambda data: MechanismResult.from_dict(data, design=self))
+        if hit is not None:
+            return hit
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(res.to_dict()))
-            os.replace(tmp, path)
+        store_cached(path, res.to_dict())
         return res
 
     def _solve_lazy(

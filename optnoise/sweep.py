@@ -225,23 +225,14 @@ def mechanism_of(point: dict[str, Any]) -> MechanismDesign:
     )
 
 
-def _mechanism_row(
-    point: dict[str, Any],
-    solver: str,
-    time_limit: float | None,
-    cache: str | None,
-    mip_gap: float,
-    options: dict[str, Any] | None,
-) -> dict[str, Any]:
+def _mechanism_row(point: dict[str, Any], design: MechanismDesign, res: Any, solver: str) -> dict[str, Any]:
+    """The :data:`MECHANISM_ROW_KEYS` row of a solved mechanism point."""
     import json
 
-    design = mechanism_of(point)
-    res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
-    d = res.to_dict()
     return {
         "n": design.n,
         "eps": design.eps,
-        "delta": d["delta"],
+        "delta": res.to_dict()["delta"],
         "neighbors": point.get("neighbors", "adjacent"),
         "directed": design.directed,
         "loss_function": design.loss,
@@ -260,7 +251,7 @@ def _mechanism_row(
         "solve_time_s": res.solve_time,
         "rounds": res.rounds,
         "gap": res.gap,
-        "matrix": json.dumps(d["matrix"]),
+        "matrix": json.dumps(None if res.matrix is None else res.matrix.tolist()),
         "error": "",
     }
 
@@ -300,8 +291,9 @@ def run_point(
     import json
 
     if point.get("kind") == "mechanism":
-        return _mechanism_row(point, solver, time_limit, cache, mip_gap, options)
-
+        mech = mechanism_of(point)
+        mres = mech.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
+        return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
     res = design.solve(solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options)
     d = res.to_dict()
