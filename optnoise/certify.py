@@ -978,7 +978,11 @@ class CertifiedMechanism(_Certified):
             f"problem     n={self.n}  outputs={self.layout.cols}  notion={self.notion}  "
             f"loss={getattr(d, 'loss', getattr(d, 'metric', ''))}"
         )
-        return "\n".join([head, *self._summary_lines(d.describe_neighbors(), "loss")])
+        if hasattr(d, "describe_neighbors"):
+            neighbours = d.describe_neighbors()
+        else:  # a clamped noise design: its answer pairs
+            neighbours = f"{d.neighborhood.describe()}: {len(self.layout.first)} ordered pairs of answers 0..{self.n}"
+        return "\n".join([head, *self._summary_lines(neighbours, "loss")])
 
 
 def _digest(wtxt: list[str]) -> str:

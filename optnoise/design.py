@@ -274,7 +274,13 @@ class NoiseDesign:
         return out
 
     def shift_list(self) -> list[Any]:
-        """The resolved shifts as plain data: ints for scalar queries, lists for vector ones."""
+        """The resolved shifts as plain data: ints for scalar queries, lists for vector ones.
+
+        For ``release="clamp"`` these are the signed differences ``q - q'`` of the
+        answer pairs (nothing wraps), e.g. ``[-1, 1]`` for a symmetric BD(1).
+        """
+        if self.release == "clamp":
+            return np.unique(self.pairs[:, 0] - self.pairs[:, 1]).tolist()
         return self.shifts.tolist() if self.dim > 1 else self.shifts.ravel().tolist()
 
     def spec(self) -> dict[str, Any]:

@@ -499,3 +499,18 @@ def test_solve_release_clamp(capsys):
     assert d["release"] == "clamp" and len(d["pmf"]) == 13 and set(d["achieved"]) == {"dp", "pdp"}
     code, _, err = run(capsys, argv + ["--privacy", "pdp-kadam", "--release", "clamp"])
     assert code == 2 and "privacy" in err
+
+
+def test_clamp_solve_certify_release_round_trip(capsys, tmp_path):
+    argv = ["--n", "6", "--eps", "1", "--delta", "0.05", "--neighborhood", "bd:1", "--privacy", "dp"]
+    argv += ["--metric", "mse", "--release", "clamp"]
+    res_file, design_file = tmp_path / "r.json", tmp_path / "d.json"
+    code, _, err = run(capsys, ["solve", *argv, "--format", "json", "--out", str(res_file)])
+    assert code == 0, err
+    assert json.loads(res_file.read_text())["shifts"] == [-1, 1]  # signed answer differences: nothing wraps
+    code, out, err = run(capsys, ["certify", "--result", str(res_file), "--out", str(design_file)])
+    assert code == 0, err
+    assert "12 ordered pairs" in out
+    code, out, err = run(capsys, ["release", "--design", str(design_file), "--value", "0,6", "--count", "50"])
+    assert code == 0, err
+    assert all(0 <= int(v) <= 6 for line in out.splitlines() for v in line.split(","))
