@@ -30,7 +30,7 @@ from .privacy import (
     mechanism_delta,
 )
 from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
-from .tolerance import ACHIEVED_TOL, DELTA_TOL
+from .tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 
 __version__ = "0.1.0"
 
@@ -54,8 +54,12 @@ __all__ = [
     "OBJECTIVES",
     "NOTIONS",
     "SOLVERS",
-    "ACHIEVED_TOL",
-    "DELTA_TOL",
+    "DELTA_RTOL",
+    "DELTA_ATOL",
+    "pdp_rtol",
+    "RESULT_STATUSES",
+    "delta_allowance",
+    "within_delta",
     "LinearModel",
     "ModelBuilder",
     "SolverOutput",

@@ -8,7 +8,11 @@ allowed values, never as a solver traceback or a silent wrong answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import numbers
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,11 +27,54 @@ __all__ = [
     "check_pmf",
     "check_probability",
     "check_finite_array",
+    "real_array",
+    "check_int_array",
+    "check_bool",
+    "check_mapping",
+    "check_model_size",
+    "check_output_path",
+    "parse_int",
+    "parse_float",
+    "MAX_SIZE",
+    "MAX_SHIFTS",
+    "MAX_ROWS",
+    "MAX_COLS",
+    "MAX_NONZEROS",
+    "MAX_INTEGERS",
+    "MAX_GRID_POINTS",
+    "MAX_CELLS",
+    "MAX_EPS",
+    "MAX_COST",
 ]
+
+# ------------------------------------------------------------------------------------------
+# Documented limits. Bad input is refused against these *before* anything is expanded or
+# allocated, so a typo never exhausts memory or hangs (README, "Limits").
+# ------------------------------------------------------------------------------------------
+
+#: Largest number of noise values ``(n+1)^d`` of a design.
+MAX_SIZE = 2_000_000
+#: Largest number of shifts a neighbourhood may list (``bd:MUBAR`` lists MUBAR of them).
+MAX_SHIFTS = 100_000
+#: Largest LP/MILP a design may build: rows, columns, nonzeros and integer columns.
+MAX_ROWS = 10_000_000
+MAX_COLS = 10_000_000
+MAX_NONZEROS = 30_000_000
+MAX_INTEGERS = 2_000_000
+#: Largest number of points of a sweep grid (checked before the grid is materialised).
+MAX_GRID_POINTS = 100_000
+#: Largest number of (shift, noise value) pairs one accounting call holds in memory.
+MAX_CELLS = 50_000_000
+#: Largest eps of an LP/MILP design: e^eps is a model coefficient, and HiGHS refuses
+#: coefficients above 1e15 (e^34.5 ~ 9.6e14); beyond it use a closed form or the exact checks.
+MAX_EPS = 34.5
+#: Largest magnitude of a custom cost entry (solvers treat ~1e20 as infinite).
+MAX_COST = 1e15
 
 
 def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool):
+    # bools and strings are refused rather than coerced ("12" is not the number 12 here)
+    if isinstance(value, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{name} must be a real number; got {value!r}")
     try:
         out = float(value)
@@ -106,12 +153,25 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     return value
 
 
-def check_pmf(name: str, pmf: Any, *, atol: float = 1e-9) -> np.ndarray:
-    """A finite, non-negative array that sums to 1 within ``atol``."""
+def real_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float array; bools, strings and other non-numbers are refused, not coerced."""
     try:
-        arr = np.asarray(pmf, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of probabilities; got {type(pmf).__name__}") from None
+        raw = np.asarray(value)
+        if raw.dtype.kind == "O":  # ragged, huge ints or mixed objects: only plain numbers are accepted
+            if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in raw.ravel()):
+                raise TypeError
+        elif raw.dtype.kind not in "iuf":
+            raise TypeError
+        return np.asarray(raw, dtype=float)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ValueError(f"{name} must be an array of real numbers; got {type(value).__name__}") from None
+
+
+def check_pmf(name: str, pmf: Any, *, atol: float = 1e-9) -> np.ndarray:
+    """A finite, non-negative array (at least 1-D) that sums to 1 within ``atol``."""
+    arr = real_array(name, pmf)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be an array of probabilities, not a single number; got {pmf!r}")
     if arr.size == 0:
         raise ValueError(f"{name} must be a non-empty array of probabilities")
     if not np.all(np.isfinite(arr)):
@@ -126,10 +186,7 @@ def check_pmf(name: str, pmf: Any, *, atol: float = 1e-9) -> np.ndarray:
 
 def check_finite_array(name: str, value: Any, *, ndim: int = 1, min_size: int = 1) -> np.ndarray:
     """A float array of exactly ``ndim`` dimensions, at least ``min_size`` entries, no NaN or inf."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of real numbers; got {type(value).__name__}") from None
+    arr = real_array(name, value)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-dimensional array; got shape {arr.shape}")
     if arr.size < min_size:
@@ -137,3 +194,120 @@ def check_finite_array(name: str, value: Any, *, ndim: int = 1, min_size: int = 
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
+
+
+def check_int_array(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> np.ndarray:
+    """An int64 array of exact integers within bounds.
+
+    Python integers of any size are compared exactly *before* conversion, so
+    ``2**70`` is refused as out of range instead of overflowing; bools,
+    strings, non-integral and non-finite floats are refused.
+    """
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be integers; got {value!r}") from None
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iufO":
+        raise ValueError(f"{name} must be integers; got {value!r}")
+    if arr.dtype.kind == "O":
+        flat = arr.ravel().tolist()
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in flat):
+            raise ValueError(f"{name} must be integers; got {value!r}")
+        ints = [int(v) for v in flat]
+    elif arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must be integers; got {value!r}")
+        ints = [int(v) for v in arr.ravel().tolist()]
+    else:
+        ints = [int(v) for v in arr.ravel().tolist()]
+    lo = -(2**63) if minimum is None else minimum
+    hi = 2**63 - 1 if maximum is None else maximum
+    bad = [v for v in ints if v < lo or v > hi]
+    if bad:
+        raise ValueError(f"{name} must be integers in [{lo}, {hi}]; got {bad[0]}")
+    return np.array(ints, dtype=np.int64).reshape(arr.shape)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A real boolean (``True``/``False``); strings such as ``"false"`` are refused, not coerced."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False; got {value!r}")
+
+
+def check_mapping(name: str, value: Any) -> dict[str, Any]:
+    """A mapping with string keys (e.g. solver options), copied into a dict."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{name} must be a mapping of names to values; got {type(value).__name__}")
+    return dict(value)
+
+
+def check_model_size(size: Mapping[str, int], *, what: str = "the model") -> None:
+    """Refuse a model whose estimated ``rows``, ``cols``, ``nonzeros`` or ``integers`` exceed the limits.
+
+    Called with an estimate *before* a model is built, so an oversized problem
+    costs nothing but this message.
+    """
+    limits = {"rows": MAX_ROWS, "cols": MAX_COLS, "nonzeros": MAX_NONZEROS, "integers": MAX_INTEGERS}
+    for key, limit in limits.items():
+        if int(size.get(key, 0)) > limit:
+            parts = ", ".join(f"{k}={int(size.get(k, 0))}" for k in limits)
+            raise ValueError(
+                f"{what} is too large: {key} = {int(size[key])} exceeds the limit {limit} ({parts}); "
+                "reduce n, the number of shifts, or use privacy='dp' (an LP)"
+            )
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+#: Longest integer literal parsed (far beyond any meaningful size; refused before conversion).
+_MAX_DIGITS = 400
+
+
+def parse_int(name: str, text: Any) -> int:
+    """An integer written in ASCII decimal (optional sign), parsed exactly.
+
+    Refuses what ``int()`` would silently accept: non-ASCII digits (``"١"``),
+    underscores, empty text, and literals longer than 400 digits.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be an integer written in decimal; got {text!r}")
+    s = text.strip()
+    if not _INT_RE.fullmatch(s):
+        raise ValueError(f"{name} must be an integer written with ASCII digits 0-9; got {text!r}")
+    if len(s) > _MAX_DIGITS:
+        raise ValueError(f"{name} is too large: {len(s)} digits")
+    return int(s)
+
+
+def parse_float(name: str, text: Any) -> float:
+    """A real number written in ASCII (``1``, ``-0.5``, ``1e-9``, ``inf``, ``nan``).
+
+    ``nan`` and ``inf`` parse (so that the range check names them); non-ASCII
+    digits, underscores and empty text are refused.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a number; got {text!r}")
+    s = text.strip()
+    if len(s) > _MAX_DIGITS or not _FLOAT_RE.fullmatch(s):
+        raise ValueError(f"{name} must be a number written with ASCII digits (e.g. 0.5 or 1e-9); got {text!r}")
+    return float(s)
+
+
+def check_output_path(name: str, path: Any) -> Path:
+    """A file path that can be written: not a directory, in an existing writable directory.
+
+    Checked before any work starts, so a typo in an output path fails in one
+    line instead of after a long solve.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"{name} must be a file path; got {path!r}")
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{name} {str(p)!r} is a directory; give a file path")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{name} {str(p)!r}: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{name} {str(p)!r} is not writable")
+    return p

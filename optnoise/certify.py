@@ -50,7 +50,15 @@ This module turns a :class:`~optnoise.design.DesignResult` into a
       "dp" the design is re-solved (an LP) at ``delta - tau``; for "pdp" and
       "pdp-kadam" the LP with the solver's leak pattern fixed is solved with
       an absolute margin ``tau`` on each leak budget and, for pdp-kadam, on
-      every (13g) row. Then (a) again. Margins ``tau`` escalate from 1e-10.
+      every (13g) row. Then (a) again. Margins ``tau`` escalate through
+      :data:`MARGINS`; those that do not fit below a small delta are replaced
+      by fractions of it (:data:`MARGIN_FRACTIONS`), so tiny deltas (1e-12)
+      get margins too.
+   c. *fall back to pure eps-DP* when delta > 0 and nothing above certifies:
+      the delta = 0 design has delta 0 under every notion, so it meets any
+      target; it is solved, certified by (a)-(b), and accepted if its
+      distortion is within ``max_loss`` of the solver's (at a tiny delta it
+      usually is).
 
    The certified (eps, delta), the mixing weight, the margin and the
    distortion loss ``certified - solver`` are reported in
@@ -66,9 +74,18 @@ This module turns a :class:`~optnoise.design.DesignResult` into a
    reproducible experiments; **seeded mode is not for deployment** (its state
    is guessable and it is not a cryptographic generator).
 5. **Save/load.** JSON with the exact weights (decimal strings), the problem
-   specification, the certificate, solver metadata and the optnoise version.
-   :func:`load_design` re-runs the exact check and refuses a file whose
-   weights do not match their certificate, and a newer format version.
+   specification, the certificate, solver metadata and the optnoise version,
+   plus a SHA-256 digest of the canonical JSON of all of them
+   (:func:`file_digest`). :func:`load_design` refuses a file whose digest does
+   not match, any format version but :data:`FORMAT_VERSION`, and any
+   certificate field that differs from a fresh exact re-check of the problem
+   the file names (recomputed on every load); every refusal names the field.
+   The digest detects corruption and careless or partial edits; it is **not a
+   signature**: anyone who can rewrite the file can recompute it, so a file
+   from an untrusted source must be authenticated by other means (a signature,
+   a trusted store). What no edit can do is make the weights leak more than
+   the certificate states for the problem stated in the file: that is
+   re-proved exactly on load.
 
 Command line::
 
@@ -111,11 +128,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from ._io import atomic_write_text, read_json
+from ._validation import check_choice, check_delta, check_eps, check_int, check_output_path, check_positive
 from .model import ModelBuilder
 from .privacy import NOTIONS
-from .solvers import SOLVERS, solve_model
-from .tolerance import DELTA_TOL
+from .solvers import FEASIBILITY_TOL, SOLVERS, solve_model
+from .tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
 
 __all__ = [
     "CertifiedDesign",
@@ -130,6 +148,7 @@ __all__ = [
     "exp_bounds",
     "load_design",
     "round_to_total",
+    "file_digest",
     "FORMAT",
     "FORMAT_VERSION",
     "DEFAULT_BITS",
@@ -139,13 +158,29 @@ __all__ = [
 
 #: Tag and version of the JSON design format written by :meth:`CertifiedDesign.save`.
 FORMAT = "optnoise-certified-design"
-FORMAT_VERSION = 1
+#: Version 2: the digest covers the whole file (version 1 hashed the weights only and is refused).
+FORMAT_VERSION = 2
+#: The fields of a design file, besides its digest ``sha256``.
+FILE_FIELDS = (
+    "format",
+    "format_version",
+    "optnoise_version",
+    "problem",
+    "denominator_bits",
+    "shape",
+    "weights",
+    "certificate",
+    "repair",
+    "solver",
+)
 #: Default denominator ``2**62``: rounding error ~2e-19, and every table fits in int64.
 DEFAULT_BITS = 62
 #: Default bound on the repair's distortion increase, relative to ``max(1, |solver distortion|)``.
 MAX_LOSS = 1e-6
 #: Margins tried, in order, when a re-solve is needed (repair step b).
 MARGINS = (1e-9, 1e-8, 1e-7, 1e-6)
+#: Margins as fractions of a delta too small for some of :data:`MARGINS` (repair step b).
+MARGIN_FRACTIONS = (1e-6, 1e-4, 1e-2, 1e-1)
 #: Relative slack when reading the solver's leak pattern (repair step b).
 PATTERN_RTOL = 1e-9
 #: Solver masses below this are solver noise and are set to 0 before rounding.
@@ -367,17 +402,6 @@ def _frac_str(x: Fraction | float) -> str:
     if isinstance(x, float):
         return "inf" if math.isinf(x) else repr(x)
     return f"{x.numerator}/{x.denominator}"
-
-
-def _parse_frac(text: Any, name: str) -> Fraction | float:
-    if text == "inf":
-        return math.inf
-    if not isinstance(text, str):
-        raise ValueError(f"design file field {name!r} must be a rational 'p/q'; got {text!r}")
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"design file field {name!r} must be a rational 'p/q'; got {text!r}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -635,92 +659,129 @@ class _Certified:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (exact: weights and rationals as decimal strings)."""
+        """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
         from . import __version__
 
-        lo, hi = _check_bounds(self.eps)
-        wtxt = [str(int(v)) for v in self.weights.ravel()]
-        return {
+        doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "optnoise_version": __version__,
             "problem": self.design.spec(),
             "denominator_bits": self.bits,
             "shape": list(self.weights.shape),
-            "weights": wtxt,
-            "weights_sha256": _digest(wtxt),
-            "certificate": {
-                "notion": self.notion,
-                "eps": self.eps,
-                "delta": self.delta,
-                "certified_delta": _frac_str(self.certified_delta),
-                "certified_delta_float": float(self.certified_delta),
-                "exp_eps_lower": _frac_str(lo),
-                "exp_eps_upper": _frac_str(hi),
-            },
+            "weights": [str(int(v)) for v in self.weights.ravel()],
+            "certificate": _certificate(self.design, self.eps, self.delta, self.certified_delta),
             "repair": self.repair,
             "solver": self.solver,
         }
+        doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
+        doc["sha256"] = file_digest(doc)
+        return doc
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the design as JSON (see :func:`load_design`)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        os.replace(tmp, path)
-        return path
+        """Write the design as JSON (see :func:`load_design`), atomically."""
+        path = check_output_path("path", path)
+        return atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def from_dict(cls, data: Any) -> Any:
-        """Rebuild from :meth:`to_dict` output, re-checking the certificate exactly.
+        """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
 
         Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
-        whichever the problem's layout is.
+        whichever the problem's layout is. Raises ``ValueError`` naming the
+        field: wrong format tag or version, a digest that does not match the
+        canonical file, a malformed field, or a certificate that differs from
+        a fresh exact re-check of the problem the file names.
         """
+
+        def bad(name: str, why: str) -> ValueError:
+            return ValueError(f"design file field {name!r}: {why}")
+
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"design file is not an optnoise certified design (missing format tag {FORMAT!r})")
         version = data.get("format_version")
         if isinstance(version, bool) or not isinstance(version, int):
-            raise ValueError(f"design file format_version must be an integer; got {version!r}")
+            raise bad("format_version", f"must be the integer {FORMAT_VERSION}; got {version!r}")
         if version > FORMAT_VERSION:
-            raise ValueError(
-                f"design file format_version {version} is newer than this optnoise supports "
-                f"({FORMAT_VERSION}); upgrade optnoise to load it"
+            raise bad(
+                "format_version",
+                f"{version} is newer than this optnoise supports ({FORMAT_VERSION}); upgrade optnoise to load it",
             )
+        if version != FORMAT_VERSION:
+            why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
+            raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
+        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256"})
+        if unknown:
+            raise bad(unknown[0], "is not a field of the design format")
+        missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
+        if missing:
+            raise bad(missing[0], "is missing")
+        if not isinstance(data["sha256"], str) or data["sha256"] != file_digest(data):
+            raise bad(
+                "sha256",
+                "does not match the digest of the file's canonical content: the file is corrupted or was edited "
+                "(the digest detects changes; it is not a signature)",
+            )
+        if not isinstance(data["optnoise_version"], str):
+            raise bad("optnoise_version", f"must be a string; got {data['optnoise_version']!r}")
         try:
             design = _design_from_spec(data["problem"])
-            bits = check_int("denominator_bits", data["denominator_bits"], minimum=1, maximum=62)
-            cert = data["certificate"]
-            wtxt = data["weights"]
-            repair, solver = dict(data.get("repair") or {}), dict(data.get("solver") or {})
-            eps = check_eps(cert["eps"], name="design file certificate eps")
-            delta = check_delta(cert["delta"], name="design file certificate delta")
-            claimed = _parse_frac(cert["certified_delta"], "certified_delta")
-            stored_digest = data["weights_sha256"]
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"design file is missing or has a malformed field: {exc}") from None
-        if eps != design.eps or cert.get("notion") != design.privacy:
-            raise ValueError("design file certificate (eps, notion) does not match its problem specification")
+        except ValueError as exc:
+            raise bad("problem", str(exc)) from None
         layout = design.pair_layout()
+        bits = data["denominator_bits"]
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
+            raise bad("denominator_bits", f"must be an integer in [16, 62]; got {bits!r}")
+        if data["shape"] != list(layout.weights_shape):
+            raise bad("shape", f"must be the problem's shape {list(layout.weights_shape)}; got {data['shape']!r}")
+        wtxt = data["weights"]
         if (
             not isinstance(wtxt, list)
             or len(wtxt) != layout.size
-            or not all(isinstance(t, str) and t.isascii() and t.isdigit() for t in wtxt)
+            or not all(isinstance(t, str) and t.isascii() and t.isdigit() and len(t) <= 20 for t in wtxt)
         ):
-            raise ValueError(f"design file weights must be {layout.size} non-negative integer strings")
-        if _digest(wtxt) != stored_digest:
-            raise ValueError("design file weights do not match their sha256 digest: the file is corrupted or edited")
+            raise bad("weights", f"must be {layout.size} non-negative integer strings")
         w = [int(t) for t in wtxt]
-        rows = [sum(w[r * layout.cols : (r + 1) * layout.cols]) for r in range(layout.rows)]
-        if any(s != 1 << bits for s in rows) or max(w) > (1 << bits):
-            bad = next((s for s in rows if s != 1 << bits), rows[0])
-            raise ValueError(f"design file weights must sum to 2**{bits} (in every row); they sum to {bad}")
+        sums = [sum(w[r * layout.cols : (r + 1) * layout.cols]) for r in range(layout.rows)]
+        wrong = [s for s in sums if s != 1 << bits]
+        if wrong:
+            rows = " in every row" if layout.rows > 1 else ""
+            raise bad("weights", f"must sum to 2**{bits}{rows}; they sum to {wrong[0]}")
+        for name in ("repair", "solver"):
+            if not isinstance(data[name], dict):
+                raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
+        cert = data["certificate"]
+        if not isinstance(cert, dict):
+            raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
+        try:
+            eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
+            delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if eps != design.eps:
+            raise bad("certificate.eps", f"must be the problem's eps {design.eps!r}; got {eps!r}")
+        if design.objective != "delta" and delta != design.delta:
+            raise bad("certificate.delta", f"must be the problem's delta {design.delta!r}; got {delta!r}")
+        # the certificate is recomputed from the weights and the problem, and must be what the file says
         got = layout.check(w, 1 << bits, _check_bounds(eps))
-        if not isinstance(got, Fraction) or got != claimed or not got <= Fraction(delta):
-            raise ValueError(
-                f"design file weights do not match their certificate: the exact check gives delta "
-                f"{float(got):.6g}, the file claims {float(claimed):.6g} (target {delta:g})"
+        if not isinstance(got, Fraction) or not got <= Fraction(delta):
+            shown = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
+            raise bad(
+                "weights",
+                f"do not meet their certificate: the exact check of the stated problem gives delta {shown} > "
+                f"the certified target {delta:g}",
             )
+        fresh = _certificate(design, eps, delta, got)
+        for key, value in fresh.items():
+            if cert.get(key) != value:
+                raise bad(
+                    f"certificate.{key}",
+                    f"does not match a fresh exact re-check of the problem ({value!r} expected, "
+                    f"{cert.get(key)!r} in the file): the weights do not match their certificate",
+                )
+        extra = sorted(set(cert) - set(fresh))
+        if extra:
+            raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
         kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
         return kind(
             design=design,
@@ -729,8 +790,8 @@ class _Certified:
             eps=eps,
             delta=delta,
             certified_delta=got,
-            repair=repair,
-            solver=solver,
+            repair=dict(data["repair"]),
+            solver=dict(data["solver"]),
         )
 
     @classmethod
@@ -985,8 +1046,30 @@ class CertifiedMechanism(_Certified):
         return "\n".join([head, *self._summary_lines(neighbours, "loss")])
 
 
-def _digest(wtxt: list[str]) -> str:
-    return hashlib.sha256(",".join(wtxt).encode()).hexdigest()
+def file_digest(doc: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of every field of a design file but ``sha256`` itself.
+
+    Canonical: keys sorted, no whitespace, ASCII escapes; floats as Python's
+    shortest round-trip repr, so a file's digest does not depend on how it
+    was indented or re-serialised.
+    """
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _certificate(design: Any, eps: float, delta: float, certified: Fraction | float) -> dict[str, Any]:
+    """The certificate block of a design file (a function of the problem, eps, delta and the exact delta)."""
+    lo, hi = _check_bounds(eps)
+    return {
+        "notion": design.privacy,
+        "eps": eps,
+        "delta": delta,
+        "certified_delta": _frac_str(certified),
+        "certified_delta_float": float(certified),
+        "exp_eps_lower": _frac_str(lo),
+        "exp_eps_upper": _frac_str(hi),
+    }
 
 
 def register_spec_kind(kind: str, from_spec: Callable[[dict[str, Any]], Any]) -> None:
@@ -1011,28 +1094,22 @@ def _design_from_spec(spec: Any) -> Any:
 
 
 def load_design(path: str | os.PathLike) -> Any:
-    """Load a certified design, re-checking its certificate exactly.
+    """Load a certified design, re-proving its certificate exactly.
 
     Returns a :class:`CertifiedDesign` (noise PMF) or a
-    :class:`CertifiedMechanism` (mechanism matrix).
+    :class:`CertifiedMechanism` (mechanism matrix, or clamped noise).
 
     Raises
     ------
     ValueError
-        The file is missing, not JSON, not a design, from a newer format
-        version, corrupted (weights digest), or its weights do not reproduce
-        the stored certificate under the exact check.
+        The path is not a path, the file is missing, not JSON (or nested too
+        deeply), not a design, of another format version, its digest does not
+        match, or a field is malformed or differs from a fresh exact re-check
+        of the problem it names (the message names the field).
     """
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"design file could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"design file {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return _Certified.from_dict(data)
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path must be the path of a design file; got {path!r}")
+    return _Certified.from_dict(read_json(path, "design file"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1208,7 +1285,9 @@ def _margin_solution(
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
             cols = first[m][budget_sets[m]]
-            mb.add_row(x[cols], scale[cols], upper=target - tau)
+            # written relative to the target when the solver's absolute tolerance would be a large part of it
+            rel = 1.0 / max(target, DELTA_ATOL) if target > 0 and FEASIBILITY_TOL > DELTA_RTOL * target else 1.0
+            mb.add_row(x[cols], scale[cols] * rel, upper=(target - tau) * rel)
     out = solve_model(mb.build(), solver=solver)
     if out.status != "optimal" or out.x is None:
         return None
@@ -1221,6 +1300,23 @@ def _solution_of(result: Any) -> np.ndarray | None:
     return matrix if matrix is not None else getattr(result, "pmf", None)
 
 
+def _margin_plan(margins: tuple[float, ...], target: float) -> list[float]:
+    """The absolute margins to try below ``target``.
+
+    Margins at least half the target cannot leave a useful budget; when some
+    of ``margins`` are dropped for that reason, fractions of the target
+    (:data:`MARGIN_FRACTIONS`) take their place, so a delta of 1e-12 is
+    re-solved with margins of 1e-18 .. 1e-13 instead of none.
+    """
+    if target == 0:
+        return list(margins)
+    kept = [t for t in margins if t < target / 2]
+    if len(kept) == len(margins):
+        return kept
+    extra = [target * r for r in MARGIN_FRACTIONS if target * r not in kept]
+    return sorted(set(kept + extra))
+
+
 def certify_result(
     result: Any,
     *,
@@ -1229,6 +1325,7 @@ def certify_result(
     max_loss: float = MAX_LOSS,
     margins: tuple[float, ...] = MARGINS,
     allow_suboptimal: bool = False,
+    allow_unverified: bool = False,
     solver: str = "highs",
 ) -> Any:
     """Certify a solved design exactly and build its exact sampler.
@@ -1240,18 +1337,26 @@ def certify_result(
     delta : float, optional
         The delta to certify at the design's eps. Default: the design's delta;
         for a minimise-delta design (15a), which asks for no particular delta,
-        the solver's minimum plus :data:`~optnoise.design.DELTA_TOL` (the
-        exact certified delta, reported, is usually far closer to the minimum).
+        the solver's minimum with the slack of the tolerance rule
+        (:func:`optnoise.tolerance.delta_allowance`; the exact certified delta,
+        reported, is usually far closer to the minimum). For a design
+        certified at another delta than its own, the returned design states
+        the problem at that delta.
     bits : int
         The weights are integers over ``2**bits`` (16..62).
     max_loss : float
         Largest accepted increase of the design's loss (distortion) from
         repair, relative to ``max(1, |solver loss|)``; ``inf`` accepts any.
     margins : tuple of float
-        Absolute margins tried by the re-solve step, in order.
+        Absolute margins tried by the re-solve step, in order (those that do
+        not fit below a small delta are replaced by fractions of it).
     allow_suboptimal : bool
         Certify the incumbent of a ``"time_limit"`` result (it is feasible but
-        not proven optimal). Other statuses are always refused.
+        not proven optimal).
+    allow_unverified : bool
+        Repair an ``"unverified"`` result (its solution meets the constraints
+        only within the solver's tolerance); the loss is measured against its
+        own. Other statuses are always refused.
     solver : str
         Backend for the re-solve step.
 
@@ -1273,28 +1378,44 @@ def certify_result(
         )
     design = result.design
     sol = _solution_of(result)
-    ok_status = result.status == "optimal" or (allow_suboptimal and result.status == "time_limit")
+    ok_status = (
+        result.status == "optimal"
+        or (allow_suboptimal and result.status == "time_limit")
+        or (allow_unverified and result.status == "unverified")
+    )
     if not ok_status or sol is None:
-        why = f"has no {'matrix' if hasattr(result, 'matrix') else 'PMF'}" if sol is None else "is not proven optimal"
+        what = "matrix" if hasattr(result, "matrix") else "PMF"
+        why = f"has no {what}" if sol is None else "is not proven optimal"
         hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
-    max_loss = check_positive("max_loss", max_loss, allow_zero=True) if max_loss != math.inf else math.inf
+    if isinstance(max_loss, (int, float)) and not isinstance(max_loss, bool) and max_loss == math.inf:
+        max_loss = math.inf
+    else:
+        max_loss = check_positive("max_loss", max_loss, allow_zero=True)
     check_choice("solver", solver, SOLVERS)
     if delta is None:
         if design.objective != "delta":
             target_f = float(design.delta or 0.0)  # set whenever delta is not what is minimised
         else:
-            target_f = min(1.0, float(result.delta_objective or 0.0) + DELTA_TOL)
+            target_f = min(1.0, delta_allowance(float(result.delta_objective or 0.0)))
     else:
         target_f = check_delta(delta)
+    if isinstance(margins, (str, bytes)) or not isinstance(margins, (tuple, list)) or not margins:
+        raise ValueError(f"margins must be a non-empty sequence of positive numbers; got {margins!r}")
     margins = tuple(check_positive("margins", t) for t in margins)
-    target = Fraction(target_f)
     layout = design.pair_layout()
+    p_result = _prepare(layout.embed(sol))
+    # the loss the repair is measured against: the result's own, on its clipped and renormalised solution
+    base = layout.loss_of(p_result / np.repeat(p_result.reshape(layout.rows, -1).sum(axis=1), layout.cols))
+    if design.objective != "delta" and target_f != design.delta:
+        # the certified design names the problem at the delta it is certified for, so that a saved
+        # file's certificate always equals a fresh check of the problem it states
+        design = design.replace(delta=target_f)
+        layout = design.pair_layout()
+    target = Fraction(target_f)
     cert = _Certifier(layout, target, bits)
     cert.bounds = _check_bounds(design.eps)
-    p0 = _prepare(layout.embed(sol))
-    base = layout.loss_of(p0 / p0.reshape(layout.rows, -1).sum(axis=1).repeat(layout.cols))
     budget = max_loss * max(1.0, abs(base))
     attempts: list[_Attempt] = []
 
@@ -1302,25 +1423,33 @@ def certify_result(
         attempts.append(att)
         return att.weights is not None and cert.loss_of(att.weights, base) <= budget
 
-    chosen = None
-    att = cert.mix(p0, base, budget, "solver", None)
-    if accept(att):
-        chosen = att
-    else:
+    def repaired(p0: np.ndarray, target: float, source: str) -> _Attempt | None:
+        """Steps (a) then (b) on ``p0`` at ``target``: the first candidate within the loss budget."""
+        att = cert.mix(p0, base, budget, source, None)
+        if accept(att):
+            return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
-        lp_path = layout.notion != "dp" or target_f == 0
-        plan = [(tau, lam) for tau in margins for lam in ((0.0, tau) if lp_path else (0.0,))]
+        lp_path = layout.notion != "dp" or target == 0
+        plan = [(tau, lam) for tau in _margin_plan(margins, target) for lam in ((0.0, tau) if lp_path else (0.0,))]
         for tau, lam in plan:
-            if 0 < target_f <= tau:
-                break
-            p = _margin_solution(layout, design.eps, p0, target_f, tau, lam, solver)
+            p = _margin_solution(layout, design.eps, p0, target, tau, lam, solver)
             if p is None:
-                attempts.append(_Attempt(None, math.inf, 0, "margin-resolve", tau, note="re-solve not optimal"))
+                attempts.append(_Attempt(None, math.inf, 0, f"{source}+margin", tau, note="re-solve not optimal"))
                 continue
-            att = cert.mix(_prepare(p), base, budget, "margin-resolve", tau)
+            att = cert.mix(_prepare(p), base, budget, "margin-resolve" if source == "solver" else source, tau)
             if accept(att):
-                chosen = att
-                break
+                return att
+        return None
+
+    chosen = repaired(p_result, target_f, "solver")
+    if chosen is None and target_f > 0 and design.objective != "delta":
+        # (c) the pure eps-DP design has delta 0 under every notion: it meets any target
+        pure = design.replace(delta=0.0).solve(solver=solver)
+        pure_sol = _solution_of(pure)
+        if pure.status in ("optimal", "unverified") and pure_sol is not None:
+            chosen = repaired(_prepare(layout.embed(pure_sol)), 0.0, "pure-fallback")
+        else:
+            attempts.append(_Attempt(None, math.inf, 0, "pure-fallback", None, note=f"status {pure.status}"))
     if chosen is None:
         losses = [cert.loss_of(a.weights, base) for a in attempts if a.weights is not None]
         best = f"smallest certifying loss {min(losses):.3g}" if losses else "no candidate certified"
@@ -1339,7 +1468,9 @@ def certify_result(
     elif chosen.source == "solver":
         method = "mix-uniform"
     else:
-        method = "margin-resolve+mix-uniform" if chosen.mix_units else "margin-resolve"
+        method = f"{chosen.source}+mix-uniform" if chosen.mix_units else chosen.source
+        if chosen.source == "pure-fallback" and chosen.margin is not None:
+            method = method.replace("pure-fallback", "pure-fallback+margin-resolve")
     repair = {
         "method": method,
         "mix_units": int(chosen.mix_units),

@@ -7,63 +7,119 @@ Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
 no optimal solution (infeasible, time limit or solver error; the status is
-still printed).
+still printed); 4 the solver claimed a solution that failed re-verification
+(status ``unverified``, the reason printed; a sweep with such a row); 130
+interrupted (Ctrl-C; a sweep writes its finished rows first); 141 the output
+pipe was closed (e.g. piped into ``head``).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import math
+import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
-from ._validation import check_int, check_pmf
+from ._io import atomic_write_text, read_json
+from ._validation import (
+    check_delta,
+    check_eps,
+    check_int,
+    check_output_path,
+    check_pmf,
+    check_positive,
+    parse_float,
+    parse_int,
+    real_array,
+)
 from .certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
 from .design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
 from .mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
 from .neighborhood import Neighborhood
-from .privacy import NOTIONS
-from .solvers import MIP_REL_GAP, SOLVERS
+from .privacy import NOTIONS, achieved_deltas
+from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options
+from .sweep import (
+    CONNECT_TIMEOUT,
+    MECHANISM_ROW_KEYS,
+    ROW_KEYS,
+    SweepInterrupted,
+    design_of,
+    grid_points,
+    mechanism_points,
+    parse_grid,
+    run_sweep,
+)
+from .tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL = 0, 1, 2, 3
+_T = TypeVar("_T")
+
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
+
+#: Arguments that are values even though they start with "-": numbers, number lists and ranges
+#: ("-1", "-1,2,3", "-0.5:1:3", "-1/2"), "-inf" and "-nan"; optnoise has no option that looks like one.
+_NEGATIVE_VALUE = re.compile(r"^-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code 2."""
+    """argparse, but a usage error is one line and exit code 2, and negative number lists are values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse only treats "-1" or "-.5" as values; "--cost -1,2,3" would be read as an unknown option
+        self._negative_number_matcher = _NEGATIVE_VALUE
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def _float(name: str):
-    def conv(text: str) -> float:
+def _arg(parse: Callable[[str, str], _T], name: str) -> Callable[[str], _T]:
+    """An argparse type that parses strictly with ``parse`` (ASCII digits; a one-line error naming ``name``)."""
+
+    def conv(text: str) -> _T:
         try:
-            return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
+            return parse(name, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     return conv
 
 
+def _float(name: str) -> Callable[[str], float]:
+    """A real number (``nan``/``inf`` parse, so that the range check names them)."""
+    return _arg(parse_float, name)
+
+
+def _int(name: str) -> Callable[[str], int]:
+    """An integer in decimal, parsed exactly."""
+    return _arg(parse_int, name)
+
+
 def _highs_option(text: str) -> tuple[str, object]:
+    """``NAME=VALUE``: ``true``/``false``, an ASCII integer or number, else the text itself."""
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"highs-option must look like NAME=VALUE; got {text!r}")
     low = raw.strip().lower()
     if low in ("true", "false"):
         return name.strip(), low == "true"
-    for kind in (int, float):
+    for parse in (parse_int, parse_float):
         try:
-            return name.strip(), kind(raw)
+            return name.strip(), parse("highs-option", raw)
         except ValueError:
             pass
-    return name.strip(), raw
+    return name.strip(), raw.strip()
 
 
 def _add_solver_args(p: argparse.ArgumentParser) -> None:
@@ -86,24 +142,12 @@ def _add_solver_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_sweep_args(p: argparse.ArgumentParser) -> None:
-    """How a sweep runs and where its rows go."""
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
-    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
-    p.add_argument("--no-cache", action="store_true", help="disable the cache")
-    p.add_argument("--out", default="-", help="output file (default: stdout)")
-    p.add_argument("--format", default="csv", choices=("csv", "json"))
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
 def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else _float
     p.add_argument(
         "--n",
         required=True,
-        type=str if grid else int,
+        type=str if grid else _int("n"),
         help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""),
     )
     p.add_argument(
@@ -130,7 +174,7 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         action="store_true",
         help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu",
     )
-    p.add_argument("--dim", type=int, default=None, help="query dimension for vector shifts")
+    p.add_argument("--dim", type=_int("dim"), default=None, help="query dimension for vector shifts")
     p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
     if not grid:
         p.add_argument(
@@ -156,6 +200,24 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         help="distortion cap for --minimize delta",
     )
     _add_solver_args(p)
+
+
+def _add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """How a sweep runs and where its rows go."""
+    p.add_argument("--jobs", type=_int("jobs"), default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    p.add_argument(
+        "--connect-timeout",
+        type=_float("connect-timeout"),
+        default=CONNECT_TIMEOUT,
+        help=f"seconds to wait for the Dask scheduler (default {CONNECT_TIMEOUT:g})",
+    )
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -196,14 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--tol",
         default=0.0,
         type=_float("tol"),
-        help="absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0: exact)",
+        help="extra absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0); the shared "
+        "tolerance rule (PDP indicators at eps * (1 + 1e-6) + 1e-12; delta * (1 + 1e-6) + 1e-12) always applies",
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
 
     p = sub.add_parser("figures", help="regenerate the figures of a paper")
     p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
-    p.add_argument("--jobs", type=int, default=1, help="scripts run in parallel")
+    p.add_argument("--jobs", type=_int("jobs"), default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")
 
     _add_certify_cli(sub)
@@ -216,41 +279,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _numbers(tokens: list[str], name: str, text: str) -> np.ndarray:
     try:
-        return np.array([float(v) for v in tokens])
+        return np.array([parse_float(name, v) for v in tokens], dtype=float)
     except ValueError:
-        raise ValueError(f"{name} must hold numbers; could not parse {text!r}") from None
+        raise ValueError(f"{name} must hold numbers written in ASCII; could not parse {text[:80]!r}") from None
 
 
 def _load_array(text: str, name: str) -> np.ndarray:
     """Numbers from a file (.npy, JSON list or solve output, whitespace/comma text) or an inline comma list."""
     path = Path(text)
     if not path.exists():
-        if path.suffix in (".json", ".npy", ".txt", ".csv"):
+        if path.suffix in (".json", ".npy", ".txt", ".csv") or os.sep in text:
             raise ValueError(f"{name} file not found: {text!r}")
-        return _numbers(text.split(","), name, text)
+        items = text.split(",")
+        if any(not t.strip() for t in items):
+            raise ValueError(f"{name} list has an empty item: {text[:80]!r}")
+        return _numbers(items, name, text)
+    if path.is_dir():
+        raise ValueError(f"{name} {text!r} is a directory, not a file")
+    if path.suffix == ".npy":
+        try:
+            return real_array(name, np.load(path, allow_pickle=False))
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
     try:
-        if path.suffix == ".npy":
-            return np.asarray(np.load(path, allow_pickle=False), dtype=float)
-        raw = path.read_text()
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{name} could not be read from {text!r}: {exc}") from None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        return _numbers(raw.replace(",", " ").split(), name, text)
-    if isinstance(data, dict):
-        if "pmf" not in data:
-            raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
-        data = data["pmf"]
-    try:
-        return np.asarray(data, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold numbers; could not parse {text!r}") from None
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
+    if raw.lstrip()[:1] in ("[", "{") or raw.strip() in ("true", "false", "null"):
+        data = read_json(path, f"{name} file")
+        if isinstance(data, dict):
+            if "pmf" not in data:
+                raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
+            data = data["pmf"]
+        if not isinstance(data, list):
+            raise ValueError(f"{name} file {text!r} must hold a JSON list of numbers; got {type(data).__name__}")
+        return real_array(name, data)
+    tokens = raw.replace(",", " ").split()
+    if not tokens:
+        raise ValueError(f"{name} file {text!r} holds no numbers")
+    return _numbers(tokens, name, text)
 
 
 def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
-    from .sweep import design_of
-
     return design_of(
         {
             "n": a.n,
@@ -268,21 +338,36 @@ def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
     )
 
 
+def _solver_args(a: argparse.Namespace) -> dict[str, Any]:
+    """The solve flags, validated before any work (so a bad option fails in one line, not after a solve)."""
+    options = dict(a.highs_option) or None
+    check_highs_options(options, a.solver)
+    mip_gap = check_positive("mip_gap", a.mip_gap, allow_zero=True)
+    time_limit = None if a.time_limit is None else check_positive("time_limit", a.time_limit)
+    return {"solver": a.solver, "time_limit": time_limit, "mip_gap": mip_gap, "options": options}
+
+
 def _fmt_pmf(pmf: np.ndarray) -> str:
     return np.array2string(pmf, precision=6, suppress_small=True, max_line_width=100)
 
 
+def _exit_for(status: str) -> int:
+    if status == "optimal":
+        return EXIT_OK
+    return EXIT_UNVERIFIED if status == UNVERIFIED else EXIT_NOT_OPTIMAL
+
+
 def _solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str, Any]] | None:
     """``--mps`` (write the model, return ``None``), else solve with the solver flags and honour ``--out``."""
-    if a.mps:
-        print(f"wrote {design.to_mps(a.mps)}")
+    out_path = None if a.out is None else check_output_path("out", a.out)
+    mps_path = None if a.mps is None else check_output_path("mps", a.mps)
+    if mps_path is not None:
+        print(f"wrote {design.to_mps(mps_path)}")
         return None
-    res = design.solve(
-        solver=a.solver, time_limit=a.time_limit, mip_gap=a.mip_gap, options=dict(a.highs_option) or None
-    )
+    res = design.solve(**_solver_args(a))
     d = res.to_dict()
-    if a.out:
-        Path(a.out).write_text(json.dumps(d, indent=2))
+    if out_path is not None:
+        atomic_write_text(out_path, json.dumps(d, indent=2))
     return res, d
 
 
@@ -310,6 +395,8 @@ def _cmd_solve(a: argparse.Namespace) -> int:
             + (f"   gap {res.gap:.3g}" if res.gap else "")
             + f"   time {res.solve_time:.3f}s   model {res.model_size}"
         )
+        if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
+            print(f"reason      {' '.join(res.message.split())}")
         if res.pmf is not None:
             print(f"distortion  {res.distortion:.10g}")
             if design.objective == "delta":
@@ -317,49 +404,31 @@ def _cmd_solve(a: argparse.Namespace) -> int:
             print("achieved    " + "  ".join(f"{k}={v:.6g}" for k, v in res.achieved.items()))
             print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
             print("pmf         " + _fmt_pmf(res.pmf).replace("\n", "\n            "))
-    return EXIT_OK if res.status == "optimal" else EXIT_NOT_OPTIMAL
+    if res.status == UNVERIFIED:
+        print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
+    return _exit_for(res.status)
 
 
-def _run_sweep(points: list[dict[str, Any]], a: argparse.Namespace) -> list[dict[str, Any]]:
-    """Solve the points of a sweep with the command's backend, parallelism and cache flags."""
-    from .sweep import run_sweep
-
-    return run_sweep(
-        points,
-        solver=a.solver,
-        time_limit=a.time_limit,
-        mip_gap=a.mip_gap,
-        options=dict(a.highs_option) or None,
-        jobs=a.jobs,
-        backend=a.backend,
-        scheduler=a.scheduler,
-        cache=None if a.no_cache else a.cache,
-        progress=not a.quiet,
-    )
-
-
-def _write_rows(rows: list[dict[str, Any]], keys: Sequence[str], a: argparse.Namespace) -> None:
-    """Sweep rows as CSV (columns ``keys``) or JSON, to ``--out`` or stdout."""
-    import csv
-
-    out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
-    try:
-        if a.format == "json":
-            json.dump(rows, out, indent=1)
-            out.write("\n")
-        else:
-            w = csv.DictWriter(out, fieldnames=list(keys))
-            w.writeheader()
-            w.writerows(rows)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+def _write_rows(rows: list[dict[str, Any]], fmt: str, out: str, keys: Sequence[str] = ROW_KEYS) -> None:
+    if fmt == "json":
+        text = json.dumps(rows, indent=1) + "\n"
+    else:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(keys), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        text = buf.getvalue()
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        atomic_write_text(out, text)
 
 
 def _cmd_sweep(a: argparse.Namespace) -> int:
-
-    from .sweep import ROW_KEYS, grid_points, parse_grid
-
+    if a.out != "-":
+        check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
+    check_int("jobs", a.jobs, minimum=1)  # before the grid is built
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps),
@@ -373,25 +442,58 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         dim=a.dim,
         release=a.release,
     )
-    rows = _run_sweep(points, a)
-    _write_rows(rows, ROW_KEYS, a)
+    return _run_sweep_command(points, a, ROW_KEYS)
+
+
+def _run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys: Sequence[str]) -> int:
+    """Solve a sweep's points with the command's flags, write its rows (``keys``), and pick the exit code."""
+    jobs = check_int("jobs", a.jobs, minimum=1)
+    try:
+        rows = run_sweep(
+            points,
+            **_solver_args(a),
+            jobs=jobs,
+            backend=a.backend,
+            scheduler=a.scheduler,
+            cache=None if a.no_cache else a.cache,
+            progress=not a.quiet,
+            connect_timeout=a.connect_timeout,
+        )
+    except SweepInterrupted as stop:
+        _write_rows(stop.rows, a.format, a.out, keys)
+        kept = "" if a.no_cache else "; they are cached, so running the sweep again resumes it"
+        print(
+            f"optnoise {a.command}: interrupted: wrote the {len(stop.rows)} of {stop.total} finished rows{kept}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    _write_rows(rows, a.format, a.out, keys)
+    flagged = sum(r["status"] == UNVERIFIED for r in rows)
+    if flagged:
+        print(
+            f"optnoise {a.command}: {flagged} row(s) have status {UNVERIFIED!r} (reason in the 'error' column)",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
     return EXIT_OK
 
 
 def _cmd_verify(a: argparse.Namespace) -> int:
-    from ._validation import check_delta, check_eps
-    from .privacy import achieved_deltas
-
     eps = check_eps(a.eps)
     delta = check_delta(a.delta)
+    tol = check_tol("tol", a.tol)
     pmf = check_pmf("pmf", _load_array(a.pmf, "pmf"), atol=1e-9)
     if pmf.ndim > 1 and len(set(pmf.shape)) != 1:
         raise ValueError(f"pmf must have shape (n+1,)*d; got {pmf.shape}")
+    if pmf.shape[0] < 2:
+        raise ValueError(f"pmf must have at least 2 entries per coordinate (answers 0..n with n >= 1); got {pmf.shape}")
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
-    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=a.tol)
+    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.tolerance)
+    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps))
     notions = NOTIONS if a.privacy == "all" else (a.privacy,)
-    ok = all(got[k] <= delta for k in notions)
+    passed = {k: within_delta(got[k], delta) for k in NOTIONS}
+    ok = all(passed[k] for k in notions)
     if a.format == "json":
         print(
             json.dumps(
@@ -399,6 +501,7 @@ def _cmd_verify(a: argparse.Namespace) -> int:
                     "n": n,
                     "eps": eps,
                     "delta": delta,
+                    "allowed": delta_allowance(delta),
                     "neighborhood": nb.describe(n),
                     "achieved": got,
                     "checked": list(notions),
@@ -410,7 +513,7 @@ def _cmd_verify(a: argparse.Namespace) -> int:
     else:
         print(f"neighbours  {nb.describe(n)}")
         for k in NOTIONS:
-            mark = ("ok  " if got[k] <= delta else "FAIL") if k in notions else "    "
+            mark = ("ok  " if passed[k] else "FAIL") if k in notions else "    "
             print(f"{mark} {k:10s} delta({eps:g}) = {got[k]:.10g}   (claim {delta:g})")
     return EXIT_OK if ok else EXIT_CLAIM_FAILED
 
@@ -420,9 +523,10 @@ def _cmd_figures(a: argparse.Namespace) -> int:
 
     if a.paper != "all" and a.paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
-    if a.jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1; got {a.jobs}")
-    results = run_figures(a.paper, fast=a.fast, jobs=a.jobs, out=a.out)
+    jobs = check_int("jobs", a.jobs, minimum=1, maximum=64)
+    if a.out is not None and Path(a.out).exists() and not Path(a.out).is_dir():
+        raise ValueError(f"out must be a folder; {a.out!r} is a file")
+    results = run_figures(a.paper, fast=a.fast, jobs=jobs, out=a.out)
     failed = [s for s, rc, _ in results if rc != 0]
     for s, rc, dt in results:
         print(f"{'ok  ' if rc == 0 else 'FAIL'} {s.parent.name}/{s.name}  {dt:.1f}s")
@@ -453,11 +557,11 @@ def _add_certify_cli(sub: Any) -> None:
             action.required = False
     p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
     p.add_argument(
-        "--bits", type=int, default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})"
+        "--bits", type=_int("bits"), default=DEFAULT_BITS, help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})"
     )
     p.add_argument(
         "--max-loss",
-        type=float,
+        type=_float("max-loss"),
         default=MAX_LOSS,
         help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
     )
@@ -474,62 +578,73 @@ def _add_certify_cli(sub: Any) -> None:
     p.add_argument(
         "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
     )
-    p.add_argument("--count", type=int, default=1, help="independent releases of each value (default 1)")
-    p.add_argument("--seed", type=int, default=None, help="seed a numpy Generator (reproducible; NOT for deployment)")
+    p.add_argument("--count", type=_int("count"), default=1, help="independent releases of each value (default 1)")
+    p.add_argument(
+        "--seed", type=_int("seed"), default=None, help="seed a numpy Generator (reproducible; NOT for deployment)"
+    )
     p.add_argument("--format", default="text", choices=("text", "json"), help="output format")
     p.set_defaults(handler=_cmd_release)
 
 
 def _result_from_file(path: str) -> DesignResult:
-    """A :class:`DesignResult` from `optnoise solve --format json` output."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ValueError(f"result file could not be read from {path!r}: {exc.__class__.__name__}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValueError(f"result file {path!r} is not valid JSON") from None
+    """A :class:`DesignResult` from `optnoise solve --format json` output (re-verified on load)."""
+    data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
-    try:
-        if data["metric"] == "custom":
-            raise ValueError(
-                "result file has a custom cost array, which solve JSON does not store; "
-                "certify from the problem flags with --cost instead"
-            )
-        pmf = data["pmf"]
-        if pmf is not None:
-            pmf = check_pmf("pmf", pmf, atol=1e-6)
-        release = data.get("release", "modulo")
-        dim = 1 if pmf is None else pmf.ndim
-        shifts = data["shifts"]
-        # the JSON holds the resolved shift set: use it exactly, as a directed set
-        nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
-        kw: dict[str, Any] = {}
-        if data.get("objective", "distortion") == "delta":
-            kw["max_distortion"] = data["max_distortion"]
-        else:
-            kw["delta"] = data["delta"]
-        design = NoiseDesign(
-            n=data["n"],
-            eps=data["eps"],
-            neighborhood=nb,
-            metric=data["metric"],
-            privacy=data["privacy"],
-            objective=data.get("objective", "distortion"),
-            shape=(int(data["n"]) + 1,) * dim if pmf is not None and release == "modulo" else None,
-            release=release,
-            **kw,
+    missing = [k for k in ("n", "eps", "metric", "privacy", "shifts", "pmf") if k not in data]
+    if missing:
+        raise ValueError(f"result file {path!r} lacks the field {missing[0]!r} of `optnoise solve --format json`")
+    if data["metric"] == "custom":
+        raise ValueError(
+            "result file has a custom cost array, which solve JSON does not store; "
+            "certify from the problem flags with --cost instead"
         )
-        return DesignResult.from_dict(data, design=design)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"result file {path!r} lacks a field of `optnoise solve --format json`: {exc}") from None
+    pmf = data["pmf"]
+    if pmf is not None:
+        pmf = check_pmf("result file field 'pmf'", pmf, atol=1e-6)
+    dim = 1 if pmf is None else pmf.ndim
+    release = data.get("release", "modulo")
+    shifts = data["shifts"]
+    if not isinstance(shifts, list) or not shifts:
+        raise ValueError("result file field 'shifts' must be a non-empty list")
+    # the JSON holds the resolved shift set: use it exactly, as a directed set
+    nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
+    objective = data.get("objective", "distortion")
+    kw: dict[str, Any] = {}
+    if objective == "delta":
+        kw["max_distortion"] = data.get("max_distortion")
+    else:
+        kw["delta"] = data.get("delta")
+    n = check_int("result file field 'n'", data["n"], minimum=1)
+    design = NoiseDesign(
+        n=n,
+        eps=data["eps"],
+        neighborhood=nb,
+        metric=data["metric"],
+        privacy=data["privacy"],
+        objective=objective,
+        shape=(n + 1,) * dim if pmf is not None and release == "modulo" else None,
+        release=release,
+        **kw,
+    )
+    return DesignResult.from_dict(data, design=design)
 
 
 def _cmd_certify(a: argparse.Namespace) -> int:
+    out_path = None if a.out is None else check_output_path("out", a.out)
+    bits = check_int("bits", a.bits, minimum=16, maximum=62)
+    # inf accepts any repair (documented in certify_result); NaN and negative values are refused
+    max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
+    solve_kw = _solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
+        if solve_kw["options"] or solve_kw["time_limit"] is not None or solve_kw["mip_gap"] != MIP_REL_GAP:
+            raise ValueError(
+                "highs-option, time-limit and mip-gap apply when certify solves the problem from its flags, "
+                "not with --result (the result is already solved)"
+            )
         res = _result_from_file(a.result)
     else:
         missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
@@ -537,57 +652,72 @@ def _cmd_certify(a: argparse.Namespace) -> int:
             raise ValueError(
                 f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
             )
-        res = _design_from_args(a).solve(solver=a.solver, time_limit=a.time_limit)
+        res = _design_from_args(a).solve(**solve_kw)
     if res.status != "optimal":
-        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}", file=sys.stderr)
-        return EXIT_NOT_OPTIMAL
+        why = f": {' '.join(res.message.split())}" if res.status == UNVERIFIED else ""
+        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}{why}", file=sys.stderr)
+        return _exit_for(res.status)
     try:
-        cd = certify_result(res, bits=a.bits, max_loss=a.max_loss, solver=a.solver)
+        cd = certify_result(res, bits=bits, max_loss=max_loss, solver=a.solver)
     except CertificationError as exc:
         print("optnoise certify: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
         return EXIT_CLAIM_FAILED
-    if a.out:
-        cd.save(a.out)
+    if out_path is not None:
+        cd.save(out_path)
     if a.format == "json":
         d = cd.to_dict()
-        if a.out:
-            d["path"] = str(a.out)
+        if out_path is not None:
+            d["path"] = str(out_path)
         print(json.dumps(d, indent=1))
     else:
         print(cd.summary())
-        if a.out:
-            print(f"wrote       {a.out}")
+        if out_path is not None:
+            print(f"wrote       {out_path}")
     return EXIT_OK
 
 
 def _parse_values(text: str, dim: int, n: int) -> np.ndarray:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2; got {text!r}")
+    """Answers ``3``, ``3,5`` or vectors ``1/2,3/4``: ASCII integers in ``{0..n}``, compared exactly."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2 (comma-separated); got {text!r}")
+    if len(items) > 10**6:
+        raise ValueError("value lists more than 10^6 answers")
     try:
-        rows = [[int(v) for v in it.split("/")] for it in items]
+        rows = [[parse_int("value", v) for v in it.split("/")] for it in items]
     except ValueError:
-        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text!r}") from None
+        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text[:80]!r}") from None
     if any(len(r) != dim for r in rows):
-        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text!r}")
+        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text[:80]!r}")
+    if any(not 0 <= v <= n for r in rows for v in r):
+        raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got {text[:80]!r}")
     return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
+
+
+def _fmt_value(v: Any) -> str:
+    """A released value: an integer as such; a mechanism's non-integer output value in full."""
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
 
 
 def _cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=10**8)
+    seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
     vals = _parse_values(a.value, cd.design.dim, cd.n)
+    if count * len(vals) > 10**8:
+        raise ValueError(f"count x values = {count * len(vals)} releases exceeds 10^8")
     q = np.repeat(vals[None, :, :], count, axis=0)  # (count, values, d)
     if cd.design.dim == 1:
         q = q[..., 0]
-    rng = None if a.seed is None else np.random.default_rng(check_int("seed", a.seed, minimum=0))
+    rng = None if seed is None else np.random.default_rng(seed)
     out = np.asarray(cd.release(q, rng=rng))
     if a.format == "json":
-        print(json.dumps({"design": str(a.design), "seeded": a.seed is not None, "released": out.tolist()}))
+        print(json.dumps({"design": str(a.design), "seeded": seed is not None, "released": out.tolist()}))
         return EXIT_OK
     lines = []
     for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
-        lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
+        lines.append(",".join("/".join(_fmt_value(v) for v in ans) for ans in row))
     print("\n".join(lines))
     return EXIT_OK
 
@@ -599,16 +729,14 @@ def _cmd_release(a: argparse.Namespace) -> int:
 
 def _add_mechanism_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     """The flags of a :class:`MechanismDesign` (grids and comma lists with ``grid``)."""
-    p.add_argument(
-        "--n", required=True, type=str if grid else int, help="inputs lie in {0..n}" + (" (grid)" if grid else "")
-    )
     grid_note = " (grid)" if grid else ""
+    p.add_argument("--n", required=True, type=str if grid else _int("n"), help="inputs lie in {0..n}" + grid_note)
     p.add_argument("--eps", required=True, type=str if grid else _float("eps"), help="privacy level > 0" + grid_note)
     p.add_argument(
         "--delta",
         default=None if grid else 0.0,
         type=str if grid else _float("delta"),
-        help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
+        help="privacy slack in [0,1] (default 0: pure eps-DP)" + grid_note,
     )
     p.add_argument(
         "--neighbors",
@@ -629,7 +757,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, grid: bool = False) -> No
         "--max-loss",
         default=None,
         type=str if grid else _float("max-loss"),
-        help="Bayes-loss cap for --objective delta" + (" (grid)" if grid else ""),
+        help="Bayes-loss cap for --objective delta" + grid_note,
     )
     if not grid:
         p.add_argument("--outputs", default=None, help="m (outputs 0..m, default n) or a comma list of output values")
@@ -643,7 +771,8 @@ def _add_mechanism_cli(sub: Any) -> None:
         "mechanism",
         help="design the optimal general (non-additive) mechanism P[x, y] for one problem",
         description="The best mechanism over all conditional matrices P[x, y] for inputs 0..n "
-        "(optnoise.MechanismDesign). Exit 0 optimal, 1 --certify failed, 2 bad input, 3 not optimal.",
+        "(optnoise.MechanismDesign). Exit 0 optimal, 1 --certify failed, 2 bad input, 3 not optimal, "
+        "4 unverified.",
     )
     _add_mechanism_args(p)
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
@@ -663,23 +792,22 @@ def _parse_neighbors(text: str) -> Any:
     kind, sep, body = text.partition(":")
     if kind.strip().lower() != "pairs":
         return text
+    items = [item.strip() for item in body.split(",")]
     try:
-        pairs = [tuple(int(v) for v in item.split("-")) for item in body.split(",") if item.strip()]
+        pairs = [tuple(parse_int("neighbors", v) for v in item.split("-")) for item in items]
     except ValueError:
-        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text!r}") from None
+        pairs = []
     if not sep or not pairs or any(len(pr) != 2 for pr in pairs):
-        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text!r}")
+        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text[:80]!r}")
     return pairs
 
 
 def _mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
-    loss: Any = a.loss
-    if loss not in LOSSES:
-        loss = _load_array(loss, "loss")
+    loss: Any = a.loss if a.loss in LOSSES else _load_array(a.loss, "loss")
     outputs: Any = None
     if a.outputs is not None:
         vals = _numbers(a.outputs.split(","), "outputs", a.outputs)
-        outputs = int(vals[0]) if vals.size == 1 and vals[0] == int(vals[0]) else vals
+        outputs = int(vals[0]) if vals.size == 1 and float(vals[0]).is_integer() else vals
     return MechanismDesign(
         n=a.n,
         eps=a.eps,
@@ -696,21 +824,22 @@ def _mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
 
 
 def _cmd_mechanism(a: argparse.Namespace) -> int:
+    design_path = None if a.certify is None else check_output_path("certify", a.certify)
     design = _mechanism_from_args(a)
     solved = _solve_with_flags(design, a)
     if solved is None:
         return EXIT_OK
     res, d = solved
     cd = None
-    if a.certify and res.status == "optimal":
+    if design_path is not None and res.status == "optimal":
         try:
             cd = res.certify(solver=a.solver)
         except CertificationError as exc:
             print("optnoise mechanism: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
             return EXIT_CLAIM_FAILED
-        cd.save(a.certify)
+        cd.save(design_path)
         d["certified_delta"] = float(cd.certified_delta)
-        d["design_file"] = str(a.certify)
+        d["design_file"] = str(design_path)
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
@@ -727,6 +856,8 @@ def _cmd_mechanism(a: argparse.Namespace) -> int:
             + (f"   gap {res.gap:.3g}" if res.gap else "")
             + f"   time {res.solve_time:.3f}s   rounds {res.rounds}   model {res.model_size}"
         )
+        if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
+            print(f"reason      {' '.join(res.message.split())}")
         if res.matrix is not None and res.loss is not None:
             print(f"loss        {res.loss:.10g}")
             if design.objective == "delta" and res.delta is not None:
@@ -735,14 +866,16 @@ def _cmd_mechanism(a: argparse.Namespace) -> int:
             print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
             print("matrix      " + _fmt_pmf(res.matrix).replace("\n", "\n            "))
         if cd is not None:
-            print(f"certified   delta={float(cd.certified_delta):.10g}   wrote {a.certify}")
-    return EXIT_OK if res.status == "optimal" else EXIT_NOT_OPTIMAL
+            print(f"certified   delta={float(cd.certified_delta):.10g}   wrote {design_path}")
+    if res.status == UNVERIFIED:
+        print(f"optnoise mechanism: unverified: {' '.join(res.message.split())}", file=sys.stderr)
+    return _exit_for(res.status)
 
 
 def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
-
-    from .sweep import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
-
+    if a.out != "-":
+        check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
+    check_int("jobs", a.jobs, minimum=1)
     points = mechanism_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps),
@@ -754,36 +887,71 @@ def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
         privacy=[v.strip() for v in a.privacy.split(",")],
         max_loss=parse_grid("max-loss", a.max_loss) if a.max_loss is not None else None,
     )
-    rows = _run_sweep(points, a)
-    for r in rows:  # the neighbour spec as given, whatever it was parsed into
-        if not isinstance(r["neighbors"], str):
-            r["neighbors"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in r["neighbors"])
-    _write_rows(rows, MECHANISM_ROW_KEYS, a)
-    return EXIT_OK
+    for p in points:  # rows show the neighbour spec as given
+        if not isinstance(p["neighbors"], str):
+            p["label"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in p["neighbors"])
+    return _run_sweep_command(points, a, MECHANISM_ROW_KEYS)
 
 
 _COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "figures": _cmd_figures}
 
 
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at the null device so the interpreter's final flush stays quiet."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI; returns the exit code.
+
+    Every error is one line on stderr: bad input exits 2, a closed output
+    pipe 141, Ctrl-C 130; an unexpected exception (a bug) is reported in one
+    line with exit 70 (``OPTNOISE_DEBUG=1`` re-raises it with its traceback).
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (one line, code 2), --help and --version (0)
-        return int(exc.code or 0)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
     if handler is None:  # argparse requires a sub-command, so this is a programming error
         raise RuntimeError(f"no handler for command {args.command!r}")
     try:
-        return int(handler(args))
+        try:
+            return int(handler(args))
+        finally:
+            sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers below
+    except BrokenPipeError:
+        _silence_stdout()
+        print(f"optnoise {args.command}: output closed early (broken pipe)", file=sys.stderr)
+        return EXIT_BROKEN_PIPE
     except ValueError as exc:
         msg = " ".join(str(exc).split())
         print(f"optnoise {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:  # e.g. the disk filled up while writing an output file
+        print(f"optnoise {args.command}: error: {exc.strerror or exc} ({exc.filename or 'file'})", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("optnoise: interrupted (cached sweep points are kept; run again to resume)", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        print(f"optnoise {args.command}: error: input nested too deeply", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a bug: still one line, never a traceback, unless asked for
+        if os.environ.get("OPTNOISE_DEBUG"):
+            raise
+        print(
+            f"optnoise {args.command}: internal error: {exc.__class__.__name__}: {' '.join(str(exc).split())[:300]} "
+            "(please report; OPTNOISE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -26,16 +26,24 @@ With ``delta = 0`` all three are pure eps-DP and the model is the LP (14).
 On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
 
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
-alone (:attr:`DesignResult.achieved`). Solvers meet constraints to about
-``1e-9``; the PDP indicators are therefore evaluated with an absolute
-slack of :data:`ACHIEVED_TOL` on ``f(eta) - e^eps f(eta+mu)``, and
-:meth:`DesignResult.verify` accepts ``achieved <= delta + DELTA_TOL``. For a
-guarantee that holds exactly for the distribution you sample, certify the
-result (:mod:`optnoise.certify`).
+alone (:attr:`DesignResult.achieved`) and judged by the one rule of
+:mod:`optnoise.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
+indicators read at ``eps * (1 + 1e-6) + 1e-12``. A
+solver's "optimal" that fails the rule is reported as ``"unverified"`` with the
+reason (:attr:`DesignResult.message`), never as optimal. For a guarantee that
+holds exactly for the distribution you sample, certify the result
+(:mod:`optnoise.certify`).
+
+Limits. Bad input is refused before anything is built: ``(n+1)^d <= 2e6``
+noise values, ``eps <= 34.5`` (e^eps is a model coefficient), custom costs of
+magnitude ``<= 1e15``, and a model-size estimate (:meth:`NoiseDesign.model_size`)
+within the limits of :mod:`optnoise._validation`.
 """
 
 from __future__ import annotations
 
+import contextvars
+import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -44,18 +52,45 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
-from .cache import cache_path, load_cached, problem_key, store_cached
+from ._validation import (
+    MAX_COST,
+    MAX_EPS,
+    MAX_SIZE,
+    check_choice,
+    check_delta,
+    check_eps,
+    check_int,
+    check_mapping,
+    check_model_size,
+    check_pmf,
+    check_positive,
+    real_array,
+)
+from .cache import entry_path, load_entry, problem_key, store_entry
 from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
-from .mechanism_design import clamp_matrix, clamp_model, matrix_errors
+from .mechanism_design import clamp_matrix, clamp_model, clamp_model_size, matrix_errors
 from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas, mechanism_delta
 from .privacy_rows import add_pair_rows
-from .solvers import MIP_REL_GAP, SOLVERS, SolverOutput, polish_with_highs, solve_model, write_mps
-from .tolerance import ACHIEVED_TOL, DELTA_TOL
+from .solvers import (
+    MIP_REL_GAP,
+    SOLVERS,
+    SolverOutput,
+    check_highs_options,
+    polish_with_highs,
+    solve_model,
+    write_mps,
+)
+from .tolerance import (
+    RESULT_STATUSES,
+    UNVERIFIED,
+    pdp_rtol,
+    settle_status,
+    within_delta,
+)
 
 __all__ = [
     "NoiseDesign",
@@ -63,8 +98,7 @@ __all__ = [
     "METRICS",
     "OBJECTIVES",
     "RELEASES",
-    "ACHIEVED_TOL",
-    "DELTA_TOL",
+    "RESULT_STATUSES",
     "CANONICAL_TOL",
     "cost_vector",
     "modulo_errors",
@@ -78,8 +112,15 @@ OBJECTIVES = ("distortion", "delta")
 RELEASES = ("modulo", "clamp")
 #: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
 CLAMP_METRICS = ("er", "mse", "mae")
-#: Largest number of noise values a design may have.
-MAX_SIZE = 2_000_000
+#: HiGHS settings of the robust re-solve after a spurious status (see :meth:`NoiseDesign.solve`).
+ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
+    {"presolve": "off"},
+    {"presolve": "off", "primal_feasibility_tolerance": 1e-10, "simplex_scale_strategy": 4},
+)
+#: Largest relative distortion increase a polished result may have and still be called optimal.
+POLISH_RTOL = 1e-6
+#: Set while an unverified result is being repaired, so that the repair's re-solves are not repaired again.
+_POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
 
 
 def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
@@ -164,7 +205,8 @@ class NoiseDesign:
         (:func:`optnoise.mechanisms.neighbour_pairs`); the metric
         (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
         ``y - q = -n..n``) is charged on the released error, averaged over a
-        uniform answer.
+        uniform answer. Certified as its induced matrix
+        (:class:`~optnoise.certify.CertifiedMechanism`).
     """
 
     def __init__(
@@ -183,6 +225,12 @@ class NoiseDesign:
     ) -> None:
         self.n = check_int("n", n, minimum=1)
         self.eps = check_eps(eps)
+        if self.eps > MAX_EPS:
+            raise ValueError(
+                f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
+                f"refuse coefficients above 1e15 (at such eps the optimum puts all but ~e^-eps of the mass on "
+                f"the true answer); got {eps!r}"
+            )
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
@@ -199,16 +247,20 @@ class NoiseDesign:
                 raise ValueError("privacy for release='clamp' must be one of 'dp', 'pdp' ('pdp-kadam' is modulo only)")
         if shape is not None:
             try:
-                shape = tuple(int(s) for s in shape)
+                shape = tuple(check_int("shape", s, minimum=1) for s in shape)
             except TypeError:
                 raise ValueError(f"shape must be a tuple (n+1,)*d; got {shape!r}") from None
             if not shape or any(s != self.n + 1 for s in shape):
                 raise ValueError(f"shape must be (n+1,)*d = ({self.n + 1},)*d; got {shape}")
             if len(shape) != dim:
                 raise ValueError(f"shape has {len(shape)} coordinates but the neighbourhood's shifts have {dim}")
-        self.shape = (self.n + 1,) * dim
+        # sizes are compared as exact Python integers before anything of that size is allocated
         if (self.n + 1) ** dim > MAX_SIZE:
-            raise ValueError(f"n is too large: (n+1)^d = {(self.n + 1) ** dim} noise values exceeds {MAX_SIZE}")
+            raise ValueError(
+                f"n is too large: (n+1)^d = {(self.n + 1) ** dim if dim < 64 else 'more than 2^64'} noise values "
+                f"exceeds the limit {MAX_SIZE}"
+            )
+        self.shape = (self.n + 1,) * dim
         self.shifts = neighborhood.resolve(self.n, dim)
         if self.release == "clamp":
             self.shape = (2 * self.n + 1,)
@@ -237,8 +289,8 @@ class NoiseDesign:
             self.cost = cost_vector(metric, self.n, dim)
         else:
             try:
-                cost = np.asarray(metric, dtype=float)
-            except (TypeError, ValueError):
+                cost = real_array("metric", metric)
+            except ValueError:
                 raise ValueError(f"metric must be one of {', '.join(METRICS)} or a cost array") from None
             if cost.size != self.size:
                 raise ValueError(
@@ -246,8 +298,17 @@ class NoiseDesign:
                 )
             if not np.all(np.isfinite(cost)):
                 raise ValueError("metric cost array must be finite")
+            if np.max(np.abs(cost)) > MAX_COST:
+                raise ValueError(
+                    f"metric cost array entries must have magnitude <= {MAX_COST:g} (solvers treat ~1e20 as "
+                    f"infinite); got {float(np.max(np.abs(cost))):g}. Rescale it: multiplying every cost by one "
+                    "positive factor leaves the optimal PMF unchanged"
+                )
             self.metric = "custom"
             self.cost = cost.reshape(self.shape)
+        # The model's size follows from N, the shifts and the notion; an oversized one is refused here,
+        # before any (K, N) array is allocated.
+        check_model_size(self.model_size(), what=f"the {self.privacy!r} model of this design")
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -272,6 +333,52 @@ class NoiseDesign:
             moved = (grids + mu[:, None]) % (self.n + 1)
             out[m] = np.ravel_multi_index(tuple(moved), self.shape)
         return out
+
+    def model_size(self, formulation: str = "hull") -> dict[str, int]:
+        """Rows, columns, integer columns and nonzeros of :meth:`build_model`, computed without building it.
+
+        Exact (a test compares it with the built model); the constructor checks
+        it against the documented limits (:func:`optnoise._validation.check_model_size`).
+        """
+        check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == "clamp":
+            return clamp_model_size(
+                self.n,
+                len(self.pairs),
+                privacy=self.privacy,
+                pure=self.is_pure,
+                delta_objective=self.objective == "delta",
+                formulation=formulation,
+            )
+        N, K = self.size, len(self.shifts)
+        rows, cols, nnz, ints = 1, N, N, 0  # f and (13b)
+        t = 0
+        if self.objective == "delta":
+            t = 1
+            rows, cols, nnz = rows + 1, cols + 1, nnz + N  # t and the distortion cap (15b)
+
+        def budget(R: int, C: int) -> tuple[int, int]:
+            return R, R * C + R * t  # rows, nonzeros of budget_rows
+
+        if self.is_pure:
+            rows, nnz = rows + K * N, nnz + 2 * K * N
+        elif self.privacy == "dp":
+            br, bn = budget(K, N)
+            rows, cols, nnz = rows + K * N + br, cols + K * N, nnz + 3 * K * N + bn
+        else:
+            if self.privacy == "pdp" and formulation == "hull":
+                br, bn = budget(K, N)
+                rows, cols, nnz, ints = rows + 3 * K * N + br, cols + 2 * K * N, nnz + 8 * K * N + bn, K * N
+            else:
+                G = 1 if self.privacy == "pdp-kadam" else K
+                br, bn = budget(G, N)
+                rows += 3 * G * N + 2 * K * N + br
+                cols += 2 * G * N
+                nnz += 8 * G * N + 6 * K * N + bn
+                ints = G * N
+            if self._reflection_pair() is not None:
+                rows, nnz = rows + 1, nnz + 2
+        return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}
 
     def shift_list(self) -> list[Any]:
         """The resolved shifts as plain data: ints for scalar queries, lists for vector ones.
@@ -444,7 +551,8 @@ class NoiseDesign:
 
         def resolve(delta: float, solver: str) -> np.ndarray | None:
             res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
-            return None if res.status != "optimal" or res.pmf is None else res.pmf
+            # an "unverified" PMF may still certify: the exact check decides
+            return None if res.status not in ("optimal", "unverified") or res.pmf is None else res.pmf
 
         if self.release == "clamp":  # certified as its induced matrix, sampled row by row
             e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
@@ -466,7 +574,7 @@ class NoiseDesign:
         distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
         achieved = {
             "dp": float(mechanism_delta(P, self.pairs, self.eps, notion="dp")),
-            "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", tol=ACHIEVED_TOL)),
+            "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
         }
         return distortion, achieved, matrix_errors(P)
 
@@ -502,12 +610,16 @@ class NoiseDesign:
             Show the solver log.
         cache : path, optional
             Folder of cached results keyed by :meth:`key`; a hit skips the solve.
+            A cached entry is used only if its stored spec equals this design's
+            and its PMF passes re-verification; otherwise it is solved again.
         formulation : {"hull", "bigm"}
             MILP form for ``"pdp"`` (see :meth:`build_model`).
         options : dict, optional
             Raw HiGHS options (``solver="highs"`` only), e.g.
             ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
-            instances (``benchmarks/RESULTS.md``). The PMF is re-verified either way.
+            instances (``benchmarks/RESULTS.md``). Options that loosen a
+            tolerance beyond what re-verification absorbs are refused
+            (:data:`optnoise.solvers.HIGHS_OPTION_LIMITS`).
         canonical : bool
             Return the canonical optimum instead of the solver's choice among
             tied optima: further lexicographic stages with the same backend
@@ -523,8 +635,26 @@ class NoiseDesign:
             with ``canonical = False`` and the reason in ``message``. The
             reported objective is re-computed from the returned PMF;
             ``backend_objective`` stays the first stage's.
+
+        Notes
+        -----
+        Statuses mean what they say. A PMF that fails re-verification is
+        ``"unverified"`` (:attr:`DesignResult.message` says why), never
+        ``"optimal"``. With the distortion objective the uniform PMF is always
+        feasible, so a solver's ``"infeasible"`` is a numerical artefact: HiGHS
+        is then re-run robustly (:data:`ROBUST_RETRIES`: presolve off, then
+        tighter tolerances and another scaling), as it is after ``"unverified"``
+        or ``"error"``; an ``"infeasible"`` that survives is reported as
+        ``"error"``, never as infeasible.
         """
         check_choice("solver", solver, SOLVERS)
+        check_choice("formulation", formulation, ("hull", "bigm"))
+        if options is not None:
+            options = check_mapping("options", options)
+        check_highs_options(options, solver)
+        if time_limit is not None:
+            time_limit = check_positive("time_limit", time_limit)
+        mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
         opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
@@ -532,37 +662,159 @@ class NoiseDesign:
             opts["formulation"] = formulation
         if canonical:
             opts["canonical"] = True
-        path = cache_path(cache, self.key(**opts))
-        hit = load_cached(path, lambda data: DesignResult.from_dict(data, design=self))
+        path = entry_path(cache, self.key(**opts))
+        hit = load_entry(path, self.spec(), lambda data: DesignResult.from_dict(data, design=self))
         if hit is not None:
             return hit
         model = self.build_model(formulation=formulation)
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-
-        def backend(m: LinearModel, limit: float | None, start: np.ndarray | None = None) -> SolverOutput:
-            """One solve with the chosen backend (HiGHS-polished when it is another one)."""
-            out = solve_model(
-                m, solver=solver, time_limit=limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
-            )
-            raw = out.objective
-            if solver != "highs" and out.x is not None:
-                # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
-                out = polish_with_highs(m, out)
-            return replace(out, info={**out.info, "backend_objective": raw})
 
         def stage(m: LinearModel, start: np.ndarray) -> SolverOutput:
             """One canonical stage, within what is left of ``time_limit``."""
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
                 return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
-            return backend(m, remaining, start)
+            return self._backend(m, solver, remaining, mip_gap, verbose, options, start=start)
 
-        out = backend(model, time_limit)
-        res = self._result(model, out, solver, out.info["backend_objective"])
+        res, out = self._solve_fresh(model, solver, time_limit, mip_gap, verbose, options)
         if canonical:
-            res = self._canonical(model, out, res, stage)
-        store_cached(path, res.to_dict())
+            if out is None:  # the PMF is a repair of the solver's, not a vertex the stages can start from
+                res.canonical = False
+                res.message = f"{res.message}; canonical stages skipped (the solver's PMF needed a repair)"
+            else:
+                res = self._canonical(model, out, res, stage)
+        store_entry(path, self.spec(), res)
         return res
+
+    def uniform_is_feasible(self) -> bool:
+        """True when the uniform PMF is feasible, so that ``"infeasible"`` can only be a solver artefact.
+
+        The uniform PMF has delta 0 under every notion at every eps; it meets the
+        distortion objective's constraints always, and the delta objective's cap
+        when the mean cost is within it.
+        """
+        if self.objective == "distortion":
+            return True
+        return float(np.mean(self.cost)) <= float(self.max_distortion or 0.0)
+
+    def _needs_retry(self, res: DesignResult) -> bool:
+        return res.status in (UNVERIFIED, "error") or (res.status == "infeasible" and self.uniform_is_feasible())
+
+    @staticmethod
+    def _backend(
+        m: LinearModel,
+        solver: str,
+        time_limit: float | None,
+        mip_gap: float,
+        verbose: bool,
+        options: dict[str, Any] | None,
+        *,
+        start: np.ndarray | None = None,
+    ) -> SolverOutput:
+        """One solve with the chosen backend (HiGHS-polished when it is another one)."""
+        out = solve_model(
+            m, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
+        )
+        raw = out.objective
+        if solver != "highs" and out.x is not None:
+            # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
+            out = polish_with_highs(m, out)
+        return replace(out, info={**out.info, "backend_objective": raw})
+
+    def _solve_fresh(
+        self,
+        model: LinearModel,
+        solver: str,
+        time_limit: float | None,
+        mip_gap: float,
+        verbose: bool,
+        options: dict[str, Any] | None,
+        *,
+        polish: bool = True,
+    ) -> tuple[DesignResult, SolverOutput | None]:
+        """The result of ``model``, and the solver output it comes from (``None`` when repaired).
+
+        Robust HiGHS re-solves after a spurious status, the exact repair of an
+        unverified PMF (:meth:`_polish`), and ``"infeasible"`` turned into
+        ``"error"`` when the uniform PMF is feasible (see :meth:`solve`).
+        """
+
+        def attempt(extra: dict[str, Any] | None) -> tuple[DesignResult, SolverOutput]:
+            opt = {**(options or {}), **(extra or {})} or None
+            out = self._backend(model, solver, time_limit, mip_gap, verbose, opt)
+            return self._result(model, out, solver, out.info["backend_objective"]), out
+
+        res, out = attempt(None)
+        used: SolverOutput | None = out
+        if self._needs_retry(res) and solver == "highs":
+            first, spent = res, res.solve_time
+            for extra in ROBUST_RETRIES:
+                again, out = attempt(extra)
+                spent += again.solve_time
+                note = f"re-solved with HiGHS options {extra} after status {first.status!r}" + (
+                    f" ({first.message})" if first.message else ""
+                )
+                if not self._needs_retry(again):
+                    again.message = f"{again.message}; {note}"
+                    res, used = again, out
+                    break
+                if res.pmf is None and again.pmf is not None:
+                    # no verified PMF yet, but one to repair is better than a spurious "infeasible"
+                    again.message = f"{again.message}; {note}"
+                    res, used = again, out
+            res.solve_time = spent
+        if polish and res.status == UNVERIFIED and self.objective == "distortion" and not _POLISHING.get():
+            token = _POLISHING.set(True)  # the repair's own re-solves are not polished again
+            try:
+                repaired = self._polish(res, solver)
+            finally:
+                _POLISHING.reset(token)
+            if repaired is not None:
+                res, used = repaired, None
+        if res.status == "infeasible" and self.uniform_is_feasible():
+            res.status = "error"
+            res.message = (
+                "the solver reported 'infeasible', but the uniform PMF is feasible: a numerical failure, not "
+                f"infeasibility (robust re-solves failed too); solver said: {res.message}"
+            )
+        return res, used
+
+    def _polish(self, res: DesignResult, solver: str) -> DesignResult | None:
+        """A verified PMF as close as the tolerance rule allows to an unverified one, or ``None``.
+
+        A solver meets rows to an absolute tolerance; at a small delta, or in the
+        tail of a long staircase, that can exceed the relative rule although the
+        solution is right up to tolerance. The exact certification repairs
+        exactly this (uniform mixing, margin re-solves with the solver's leak
+        pattern fixed, the pure eps-DP fallback; :func:`optnoise.certify.certify_result`),
+        so it is run with a loss budget of ``POLISH_RTOL`` relative to the
+        unverified distortion; the exact PMF it returns passes the float rule
+        a fortiori. The result is ``"optimal"`` with ``gap`` at least that loss and a
+        ``message`` that says what was done; ``None`` when the repair costs more.
+        """
+        if res.pmf is None or res.distortion is None or self.release != "modulo":
+            return None
+        try:
+            cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
+        except ValueError:  # CertificationError: no repair within the budget
+            return None
+        d0 = float(res.distortion)
+        loss = (float(cd.distortion) - d0) / max(1.0, abs(d0))
+        out = DesignResult(
+            design=self,
+            status="optimal",
+            pmf=cd.pmf_float,
+            solver=solver,
+            solve_time=res.solve_time,
+            model_size=res.model_size,
+            gap=max(float(res.gap or 0.0), loss, 0.0),
+            message=(
+                f"the solver's PMF failed re-verification ({res.message}); replaced by its exact repair "
+                f"({cd.repair['method']}, relative distortion change {loss:.3g})"
+            ),
+            backend_objective=res.backend_objective,
+        )
+        return out if out.status == "optimal" else None
 
     def _result(
         self,
@@ -572,16 +824,17 @@ class NoiseDesign:
         backend_objective: float | None,
         canonical: bool | None = None,
     ) -> DesignResult:
-        """The :class:`DesignResult` of one solver output (PMF clipped and renormalised)."""
+        """The :class:`DesignResult` of one solver output (PMF clipped, renormalised and re-verified)."""
         pmf = None
         if out.x is not None:
             raw = out.x[model.block("f")]
             # Solver round-off can leave -1e-12 entries; the PMF is reported clipped and renormalised.
             clipped = np.clip(raw, 0.0, None)
-            pmf = (clipped / clipped.sum()).reshape(self.shape)
+            if np.all(np.isfinite(clipped)) and clipped.sum() > 0:
+                pmf = (clipped / clipped.sum()).reshape(self.shape)
         return DesignResult(
             design=self,
-            status=out.status,
+            status="error" if out.status == "optimal" and pmf is None else out.status,
             pmf=pmf,
             solver=solver,
             solve_time=out.solve_time,
@@ -632,16 +885,23 @@ class DesignResult:
     pmf : ndarray or None
         The noise PMF, shape ``(n+1,)`` or ``(n+1,)*d``; ``None`` without a solution.
     status : str
-        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"`` or ``"error"``.
+        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"``,
+        ``"error"`` or ``"unverified"``: the solver claimed a solution whose PMF
+        fails re-verification (:mod:`optnoise.tolerance`); ``message`` says why.
+        ``"optimal"`` always implies :meth:`verify`.
+    message : str
+        The solver's raw status, and why a status was changed or a re-solve run.
     distortion : float or None
         ``sum_eta rho_eta f(eta)`` under the design's metric.
     achieved : dict
         ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
-        eps, recomputed from the PMF alone (PDP indicators with slack
-        :data:`ACHIEVED_TOL`).
+        eps, recomputed from the PMF alone (PDP indicators with the relative
+        eps slack of :func:`optnoise.tolerance.pdp_rtol`).
     actual : dict
         Errors of the released answer under the modulo wrap-around
-        (:func:`modulo_errors`).
+        (:func:`modulo_errors`), or of the clamped release
+        (:func:`optnoise.mechanism_design.matrix_errors`; ``achieved`` then has
+        ``"dp"`` and ``"pdp"`` of the induced matrix).
     solve_time : float
         Seconds in the solver.
     model_size : dict
@@ -676,14 +936,40 @@ class DesignResult:
     distortion: float | None = None
 
     def __post_init__(self) -> None:
-        if self.pmf is not None:
-            self.pmf = np.asarray(self.pmf, dtype=float).reshape(self.design.shape)
-            if self.design.release == "clamp":
-                self.distortion, self.achieved, self.actual = self.design.clamp_evaluation(self.pmf)
-                return
-            self.distortion = float(np.sum(self.design.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, self.design.shifts, self.design.eps, tol=ACHIEVED_TOL)
+        check_choice("status", self.status, RESULT_STATUSES)
+        if self.pmf is None:
+            return
+        d = self.design
+        self.pmf = check_pmf("pmf", self.pmf, atol=1e-6)
+        if self.pmf.size != d.size:
+            raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
+        self.pmf = self.pmf.reshape(d.shape)
+        if d.release == "clamp":
+            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
+        else:
+            self.distortion = float(np.sum(d.cost * self.pmf))
+            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
             self.actual = modulo_errors(self.pmf)
+        # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
+        status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)
+        if status == self.status and d.objective == "delta" and status in ("optimal", "time_limit"):
+            cap = float(d.max_distortion or 0.0)
+            if not within_delta(self.distortion, cap):
+                status, why = (
+                    UNVERIFIED,
+                    (
+                        f"re-verification failed: the distortion {self.distortion:.10g} exceeds the cap "
+                        f"max_distortion = {cap:g} beyond the tolerance rule"
+                    ),
+                )
+        if status != self.status:
+            self.status = status
+            self.message = why + (f"; solver said: {self.message}" if self.message else "")
+
+    @property
+    def target(self) -> float | None:
+        """The delta the PMF must meet: the design's, or the minimised one (``objective="delta"``)."""
+        return self.design.delta if self.design.objective == "distortion" else self.delta_objective
 
     @property
     def delta(self) -> float | None:
@@ -694,14 +980,15 @@ class DesignResult:
             return self.achieved[self.design.privacy]
         return self.design.delta
 
-    def verify(self, tol: float = DELTA_TOL) -> bool:
-        """True when the re-verified delta of the design's notion is within ``tol`` of its target."""
-        if self.pmf is None:
+    def verify(self) -> bool:
+        """True when the re-verified delta of the design's notion meets its target.
+
+        The rule is :func:`optnoise.tolerance.within_delta`:
+        ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        """
+        if self.pmf is None or self.target is None:
             return False
-        target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
-        if target is None:
-            return False
-        return bool(self.achieved[self.design.privacy] <= float(target) + tol)
+        return within_delta(self.achieved[self.design.privacy], float(self.target))
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
@@ -722,6 +1009,7 @@ class DesignResult:
             "max_distortion": d.max_distortion,
             "release": d.release,
             "status": self.status,
+            "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
             "distortion": self.distortion,
             "achieved": self.achieved,
@@ -736,21 +1024,63 @@ class DesignResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, design: NoiseDesign) -> DesignResult:
-        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF)."""
-        pmf = None if data["pmf"] is None else np.asarray(data["pmf"], dtype=float)
+    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
+
+        Raises ``ValueError`` naming the field that is missing or malformed; a
+        PMF that fails re-verification comes back ``"unverified"``.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("result must be a JSON object (DesignResult.to_dict() output)")
+
+        def field_(name: str) -> Any:
+            if name not in data:
+                raise ValueError(f"result lacks the field {name!r}")
+            return data[name]
+
+        def opt_float(name: str) -> float | None:
+            v = data.get(name)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"result field {name!r} must be a number or null; got {v!r}")
+            return float(v)
+
+        status = field_("status")
+        if not isinstance(status, str) or status not in RESULT_STATUSES:
+            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
+        raw = field_("pmf")
+        pmf = None if raw is None else check_pmf("result field 'pmf'", raw, atol=1e-6)
+        solver = field_("solver")
+        if not isinstance(solver, str):
+            raise ValueError(f"result field 'solver' must be a string; got {solver!r}")
+        solve_time = opt_float("solve_time_s")
+        sizes = field_("model_size")
+        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+            raise ValueError("result field 'model_size' must map names to integers")
+        message = data.get("message", "")
+        if not isinstance(message, str):
+            raise ValueError(f"result field 'message' must be a string; got {message!r}")
+        canonical = data.get("canonical")
+        if canonical is not None and not isinstance(canonical, bool):
+            raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
+        delta_objective = None
+        if design.objective == "delta":
+            delta_objective = opt_float("delta")
+            if delta_objective is not None and not math.isfinite(delta_objective):
+                raise ValueError(f"result field 'delta' must be finite; got {delta_objective!r}")
         return cls(
             design=design,
-            status=data["status"],
+            status=status,
             pmf=pmf,
-            solver=data["solver"],
-            solve_time=float(data["solve_time_s"]),
-            model_size=dict(data["model_size"]),
-            gap=data.get("gap"),
-            message=data.get("message", ""),
-            backend_objective=data.get("backend_objective"),
-            canonical=data.get("canonical"),
-            delta_objective=data["delta"] if design.objective == "delta" else None,
+            solver=solver,
+            solve_time=0.0 if solve_time is None else solve_time,
+            model_size=dict(sizes),
+            gap=opt_float("gap"),
+            message=message,
+            backend_objective=opt_float("backend_objective"),
+            canonical=canonical,
+            delta_objective=delta_objective,
         )
 
     def __repr__(self) -> str:

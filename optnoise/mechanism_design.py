@@ -53,23 +53,37 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from ._validation import check_choice, check_delta, check_eps, check_finite, check_int, check_pmf
-from .cache import cache_path, load_cached, problem_key, store_cached
+from ._validation import (
+    MAX_COST,
+    MAX_EPS,
+    MAX_SIZE,
+    check_choice,
+    check_delta,
+    check_eps,
+    check_finite,
+    check_int,
+    check_mapping,
+    check_model_size,
+    check_pmf,
+    check_positive,
+    real_array,
+)
+from .cache import entry_path, load_entry, problem_key, store_entry
 from .certify import PairLayout, certify_result, matrix_layout, register_spec_kind
 from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import mechanism_delta
 from .privacy_rows import add_pair_rows
-from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
-from .tolerance import ACHIEVED_TOL, DELTA_TOL
+from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options, polish_with_highs, solve_model, write_mps
+from .tolerance import RESULT_STATUSES, UNVERIFIED, delta_allowance, pdp_rtol, settle_status, within_delta
 
 __all__ = [
     "MechanismDesign",
@@ -90,9 +104,8 @@ LOSSES = ("abs", "sq", "er")
 MECHANISM_OBJECTIVES = ("bayes", "minimax", "delta")
 #: Privacy notions of mechanism designs (pure eps-DP is ``delta = 0`` under either).
 MECHANISM_NOTIONS = ("dp", "pdp")
-#: Largest matrix ``(n+1)(m+1)`` and largest number of (pair, output) rows a design may have.
-MAX_ENTRIES = 4_000_000
-MAX_PAIR_ENTRIES = 20_000_000
+#: Largest relative loss increase an exactly repaired unverified matrix may have and still be called optimal.
+POLISH_RTOL = 1e-6
 #: A missing row is added when the solution violates it by more than this (absolute).
 LAZY_TOL = 1e-12
 #: Mass level below which a pure-DP design's tail is treated as zero when choosing the first rows.
@@ -166,6 +179,19 @@ def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarr
     return np.unique(pairs, axis=0)
 
 
+def _pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
+    """An upper bound on the number of ordered pairs a name or Neighborhood resolves to (``None`` for lists)."""
+    if isinstance(neighbors, Neighborhood):
+        return 2 * len(neighbors.raw) * (n + 1)
+    if isinstance(neighbors, str):
+        kind, _, body = neighbors.strip().lower().partition(":")
+        if kind == "adjacent":
+            return 2 * (n + 1) * (1 if not body else min(n, max(1, _int_text(body, neighbors))))
+        if kind in ("sd", "bd", "shifts"):
+            return 2 * len(Neighborhood.parse(neighbors.strip().lower(), directed=directed).raw) * (n + 1)
+    return None
+
+
 def _int_text(text: str, whole: str) -> int:
     try:
         return int(text)
@@ -177,10 +203,10 @@ def _outputs(outputs: Any, n: int) -> np.ndarray:
     if outputs is None:
         return np.arange(n + 1)
     if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool):
-        return np.arange(check_int("outputs", outputs, minimum=1) + 1)
+        return np.arange(check_int("outputs", outputs, minimum=1, maximum=MAX_SIZE) + 1)
     try:
-        arr = np.asarray(outputs, dtype=float)
-    except (TypeError, ValueError):
+        arr = real_array("outputs", outputs)
+    except ValueError:
         msg = f"outputs must be an integer m (outputs 0..m) or an array of values; got {outputs!r}"
         raise ValueError(msg) from None
     if arr.ndim != 1 or arr.size < 2 or not np.all(np.isfinite(arr)):
@@ -202,13 +228,18 @@ def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
             return (v - x) ** 2
         return (v != x).astype(float)
     try:
-        L = np.asarray(loss, dtype=float)
-    except (TypeError, ValueError):
+        L = real_array("loss", loss)
+    except ValueError:
         raise ValueError(f"loss must be one of {', '.join(LOSSES)} or a matrix L[x, y]") from None
     if L.shape != (n + 1, v.size):
         raise ValueError(f"loss matrix must have shape (n+1, m+1) = {(n + 1, v.size)}; got {L.shape}")
     if not np.all(np.isfinite(L)):
         raise ValueError("loss matrix must be finite")
+    if np.max(np.abs(L)) > MAX_COST:
+        raise ValueError(
+            f"loss matrix entries must have magnitude <= {MAX_COST:g} (solvers treat ~1e20 as infinite); "
+            "rescale it: one positive factor on every entry leaves the optimal mechanism unchanged"
+        )
     return L
 
 
@@ -302,6 +333,36 @@ def _matrix_rows(
         t=t,
         formulation=formulation,
     )
+
+
+def _pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
+    """Rows, columns, nonzeros and integers that :func:`~optnoise.privacy_rows.add_pair_rows` adds.
+
+    For ``K`` pairs of ``C`` entries each, every entry present (the full model).
+    """
+    M, budget_nnz = K * C, K * C + (K if t else 0)
+    if notion == "pure":
+        return M, 0, 2 * M, 0
+    if notion == "dp":
+        return M + K, M, 3 * M + budget_nnz, 0
+    if formulation == "hull":
+        return 3 * M + K, 2 * M, 8 * M + budget_nnz, M
+    return 5 * M + K, 2 * M, 14 * M + budget_nnz, M
+
+
+def _size(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
+    return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}
+
+
+def clamp_model_size(
+    n: int, pairs: int, *, privacy: str, pure: bool, delta_objective: bool, formulation: str = "hull"
+) -> dict[str, int]:
+    """Rows, columns, integers and nonzeros of :func:`clamp_model`, computed without building it (exact)."""
+    rows, cols, nnz = 2 * n + 3, 4 * n + 3, 8 * n + 5  # f, both tails, their recursions and sum f = 1
+    if delta_objective:  # t and the distortion cap over every distinct column of the matrix
+        rows, cols, nnz = rows + 1, cols + 1, nnz + (4 * n + 1 if n >= 2 else 4)
+    pr, pc, pn, pi = _pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
+    return _size(rows + pr, cols + pc, nnz + pn, pi)
 
 
 def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
@@ -444,8 +505,13 @@ class MechanismDesign:
         max_loss: float | None = None,
         directed: bool = False,
     ) -> None:
-        self.n = check_int("n", n, minimum=1)
+        self.n = check_int("n", n, minimum=1, maximum=MAX_SIZE)
         self.eps = check_eps(eps)
+        if self.eps > MAX_EPS:
+            raise ValueError(
+                f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
+                f"refuse coefficients above 1e15; got {eps!r}"
+            )
         self.delta = check_delta(delta)
         self.privacy = check_choice("privacy", privacy, MECHANISM_NOTIONS)
         self.objective = check_choice("objective", objective, MECHANISM_OBJECTIVES)
@@ -453,18 +519,17 @@ class MechanismDesign:
             raise ValueError(f"directed must be True or False; got {directed!r}")
         self.directed = bool(directed)
         self.outputs = _outputs(outputs, self.n)
-        if (self.n + 1) * self.outputs.size > MAX_ENTRIES:
+        if (self.n + 1) * self.outputs.size > MAX_SIZE:
             raise ValueError(
                 f"n and outputs are too large: the matrix has (n+1)(m+1) = {(self.n + 1) * self.outputs.size} "
-                f"entries, more than {MAX_ENTRIES}"
+                f"entries, more than the limit {MAX_SIZE}"
             )
         self.neighbors = neighbors
+        # the model's size follows from the number of pairs: an oversized one is refused before they are listed
+        bound = _pair_count_bound(neighbors, self.n, self.directed)
+        if bound is not None:
+            check_model_size(self._full_size(bound), what=f"the {self.privacy!r} model of this design")
         self.pairs = resolve_pairs(neighbors, self.n, directed=self.directed)
-        if self.pairs.shape[0] * self.outputs.size > MAX_PAIR_ENTRIES:
-            raise ValueError(
-                f"too many neighbour pairs: {self.pairs.shape[0]} pairs x {self.outputs.size} outputs exceed "
-                f"{MAX_PAIR_ENTRIES} privacy rows"
-            )
         self.loss = loss if isinstance(loss, str) else "custom"
         self.loss_matrix = loss_matrix(loss, self.n, self.outputs)
         if prior is None:
@@ -486,6 +551,7 @@ class MechanismDesign:
             if max_loss is not None:
                 raise ValueError("max_loss applies only with objective='delta'")
             self.max_loss = None
+        check_model_size(self.model_size(), what=f"the {self.privacy!r} model of this design")
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -520,6 +586,28 @@ class MechanismDesign:
         per_x = (np.asarray(P, dtype=float) * self.loss_matrix).sum(axis=1)
         w = self.weights
         return float(per_x.max()) if w is None else float(per_x @ w)
+
+    def _full_size(self, pairs: int, formulation: str = "hull") -> dict[str, int]:
+        R, C = self.n + 1, self.outputs.size
+        rows, cols, nnz = R, R * C, R * C  # P and its row sums
+        if self.objective == "minimax":  # z and one epigraph row per input
+            rows, cols, nnz = rows + R, cols + 1, nnz + R * C + R
+        elif self.objective == "delta":  # t and the Bayes-loss cap
+            rows, cols, nnz = rows + 1, cols + 1, nnz + R * C
+        pr, pc, pn, pi = _pair_rows_size(
+            pairs, C, "pure" if self.is_pure else self.privacy, formulation, self.objective == "delta"
+        )
+        return _size(rows + pr, cols + pc, nnz + pn, pi)
+
+    def model_size(self, formulation: str = "hull") -> dict[str, int]:
+        """Rows, columns, integers and nonzeros of the full model (:meth:`build_model`), without building it.
+
+        Exact (a test compares it with the built model). The constructor checks
+        it against the limits of :mod:`optnoise._validation`; the lazy solve's
+        models are smaller.
+        """
+        check_choice("formulation", formulation, ("hull", "bigm"))
+        return self._full_size(len(self.pairs), formulation)
 
     def describe_neighbors(self) -> str:
         """One line: the neighbour relation and its number of ordered pairs."""
@@ -723,23 +811,47 @@ class MechanismDesign:
 
         Parameters are those of :meth:`optnoise.NoiseDesign.solve`:
         ``solver``, ``time_limit`` (seconds over all rounds), ``mip_gap``,
-        ``verbose``, ``cache`` (folder of results keyed by :meth:`key`),
-        ``formulation`` (``"hull"`` or ``"bigm"`` for ``"pdp"``) and raw HiGHS
-        ``options``.
+        ``verbose``, ``cache`` (folder of results keyed by :meth:`key`; see
+        :mod:`optnoise.cache`), ``formulation`` (``"hull"`` or ``"bigm"`` for
+        ``"pdp"``) and raw HiGHS ``options``.
+
+        Notes
+        -----
+        Statuses mean what they say, as for :meth:`optnoise.NoiseDesign.solve`:
+        a matrix that fails re-verification (:mod:`optnoise.tolerance`) is
+        ``"unverified"``, never ``"optimal"``; for the loss objectives it is
+        first replaced by its exact repair when that costs at most
+        :data:`POLISH_RTOL` (relative). Uniform rows are always feasible with a
+        loss objective, so a solver's ``"infeasible"`` there is retried
+        (:func:`_solve_lp`) and, if it persists, reported as ``"error"``.
         """
         check_choice("solver", solver, SOLVERS)
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if options is not None:
+            options = check_mapping("options", options)
+        check_highs_options(options, solver)
+        if time_limit is not None:
+            time_limit = check_positive("time_limit", time_limit)
+        mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
         opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
         if formulation != "hull":
             opts["formulation"] = formulation
-        path = cache_path(cache, self.key(**opts))
-        hit = load_cached(path, lambda data: MechanismResult.from_dict(data, design=self))
+        path = entry_path(cache, self.key(**opts))
+        hit = load_entry(path, self.spec(), lambda data: MechanismResult.from_dict(data, design=self))
         if hit is not None:
             return hit
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options)
-        store_cached(path, res.to_dict())
+        if res.status == UNVERIFIED and self.objective != "delta":
+            res = self._polish(res, solver) or res
+        if res.status == "infeasible" and self.objective != "delta":
+            res.status = "error"
+            res.message = (
+                "the solver reported 'infeasible', but uniform rows are feasible: a numerical failure, not "
+                f"infeasibility; solver said: {res.message}"
+            )
+        store_entry(path, self.spec(), res)
         return res
 
     def _solve_lazy(
@@ -754,6 +866,9 @@ class MechanismDesign:
         R, C = self.matrix_shape
         E = float(np.exp(self.eps))
         a, b = self.pairs[:, 0], self.pairs[:, 1]
+        # a missing row violated by less than this cannot move the re-verified delta past its allowance
+        d = self.delta if self.objective != "delta" else 0.0
+        tol = min(LAZY_TOL, (delta_allowance(d) - d) / C)
         active = self.initial_rows()
         start = time.perf_counter()
         total, rounds = 0.0, 0
@@ -763,10 +878,10 @@ class MechanismDesign:
                 active = None  # give up on lazy rows: the full model
             model, entries = self._model(active, formulation)
             left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
-            out = _solve_lp(model, solver, left, mip_gap, verbose, options)
+            out = _solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta")
             backend_objective = out.objective
             if solver != "highs" and out.x is not None:
-                # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
+                # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
                 out = polish_with_highs(model, out)
             total += out.solve_time
             P: np.ndarray | None = None
@@ -776,7 +891,7 @@ class MechanismDesign:
                 P = flat.reshape(R, C)
             if P is None or out.status != "optimal" or active is None:
                 break
-            viol = (P[a] - E * P[b] > LAZY_TOL) & ~active
+            viol = (P[a] - E * P[b] > tol) & ~active
             if not viol.any():
                 break
             # every row of the cells (x, y) around a violation, in a window over inputs and outputs
@@ -787,22 +902,22 @@ class MechanismDesign:
             w = min(max(R, C), 2 ** (rounds + 1) - 1)
             hot = binary_dilation(hot, structure=np.ones((2 * w + 1, 2 * w + 1), dtype=bool))
             active = active | hot[a] | hot[b]
-        status = out.status
         message = out.message
         if P is not None and active is not None and out.status != "optimal":
-            if np.any((P[a] - E * P[b] > LAZY_TOL) & ~active):
+            if np.any((P[a] - E * P[b] > tol) & ~active):
                 P, message = None, f"{message}; the incumbent of the restricted model violates missing rows"
         matrix = None
         if P is not None:
             # Solver round-off can leave -1e-12 entries; the matrix is reported clipped and renormalised.
             P = np.clip(P, 0.0, None)
-            matrix = P / P.sum(axis=1, keepdims=True)
+            if np.all(np.isfinite(P)) and np.all(P.sum(axis=1) > 0):
+                matrix = P / P.sum(axis=1, keepdims=True)
         delta_objective = None
         if self.objective == "delta" and out.x is not None:
             delta_objective = float(out.x[model.block("t")][0])
         return MechanismResult(
             design=self,
-            status=status,
+            status="error" if out.status == "optimal" and matrix is None else out.status,
             matrix=matrix,
             solver=solver,
             solve_time=total,
@@ -814,6 +929,34 @@ class MechanismDesign:
             rounds=rounds,
         )
 
+    def _polish(self, res: MechanismResult, solver: str) -> MechanismResult | None:
+        """A verified matrix as close as the tolerance rule allows to an unverified one, or ``None``.
+
+        As :meth:`optnoise.NoiseDesign.solve` does for PMFs: the exact
+        certification (:func:`optnoise.certify.certify_result`) repairs a
+        solution that is right up to the solver's tolerance, here with a loss
+        budget of :data:`POLISH_RTOL`; its exact matrix passes the float rule a
+        fortiori. ``None`` when the repair costs more.
+        """
+        if res.matrix is None or res.loss is None:
+            return None
+        try:
+            cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
+        except ValueError:  # CertificationError: no repair within the budget
+            return None
+        change = (cd.loss - res.loss) / max(1.0, abs(res.loss))
+        out = replace(
+            res,
+            status="optimal",
+            matrix=cd.matrix_float,
+            gap=max(float(res.gap or 0.0), change, 0.0),
+            message=(
+                f"the solver's matrix failed re-verification ({res.message}); replaced by its exact repair "
+                f"({cd.repair['method']}, relative loss change {change:.3g})"
+            ),
+        )
+        return out if out.status == "optimal" else None
+
 
 def _solve_lp(
     model: LinearModel,
@@ -822,6 +965,7 @@ def _solve_lp(
     mip_gap: float,
     verbose: bool,
     options: dict[str, Any] | None,
+    always_feasible: bool,
 ) -> Any:
     """:func:`~optnoise.solvers.solve_model`, choosing HiGHS' LP algorithm when the caller did not.
 
@@ -829,25 +973,39 @@ def _solve_lp(
     up to ~20,000 rows; beyond, and for small eps, interior point is several
     times faster, and dual simplex sometimes stops with "excessive primal
     values" (a solve error) where interior point solves. So large LPs use
-    interior point (with crossover, a vertex), and an LP whose simplex run
-    ends in a solver error is solved again with interior point.
+    interior point (with crossover, a vertex). A solve error, or an
+    ``"infeasible"`` where uniform rows are feasible (``always_feasible``), is
+    retried with the other algorithm and then with presolve off.
     """
-    chosen = options is not None and "solver" in options
 
     def run(opts: dict[str, Any] | None) -> Any:
         return solve_model(model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=opts)
 
-    if solver != "highs" or chosen or model.is_mip:
+    def spurious(out: Any) -> bool:
+        return out.status == "error" or (always_feasible and out.status == "infeasible")
+
+    if solver != "highs":
         return run(options)
-    ipm = {**(options or {}), "solver": "ipm"}
-    if model.shape[0] >= IPM_ROWS:
-        return run(ipm)
-    out = run(options)
-    if out.status == "error":
-        again = run(ipm)
-        again.message = f"{out.message} with dual simplex; {again.message} with interior point"
-        again.solve_time += out.solve_time
-        return again
+    first = options
+    if not model.is_mip and not (options and "solver" in options) and model.shape[0] >= IPM_ROWS:
+        first = {**(options or {}), "solver": "ipm"}
+    out = run(first)
+    if not spurious(out):
+        return out
+    retries = [{**(options or {}), "presolve": "off"}]
+    if not model.is_mip:
+        other = "simplex" if (first or {}).get("solver") == "ipm" else "ipm"
+        retries.insert(0, {**(options or {}), "solver": other})
+    spent, notes = out.solve_time, [f"{out.status} ({out.message})"]
+    for extra in retries:
+        again = run(extra)
+        spent += again.solve_time
+        if not spurious(again):
+            again.message = f"{again.message}; re-solved with HiGHS options {extra} after {'; '.join(notes)}"
+            again.solve_time = spent
+            return again
+        notes.append(f"{again.status} with {extra}")
+    out.solve_time = spent
     return out
 
 
@@ -860,14 +1018,19 @@ class MechanismResult:
     matrix : ndarray or None
         ``P[x, y]``, shape ``(n+1, m+1)``, rows summing to 1; ``None`` without a solution.
     status : str
-        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"`` or ``"error"``.
+        One of :data:`optnoise.tolerance.RESULT_STATUSES`: ``"optimal"``,
+        ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or
+        ``"unverified"`` (the solver claimed a matrix that fails
+        re-verification; ``message`` says why). ``"optimal"`` always implies
+        :meth:`verify`.
     loss : float or None
         The design's loss of ``matrix`` (Bayes expectation, worst input for
         minimax; the Bayes loss for ``objective="delta"``).
     achieved : dict
         ``{"dp", "pdp"}``: delta of the matrix at the design's eps over its
         ordered pairs, recomputed with :func:`optnoise.privacy.mechanism_delta`
-        (PDP indicators with slack :data:`~optnoise.tolerance.ACHIEVED_TOL`).
+        (PDP indicators with the relative eps slack of
+        :func:`optnoise.tolerance.pdp_rtol`).
     actual : dict
         Errors of the released value (:func:`matrix_errors`).
     solve_time : float
@@ -896,15 +1059,40 @@ class MechanismResult:
     loss: float | None = None
 
     def __post_init__(self) -> None:
-        if self.matrix is not None:
-            d = self.design
-            self.matrix = np.asarray(self.matrix, dtype=float).reshape(d.matrix_shape)
-            self.loss = d.loss_of(self.matrix)
-            self.achieved = {
-                "dp": float(mechanism_delta(self.matrix, d.pairs, d.eps, notion="dp")),
-                "pdp": float(mechanism_delta(self.matrix, d.pairs, d.eps, notion="pdp", tol=ACHIEVED_TOL)),
-            }
-            self.actual = matrix_errors(self.matrix, d.outputs)
+        check_choice("status", self.status, RESULT_STATUSES)
+        if self.matrix is None:
+            return
+        d = self.design
+        P = np.asarray(self.matrix, dtype=float)
+        if P.shape != d.matrix_shape:
+            raise ValueError(f"matrix must have shape (n+1, m+1) = {d.matrix_shape}; got {P.shape}")
+        for x in range(P.shape[0]):
+            check_pmf(f"matrix row {x}", P[x], atol=1e-6)
+        self.matrix = P
+        self.loss = d.loss_of(P)
+        self.achieved = {
+            "dp": float(mechanism_delta(P, d.pairs, d.eps, notion="dp")),
+            "pdp": float(mechanism_delta(P, d.pairs, d.eps, notion="pdp", rtol=pdp_rtol(d.eps))),
+        }
+        self.actual = matrix_errors(P, d.outputs)
+        # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
+        status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)
+        if status == self.status and d.objective == "delta" and status in ("optimal", "time_limit"):
+            cap = float(d.max_loss or 0.0)
+            if not within_delta(self.loss, cap):
+                status, why = (
+                    UNVERIFIED,
+                    f"re-verification failed: the Bayes loss {self.loss:.10g} exceeds the cap max_loss = {cap:g} "
+                    "beyond the tolerance rule",
+                )
+        if status != self.status:
+            self.status = status
+            self.message = why + (f"; solver said: {self.message}" if self.message else "")
+
+    @property
+    def target(self) -> float | None:
+        """The delta the matrix must meet: the design's, or the minimised one (``objective="delta"``)."""
+        return self.design.delta if self.design.objective != "delta" else self.delta_objective
 
     @property
     def delta(self) -> float | None:
@@ -915,14 +1103,15 @@ class MechanismResult:
             return self.achieved[self.design.privacy]
         return self.design.delta
 
-    def verify(self, tol: float = DELTA_TOL) -> bool:
-        """True when the re-verified delta of the design's notion is within ``tol`` of its target."""
-        if self.matrix is None:
+    def verify(self) -> bool:
+        """True when the re-verified delta of the design's notion meets its target.
+
+        The rule is :func:`optnoise.tolerance.within_delta`:
+        ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        """
+        if self.matrix is None or self.target is None:
             return False
-        target = self.design.delta if self.design.objective != "delta" else self.delta_objective
-        if target is None:
-            return False
-        return bool(self.achieved[self.design.privacy] <= float(target) + tol)
+        return within_delta(self.achieved[self.design.privacy], float(self.target))
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler (a :class:`~optnoise.certify.CertifiedMechanism`).
@@ -949,6 +1138,7 @@ class MechanismResult:
             "privacy": d.privacy,
             "max_loss": d.max_loss,
             "status": self.status,
+            "verified": self.verify(),
             "matrix": None if self.matrix is None else self.matrix.tolist(),
             "loss": self.loss,
             "achieved": self.achieved,
@@ -963,23 +1153,51 @@ class MechanismResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, design: MechanismDesign) -> MechanismResult:
-        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the matrix)."""
-        matrix = None if data["matrix"] is None else np.asarray(data["matrix"], dtype=float)
-        if matrix is not None and matrix.shape != design.matrix_shape:
-            raise ValueError(f"matrix must have shape {design.matrix_shape}; got {matrix.shape}")
+    def from_dict(cls, data: Any, *, design: MechanismDesign) -> MechanismResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the matrix).
+
+        Raises ``ValueError`` naming the field that is missing or malformed; a
+        matrix that fails re-verification comes back ``"unverified"``.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("result must be a JSON object (MechanismResult.to_dict() output)")
+        for name in ("status", "matrix", "solver", "solve_time_s", "model_size"):
+            if name not in data:
+                raise ValueError(f"result lacks the field {name!r}")
+
+        def number(name: str) -> float | None:
+            v = data.get(name)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
+            return float(v)
+
+        if not isinstance(data["status"], str) or not isinstance(data["solver"], str):
+            raise ValueError("result fields 'status' and 'solver' must be strings")
+        sizes = data["model_size"]
+        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+            raise ValueError("result field 'model_size' must map names to integers")
+        rounds = data.get("rounds", 1)
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise ValueError(f"result field 'rounds' must be a positive integer; got {rounds!r}")
+        message = data.get("message", "")
+        if not isinstance(message, str):
+            raise ValueError(f"result field 'message' must be a string; got {message!r}")
+        raw = data["matrix"]
+        matrix = None if raw is None else real_array("result field 'matrix'", raw)
         return cls(
             design=design,
             status=data["status"],
             matrix=matrix,
             solver=data["solver"],
-            solve_time=float(data["solve_time_s"]),
-            model_size=dict(data["model_size"]),
-            gap=data.get("gap"),
-            message=data.get("message", ""),
-            backend_objective=data.get("backend_objective"),
-            delta_objective=data["delta"] if design.objective == "delta" else None,
-            rounds=int(data.get("rounds", 1)),
+            solve_time=number("solve_time_s") or 0.0,
+            model_size=dict(sizes),
+            gap=number("gap"),
+            message=message,
+            backend_objective=number("backend_objective"),
+            delta_objective=number("delta") if design.objective == "delta" else None,
+            rounds=rounds,
         )
 
     def __repr__(self) -> str:

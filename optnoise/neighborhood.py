@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_int
+from ._validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
 
 __all__ = ["Neighborhood", "AggregateQuery", "QuantizedMean", "Count", "RELATIONS"]
 
@@ -38,18 +38,25 @@ RELATIONS = ("remove-one", "add-one", "replace-one")
 
 
 def _as_shift_tuple(x: Any, name: str = "shifts") -> tuple[int, ...]:
-    arr = np.atleast_1d(np.asarray(x))
-    if arr.ndim != 1 or arr.size == 0:
+    """One shift as a tuple of exact Python integers (an int, or a tuple for vector queries).
+
+    Strings, bools and non-integral numbers are refused, not coerced; integers
+    of any size stay exact (their range is checked against n in :meth:`Neighborhood.resolve`).
+    """
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{name} must be integers or tuples of integers; got the string {x!r}")
+    items = list(x) if isinstance(x, (tuple, list, np.ndarray)) else [x]
+    if not items:
         raise ValueError(f"{name} must be integers or equal-length integer tuples; got {x!r}")
-    if not np.issubdtype(arr.dtype, np.integer):
-        try:
-            farr = arr.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be integers; got {x!r}") from None
-        if not np.all(np.isfinite(farr)) or np.any(farr != np.round(farr)):
+    out = []
+    for v in items:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise ValueError(f"{name} must be integers; got {x!r}")
-        arr = farr.astype(np.int64)
-    return tuple(int(v) for v in arr)
+        if isinstance(v, (float, np.floating)):
+            if not np.isfinite(v) or v != np.round(v):
+                raise ValueError(f"{name} must be integers; got {x!r}")
+        out.append(int(v))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -79,23 +86,31 @@ class Neighborhood:
     def sd(cls, mu: int, *, directed: bool = False) -> Neighborhood:
         """Single distance (Definition 5): every neighbour shifts the answer by ``mu``."""
         mu = check_int("mu", mu, minimum=1)
-        return cls(((mu,),), bool(directed), "sd")
+        return cls(((mu,),), check_bool("directed", directed), "sd")
 
     @classmethod
     def bd(cls, mu_bar: int, *, directed: bool = False) -> Neighborhood:
         """Bounded difference (Definition 6): shifts ``{1, ..., mu_bar}``."""
-        mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-        return cls(tuple((m,) for m in range(1, mu_bar + 1)), bool(directed), "bd")
+        # checked before the shifts are listed: bd(10**9) is refused, not expanded
+        mu_bar = check_int("mu_bar", mu_bar, minimum=1, maximum=MAX_SHIFTS)
+        return cls(tuple((m,) for m in range(1, mu_bar + 1)), check_bool("directed", directed), "bd")
 
     @classmethod
     def shifts(cls, shifts: Sequence[Any], *, directed: bool = False) -> Neighborhood:
         """An arbitrary shift set (Definition 7): integers, or tuples for vector queries."""
-        if isinstance(shifts, (int, np.integer)):
+        directed = check_bool("directed", directed)
+        if isinstance(shifts, (int, np.integer)) and not isinstance(shifts, (bool, np.bool_)):
             shifts = [shifts]
+        if isinstance(shifts, (str, bytes)):  # "12" is not the shift set {1, 2}
+            raise ValueError(f"shifts must be a sequence of integers or tuples, not a string; got {shifts!r}")
+        if hasattr(shifts, "__len__") and len(shifts) > MAX_SHIFTS:
+            raise ValueError(f"shifts lists {len(shifts)} shifts; at most {MAX_SHIFTS} are accepted")
         try:
             items = list(shifts)
         except TypeError:
             raise ValueError(f"shifts must be a sequence of integers or tuples; got {shifts!r}") from None
+        if len(items) > MAX_SHIFTS:
+            raise ValueError(f"shifts lists {len(items)} shifts; at most {MAX_SHIFTS} are accepted")
         if not items:
             raise ValueError("shifts must not be empty: a neighbourhood needs at least one shift")
         raw = tuple(_as_shift_tuple(s) for s in items)
@@ -109,7 +124,7 @@ class Neighborhood:
             seen.add(s)
             if all(v == 0 for v in s):
                 raise ValueError("shifts must not contain 0: a shift of 0 is not a neighbour")
-        return cls(raw, bool(directed), "shifts")
+        return cls(raw, directed, "shifts")
 
     @classmethod
     def parse(cls, spec: str, *, directed: bool = False, dim: int | None = None) -> Neighborhood:
@@ -118,11 +133,15 @@ class Neighborhood:
             raise ValueError(f"neighborhood must be 'sd:MU', 'bd:MUBAR' or 'shifts:A,B,...'; got {spec!r}")
         kind, _, body = spec.partition(":")
         kind = check_choice("neighborhood kind", kind.strip().lower(), ("sd", "bd", "shifts"))
-        items = [p.strip() for p in body.split(",") if p.strip()]
-        if not items:
+        if not body.strip():
             raise ValueError(f"neighborhood spec {spec!r} lists no shift")
+        if body.count(",") >= MAX_SHIFTS:
+            raise ValueError(f"neighborhood spec lists more than {MAX_SHIFTS} shifts")
+        items = [p.strip() for p in body.split(",")]
+        if any(not it for it in items):  # "shifts:1,,2" is a typo, not the set {1, 2}
+            raise ValueError(f"neighborhood spec {spec!r} is malformed: an empty item between commas")
         try:
-            parsed = [tuple(int(v) for v in it.split("/")) for it in items]
+            parsed = [tuple(parse_int("neighborhood shift", v) for v in it.split("/")) for it in items]
         except ValueError as exc:
             raise ValueError(f"neighborhood spec {spec!r} is malformed: {exc}") from None
         if kind in ("sd", "bd"):
@@ -156,14 +175,15 @@ class Neighborhood:
         dim = self.dim if dim is None else dim
         if dim != self.dim:
             raise ValueError(f"neighborhood has {self.dim}-D shifts but the query has dimension {dim}")
-        arr = np.array(self.raw, dtype=np.int64)
-        if np.any(np.abs(arr) > n):
-            bad = arr[np.any(np.abs(arr) > n, axis=1)][0]
+        # exact Python integers are compared before any int64 conversion (2**70 must not wrap around)
+        bad = next((s for s in self.raw if any(abs(v) > n for v in s)), None)
+        if bad is not None:
             what = "mu_bar" if self.kind == "bd" else "mu" if self.kind == "sd" else "shift"
+            shown = self.raw[-1][0] if self.kind == "bd" else (list(bad) if dim > 1 else bad[0])
             raise ValueError(
-                f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; "
-                f"got {bad.tolist() if dim > 1 else int(bad[0])}"
+                f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; got {shown}"
             )
+        arr = np.array(self.raw, dtype=np.int64)
         red = np.mod(arr, n + 1)
         if np.any(np.all(red == 0, axis=1)):
             raise ValueError(f"shifts must not be 0 modulo n+1 = {n + 1}")
@@ -191,12 +211,19 @@ class Neighborhood:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Neighborhood:
         """Inverse of :meth:`to_dict`, with full validation."""
+        if not isinstance(d, dict) or not isinstance(d.get("shifts"), list):
+            raise ValueError("neighborhood must be a mapping with a list 'shifts' and a boolean 'directed'")
         try:
             shifts = [s[0] if len(s) == 1 else tuple(s) for s in d["shifts"]]
-            nb = cls.shifts(shifts, directed=bool(d.get("directed", False)))
-            kind = check_choice("neighborhood kind", d.get("kind", "shifts"), ("sd", "bd", "shifts"))
-        except (KeyError, TypeError):
-            raise ValueError("neighborhood must be a mapping with 'shifts' and 'directed'") from None
+        except TypeError:
+            raise ValueError("neighborhood 'shifts' must be a list of integer lists") from None
+        nb = cls.shifts(shifts, directed=check_bool("neighborhood 'directed'", d.get("directed", False)))
+        kind = check_choice("neighborhood kind", d.get("kind", "shifts"), ("sd", "bd", "shifts"))
+        # the kind is only a label, but a label that contradicts the shifts would misdescribe the design
+        if kind == "bd" and nb.raw != tuple((m,) for m in range(1, len(nb.raw) + 1)):
+            raise ValueError("neighborhood kind 'bd' must list the shifts 1..mu_bar")
+        if kind == "sd" and (len(nb.raw) != 1 or nb.dim != 1 or nb.raw[0][0] < 1):
+            raise ValueError("neighborhood kind 'sd' must list one positive shift")
         return cls(nb.raw, nb.directed, kind)
 
     # ------------------------------------------------------------------ from data
@@ -257,8 +284,16 @@ class Neighborhood:
         cands = recs if candidates is None else np.asarray(candidates)
         shifts: set[tuple[int, ...]] = set()
 
+        def answers(x: Any) -> np.ndarray:
+            try:
+                return check_int_array("query answers", x)
+            except ValueError:
+                raise ValueError(
+                    "query must return integer answers (an int, or a tuple of ints for vector queries)"
+                ) from None
+
         def collect(diff: np.ndarray) -> None:
-            for row in np.unique(np.asarray(diff, dtype=np.int64).reshape(len(diff), -1), axis=0):
+            for row in np.unique(diff.reshape(len(diff), -1), axis=0):
                 if np.any(row != 0):
                     shifts.add(tuple(int(v) for v in row))
 
@@ -270,11 +305,11 @@ class Neighborhood:
             np.add.at(sums, inv, phi)
             counts = np.bincount(inv).astype(float)
             base = np.asarray(query.finalize(sums, counts))[inv]
-            collect(base - np.asarray(query.finalize(sums[inv] - phi, counts[inv] - 1)))
+            collect(answers(base) - answers(query.finalize(sums[inv] - phi, counts[inv] - 1)))
         else:
             for g in np.unique(labels):
                 base, neigh = _neighbour_answers(recs[labels == g], query, relation, cands)
-                collect(base - neigh)
+                collect(answers(base) - answers(neigh))
         if not shifts:
             raise ValueError("the data give no non-zero shift: the query is constant on neighbours")
         red = sorted({tuple(int(v) for v in np.mod(s, n + 1)) for s in shifts})

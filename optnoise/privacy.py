@@ -27,11 +27,12 @@ Neighbourhoods are *directed*: each shift ``mu`` is one ordered pair
 explicitly symmetric shift list to cover both orders.
 
 Tolerances: the functions here are exact for the floating-point numbers they
-are given (``tol=0``). A solver returns PMFs that meet constraints only up to
-its feasibility tolerance; ``tol`` lets an indicator ``P(o) > e^eps Q(o)``
-ignore violations of at most ``tol`` (absolute) so that such a PMF is judged
-by the constraints it was built for. Exact guarantees for a sampled design
-come from :mod:`optnoise.certify`.
+are given (``tol=0, rtol=0``). A solver returns PMFs whose tight ratio rows hold
+only up to rounding; ``rtol`` makes an indicator read
+``P(o) > e^eps (1 + rtol) Q(o)`` (a privacy-loss slack of ``log1p(rtol)``, which
+:func:`optnoise.tolerance.pdp_rtol` sets for re-verification), and
+``tol`` adds an absolute slack. Both must be finite and >= 0. Exact guarantees
+for a sampled design come from :mod:`optnoise.certify`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_delta, check_pmf
+from ._validation import MAX_CELLS, check_choice, check_delta, check_int, check_int_array, check_pmf, real_array
+from .tolerance import check_tol
 
 __all__ = [
     "NOTIONS",
@@ -63,7 +65,7 @@ NOTIONS = ("pdp", "pdp-kadam", "dp")
 
 
 def _eps_array(eps: Any) -> tuple[np.ndarray, bool]:
-    arr = np.asarray(eps, dtype=float)
+    arr = real_array("eps", eps)
     scalar = arr.ndim == 0
     arr = np.atleast_1d(arr)
     if np.any(~np.isfinite(arr)) or np.any(arr < 0):
@@ -73,6 +75,14 @@ def _eps_array(eps: Any) -> tuple[np.ndarray, bool]:
 
 def _ret(values: np.ndarray, scalar: bool) -> Any:
     return float(values[0]) if scalar else values
+
+
+def _masses(name: str, x: Any) -> np.ndarray:
+    """Finite non-negative masses, flattened (they need not sum to 1)."""
+    arr = real_array(name, x).ravel()
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must contain finite, non-negative masses (no NaN, inf or negative entries)")
+    return arr
 
 
 def hockey_stick(p: Any, q: Any, eps: Any) -> Any:
@@ -91,8 +101,7 @@ def hockey_stick(p: Any, q: Any, eps: Any) -> Any:
         The smallest delta with ``P(S) <= e^eps Q(S) + delta`` for every event S
         (Definition 1 of Kadam et al. 2024, one direction).
     """
-    p = np.asarray(p, dtype=float).ravel()
-    q = np.asarray(q, dtype=float).ravel()
+    p, q = _masses("p", p), _masses("q", q)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same number of outputs; got {p.size} and {q.size}")
     e, scalar = _eps_array(eps)
@@ -112,18 +121,19 @@ def hockey_stick(p: Any, q: Any, eps: Any) -> Any:
     return _ret(out, scalar)
 
 
-def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0) -> Any:
-    """Probability of privacy loss above eps: ``sum_o P(o) 1[P(o) > e^eps Q(o) + tol]``.
+def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -> Any:
+    """Probability of privacy loss above eps: ``sum_o P(o) 1[P(o) > e^eps (1 + rtol) Q(o) + tol]``.
 
     This is the per-pair quantity bounded by (eps, delta)-PDP (Definition 2,
-    eq. (3) of Kadam et al. 2024). Outputs with ``Q(o) = 0 < P(o)`` always leak.
+    eq. (3) of Kadam et al. 2024). Outputs with ``Q(o) = 0 < P(o)`` leak unless
+    ``P(o) <= tol``.
     """
-    p = np.asarray(p, dtype=float).ravel()
-    q = np.asarray(q, dtype=float).ravel()
+    p, q = _masses("p", p), _masses("q", q)
+    tol, rtol = check_tol("tol", tol), check_tol("rtol", rtol)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same number of outputs; got {p.size} and {q.size}")
     e, scalar = _eps_array(eps)
-    leak = p[None, :] > np.exp(e)[:, None] * q[None, :] + tol
+    leak = p[None, :] > (np.exp(e) * (1.0 + rtol))[:, None] * q[None, :] + tol
     out = (leak * p[None, :]).sum(axis=1)
     return _ret(out, scalar)
 
@@ -135,13 +145,10 @@ def _resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     n = pmf.shape[0] - 1
     if isinstance(shifts, Neighborhood):
         return shifts.resolve(n=n, dim=pmf.ndim)
-    arr = np.asarray(shifts)
+    # exact integers in [-n, n] (as for Neighborhood.resolve), checked before any conversion
+    arr = check_int_array("shifts", shifts, minimum=-n, maximum=n)
     if arr.size == 0:
         raise ValueError("shifts must be a non-empty set of query shifts")
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"shifts must be integers; got {shifts!r}")
-        arr = arr.astype(np.int64)
     if pmf.ndim == 1:
         arr = arr.reshape(-1, 1)
     elif arr.ndim == 1:
@@ -164,6 +171,10 @@ def shifted_pmfs(pmf: Any, shifts: Any) -> tuple[np.ndarray, np.ndarray]:
     if f.ndim > 1 and len(set(f.shape)) != 1:
         raise ValueError(f"pmf must have shape (n+1,)*d; got {f.shape}")
     mus = _resolve_shifts(f, shifts)
+    if len(mus) * f.size > MAX_CELLS:
+        raise ValueError(
+            f"shifts: {len(mus)} shifts over {f.size} noise values exceed the accounting limit of {MAX_CELLS} pairs"
+        )
     g = np.stack([np.roll(f, shift=tuple(-m for m in mu), axis=tuple(range(f.ndim))).ravel() for mu in mus])
     return f.ravel(), g
 
@@ -182,41 +193,47 @@ def delta_dp(pmf: Any, shifts: Any, eps: Any) -> Any:
     return float(out[0]) if np.ndim(eps) == 0 else out
 
 
-def delta_pdp(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0) -> Any:
+def delta_pdp(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -> Any:
     """(eps, delta)-PDP delta (Definition 2 taken literally, one indicator per shift).
 
-    ``max_mu sum_eta f(eta) 1[f(eta) > e^eps f(eta+mu) + tol]``. Vectorised over ``eps``.
+    ``max_mu sum_eta f(eta) 1[f(eta) > e^eps (1 + rtol) f(eta+mu) + tol]``. Vectorised over ``eps``.
     """
     f, g = shifted_pmfs(pmf, shifts)
-    vals = np.stack([np.atleast_1d(pdp_leak(f, gm, eps, tol=tol)) for gm in g])
+    vals = np.stack([np.atleast_1d(pdp_leak(f, gm, eps, tol=tol, rtol=rtol)) for gm in g])
     out = vals.max(axis=0)
     return float(out[0]) if np.ndim(eps) == 0 else out
 
 
-def delta_pdp_kadam(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0) -> Any:
+def delta_pdp_kadam(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -> Any:
     """Smallest delta for which ``pmf`` is feasible in the published MILP (13).
 
-    ``u(eta) = 1`` iff ``f(eta) > e^eps f(eta+mu) + tol`` for some shift (13f);
-    (13g) then needs ``f(eta) >= e^eps f(eta+mu) - tol`` for every shift, and
-    the delta is ``sum_eta u(eta) f(eta)`` (13c). Returns ``inf`` at an eps where
-    (13g) fails, since no delta makes the PMF feasible there.
+    ``u(eta) = 1`` iff ``f(eta) > e^eps (1 + rtol) f(eta+mu) + tol`` for some shift
+    (13f); (13g) then needs ``f(eta) >= e^eps (1 - rtol) f(eta+mu) - tol`` for every
+    shift, and the delta is ``sum_eta u(eta) f(eta)`` (13c). Returns ``inf`` at an
+    eps where (13g) fails, since no delta makes the PMF feasible there.
     """
+    tol, rtol = check_tol("tol", tol), check_tol("rtol", rtol)
     f, g = shifted_pmfs(pmf, shifts)
     e, scalar = _eps_array(eps)
     scale = np.exp(e)[:, None, None]
-    leaks = f[None, None, :] > scale * g[None, :, :] + tol  # (eps, shift, eta)
+    leaks = f[None, None, :] > scale * (1.0 + rtol) * g[None, :, :] + tol  # (eps, shift, eta)
     u = leaks.any(axis=1)
-    weak_all = (f[None, None, :] >= scale * g[None, :, :] - tol).all(axis=1)
+    weak_all = (f[None, None, :] >= scale * (1.0 - rtol) * g[None, :, :] - tol).all(axis=1)
     consistent = np.all(~u | weak_all, axis=1)
     out = np.where(consistent, (u * f[None, :]).sum(axis=1), np.inf)
     return _ret(out, scalar)
 
 
-def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0) -> dict[str, float]:
-    """Delta of ``pmf`` under each notion at ``eps``: ``{"pdp", "pdp-kadam", "dp"}``."""
+def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0, rtol: float = 0.0) -> dict[str, float]:
+    """Delta of ``pmf`` under each notion at ``eps``: ``{"pdp", "pdp-kadam", "dp"}``.
+
+    ``tol``/``rtol`` are the PDP indicator slacks (see :func:`delta_pdp`); the DP
+    hockey stick has no indicator and uses none. Re-verification uses
+    ``rtol=optnoise.tolerance.pdp_rtol(eps)``.
+    """
     return {
-        "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol)),
-        "pdp-kadam": float(delta_pdp_kadam(pmf, shifts, eps, tol=tol)),
+        "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),
+        "pdp-kadam": float(delta_pdp_kadam(pmf, shifts, eps, tol=tol, rtol=rtol)),
         "dp": float(delta_dp(pmf, shifts, eps)),
     }
 
@@ -274,30 +291,37 @@ def adjacent_pairs(n_inputs: int, *, sensitivity: int = 1, symmetric: bool = Tru
 
     Neighbours differ by 1..``sensitivity`` in value; ``symmetric`` adds both orders.
     """
-    pairs = [(x, x + s) for s in range(1, sensitivity + 1) for x in range(n_inputs - s)]
-    arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    n_inputs = check_int("n_inputs", n_inputs, minimum=1, maximum=MAX_CELLS)
+    sensitivity = check_int("sensitivity", sensitivity, minimum=1, maximum=MAX_CELLS)
+    sensitivity = min(sensitivity, n_inputs)  # larger differences have no pair anyway
+    if n_inputs * sensitivity > MAX_CELLS:
+        raise ValueError(f"n_inputs * sensitivity = {n_inputs * sensitivity} exceeds the limit {MAX_CELLS}")
+    lows = [np.arange(n_inputs - s, dtype=np.int64) for s in range(1, sensitivity + 1)]
+    arr = np.stack(
+        [np.concatenate(lows), np.concatenate([x + s for s, x in enumerate(lows, start=1)])], axis=1
+    ).reshape(-1, 2)
     if symmetric:
         arr = np.concatenate([arr, arr[:, ::-1]])
     return arr
 
 
 def _check_mechanism(P: Any, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
-    P = np.asarray(P, dtype=float)
+    P = real_array("P", P)
     if P.ndim != 2:
         raise ValueError(f"P must be a 2-D matrix P[input, output]; got shape {P.shape}")
     if not np.all(np.isfinite(P)) or np.any(P < 0):
         raise ValueError("P must contain finite, non-negative probabilities")
     if np.any(np.abs(P.sum(axis=1) - 1) > 1e-6):
         raise ValueError("each row of P must sum to 1 (P[input, :] is the output distribution)")
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if pairs.size == 0:
-        raise ValueError("pairs must contain at least one neighbouring pair")
-    if pairs.min() < 0 or pairs.max() >= P.shape[0]:
-        raise ValueError(f"pairs must index inputs 0..{P.shape[0] - 1}")
+    # exact integer indices: a fractional index such as 0.5 is refused, not truncated
+    pairs = check_int_array("pairs", pairs, minimum=0, maximum=P.shape[0] - 1)
+    if pairs.size == 0 or pairs.size % 2:
+        raise ValueError(f"pairs must be a non-empty list of (input, input) pairs; got shape {pairs.shape}")
+    pairs = pairs.reshape(-1, 2)
     return P, pairs
 
 
-def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: float = 0.0) -> Any:
+def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: float = 0.0, rtol: float = 0.0) -> Any:
     """Delta of a general mechanism ``P[input, output]`` over ordered neighbour ``pairs``.
 
     ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2). Use this
@@ -309,7 +333,7 @@ def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: fl
     if notion == "dp":
         vals = [np.atleast_1d(hockey_stick(P[a], P[b], eps)) for a, b in pairs]
     else:
-        vals = [np.atleast_1d(pdp_leak(P[a], P[b], eps, tol=tol)) for a, b in pairs]
+        vals = [np.atleast_1d(pdp_leak(P[a], P[b], eps, tol=tol, rtol=rtol)) for a, b in pairs]
     out = np.max(np.stack(vals), axis=0)
     return float(out[0]) if np.ndim(eps) == 0 else out
 

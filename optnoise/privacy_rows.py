@@ -27,7 +27,9 @@ Notions (``E = e^eps``):
     indicator per noise value for all shifts).
 
 The budget is either a number (``delta``) or a model column ``t`` that the
-objective minimises (``objective="delta"`` designs, Kadam et al. (15)).
+objective minimises (``objective="delta"`` designs, Kadam et al. (15)). A
+budget below ``1e-3`` is written relative to delta, so that the solver's
+absolute tolerance acts relatively (the rule of :mod:`optnoise.tolerance`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import numpy as np
 
 from ._validation import check_choice
 from .model import ModelBuilder
+from .solvers import FEASIBILITY_TOL
+from .tolerance import DELTA_ATOL, DELTA_RTOL
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 
@@ -50,7 +54,15 @@ def _budget_rows(mb: ModelBuilder, cols: np.ndarray, group: np.ndarray, delta: f
     _, local = np.unique(group, return_inverse=True)
     G = int(local.max()) + 1 if local.size else 0
     if t is None:
-        mb.add_rows(local, cols, 1.0, upper=delta)
+        d = float(delta or 0.0)
+        if 0.0 < d and FEASIBILITY_TOL > DELTA_RTOL * d:
+            # A solver meets a row to an absolute tolerance (1e-9), which at a small delta would be a large
+            # relative excess of the budget; written as sum / delta <= 1 it acts relatively on delta. Below
+            # DELTA_ATOL the rule's absolute slack takes over, so the coefficient stays <= 1e12.
+            scale = max(d, DELTA_ATOL)
+            mb.add_rows(local, cols, 1.0 / scale, upper=d / scale)
+        else:
+            mb.add_rows(local, cols, 1.0, upper=delta)
     else:
         rows = np.concatenate([local, np.arange(G)])
         allcols = np.concatenate([cols, np.full(G, t, dtype=np.int64)])

@@ -25,6 +25,7 @@ need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_positive
+from ._validation import check_choice, check_mapping, check_positive
 from .model import LinearModel
 
 __all__ = [
@@ -51,6 +52,8 @@ __all__ = [
     "check_highs_options",
     "new_highs",
     "absorb_highs_banner",
+    "HIGHS_OPTION_LIMITS",
+    "HIGHS_OPTIONS_REFUSED",
 ]
 
 #: Guards the one-time banner absorption of :func:`absorb_highs_banner` across threads.
@@ -64,6 +67,35 @@ STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
 
 FEASIBILITY_TOL = 1e-9
 MIP_REL_GAP = 1e-9
+
+#: Raw HiGHS options that loosen what re-verification relies on, with the loosest value accepted
+#: (optnoise's own setting, or HiGHS' default where optnoise sets none). Tighter values are fine.
+HIGHS_OPTION_LIMITS = {
+    "primal_feasibility_tolerance": FEASIBILITY_TOL,
+    "dual_feasibility_tolerance": FEASIBILITY_TOL,
+    "mip_feasibility_tolerance": FEASIBILITY_TOL,
+    "primal_residual_tolerance": 1e-7,
+    "dual_residual_tolerance": 1e-7,
+    "optimality_tolerance": 1e-7,
+    "kkt_tolerance": 1e-7,
+    "ipm_optimality_tolerance": 1e-8,
+    "pdlp_optimality_tolerance": 1e-7,
+}
+#: Raw HiGHS options refused outright, and what to use instead: they would change the model,
+#: end a solve at a non-optimal point that HiGHS still calls optimal, or print on stdout.
+HIGHS_OPTIONS_REFUSED = {
+    "mip_rel_gap": "pass mip_gap= (CLI --mip-gap) instead",
+    "mip_abs_gap": "pass mip_gap= (CLI --mip-gap) instead",
+    "time_limit": "pass time_limit= (CLI --time-limit) instead",
+    "objective_bound": "it ends the solve before optimality",
+    "objective_target": "it ends the solve before optimality",
+    "small_matrix_value": "it drops model coefficients",
+    "large_matrix_value": "it changes which coefficients HiGHS accepts",
+    "infinite_cost": "it turns large costs into infinite ones",
+    "infinite_bound": "it turns large bounds into infinite ones",
+    "output_flag": "pass verbose=True (CLI: not available) instead; output would corrupt JSON on stdout",
+    "log_to_console": "pass verbose=True instead; output would corrupt JSON on stdout",
+}
 
 
 @dataclass
@@ -213,7 +245,16 @@ def new_highs(*, verbose: bool = False) -> Any:
 
 
 def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs") -> None:
-    """Raise ``ValueError`` unless ``options`` are valid HiGHS options for ``solver``."""
+    """Raise ``ValueError`` unless ``options`` are valid HiGHS options for ``solver``.
+
+    Besides HiGHS' own checks (name, type, range), options that loosen a
+    tolerance beyond :data:`HIGHS_OPTION_LIMITS`, the ones in
+    :data:`HIGHS_OPTIONS_REFUSED`, and non-finite numbers are refused: a result
+    HiGHS calls optimal must stay one that re-verification can confirm.
+    """
+    if options is None:
+        return
+    options = check_mapping("options", options)
     if not options:
         return
     if solver != "highs":
@@ -226,6 +267,10 @@ def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs"
 def _set_highs_option(h: Any, name: str, value: Any) -> None:
     import highspy
 
+    if not isinstance(name, str):
+        raise ValueError(f"options: option names must be strings; got {name!r}")
+    if name in HIGHS_OPTIONS_REFUSED:
+        raise ValueError(f"options: HiGHS option {name!r} is not accepted: {HIGHS_OPTIONS_REFUSED[name]}")
     status, current = h.getOptionValue(str(name))
     if status != highspy.HighsStatus.kOk:
         raise ValueError(f"options: {name!r} is not a HiGHS option (see HiGHS' option list)")
@@ -233,11 +278,21 @@ def _set_highs_option(h: Any, name: str, value: Any) -> None:
     if kind is bool and not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"options: HiGHS option {name!r} must be True or False; got {value!r}")
     try:
+        if isinstance(value, (str, bytes, bool, np.bool_)) and kind is not str and kind is not bool:
+            raise ValueError  # "1e-3" or True is not a number here; the CLI parses NAME=VALUE itself
         if kind is int and float(value) != int(float(value)):
             raise ValueError
         value = kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"options: HiGHS option {name!r} must be of type {kind.__name__}; got {value!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise ValueError(f"options: HiGHS option {name!r} must be finite; got {value!r}")
+    limit = HIGHS_OPTION_LIMITS.get(name)
+    if limit is not None and value > limit:
+        raise ValueError(
+            f"options: {name}={value!r} loosens a tolerance beyond {limit:g}, more than re-verification can "
+            f"absorb; values <= {limit:g} are accepted"
+        )
     if h.setOptionValue(str(name), value) != highspy.HighsStatus.kOk:
         raise ValueError(f"options: HiGHS refused {name}={value!r} (out of its allowed range)")
 

@@ -16,8 +16,10 @@ processes (``backend="process"``) or on a Dask cluster (``backend="dask"``).
 from __future__ import annotations
 
 import itertools
+import math
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -25,7 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_int, check_positive
+from ._io import ensure_folder
+from ._validation import (
+    MAX_GRID_POINTS,
+    check_choice,
+    check_finite,
+    check_int,
+    check_positive,
+    parse_float,
+    parse_int,
+)
 from .design import NoiseDesign
 from .mechanism_design import MechanismDesign
 from .neighborhood import Neighborhood
@@ -41,9 +52,44 @@ __all__ = [
     "BACKENDS",
     "ROW_KEYS",
     "MECHANISM_ROW_KEYS",
+    "SweepInterrupted",
 ]
 
 BACKENDS = ("process", "dask")
+
+#: Seconds to wait for a Dask scheduler before giving up (``run_sweep(connect_timeout=)``).
+CONNECT_TIMEOUT = 10.0
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_sweep`: the workers were stopped; ``rows`` holds the finished rows.
+
+    A ``KeyboardInterrupt``, so code that does not know it stops as usual. Every
+    finished point is also in the cache (when one is used), so running the
+    sweep again resumes it.
+    """
+
+    def __init__(self, rows: list[dict[str, Any]], total: int) -> None:
+        super().__init__(f"sweep interrupted after {len(rows)} of {total} points")
+        self.rows = rows
+        self.total = total
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C goes to the parent, which stops the workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: cancel pending points and kill running workers (no waiting for solves)."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()
+    for proc in procs:
+        proc.join(timeout=2)
+
 
 #: Columns of a sweep row (CSV header order).
 ROW_KEYS = (
@@ -101,30 +147,56 @@ MECHANISM_ROW_KEYS = (
 
 
 def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool = False) -> list[Any]:
-    """Parse ``start:stop:count`` (inclusive linspace), ``a,b,c`` or one value (ints with ``integer=True``)."""
-    if isinstance(text, (int, float, np.number)):
-        values = [float(text)]
-    elif not isinstance(text, str):
-        values = [float(v) for v in text]
+    """Parse ``start:stop:count`` (inclusive linspace), ``a,b,c`` or one value (ints with ``integer=True``).
+
+    Numbers are parsed strictly (ASCII digits, no empty items), and a range's
+    ``count`` and a list's length are checked against :data:`MAX_GRID_POINTS`
+    before anything is materialised.
+    """
+
+    def num(t: str) -> float:
+        return float(parse_int(name, t)) if integer else parse_float(name, t)
+
+    values: list[float]
+    raw: Any = text  # a number, a text or a sequence; each branch checks what it gets
+    if isinstance(raw, (int, float, np.number)) and not isinstance(raw, (bool, np.bool_)):
+        values = [float(raw)]
+    elif not isinstance(raw, str):
+        try:
+            values = [check_finite(name, v) for v in raw]
+        except TypeError:
+            raise ValueError(f"{name} must be a number, a list of numbers or a 'start:stop:count' text") from None
     else:
-        s = text.strip()
+        s = raw.strip()
         try:
             if ":" in s:
                 parts = s.split(":")
                 if len(parts) != 3:
                     raise ValueError
-                start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+                start, stop = num(parts[0]), num(parts[1])
+                count = parse_int(name, parts[2])
                 if count < 1:
                     raise ValueError
+                if count > MAX_GRID_POINTS:
+                    raise OverflowError
                 values = list(np.linspace(start, stop, count))
             else:
-                values = [float(p) for p in s.split(",") if p.strip()]
+                if s.count(",") >= MAX_GRID_POINTS:
+                    raise OverflowError
+                items = [p.strip() for p in s.split(",")]
+                if any(not p for p in items):
+                    raise ValueError
+                values = [num(p) for p in items]
+        except OverflowError:
+            raise ValueError(f"{name} grid has more than {MAX_GRID_POINTS} points") from None
         except ValueError:
             raise ValueError(
                 f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:count'; got {text!r}"
             ) from None
     if not values:
         raise ValueError(f"{name} grid is empty")
+    if len(values) > MAX_GRID_POINTS:
+        raise ValueError(f"{name} grid has more than {MAX_GRID_POINTS} points")
     if integer:
         return [check_int(name, v, minimum=1) for v in values]
     return [float(v) for v in values]
@@ -155,7 +227,11 @@ def grid_points(
         raise ValueError(
             "max_distortion is required with objective='delta'" if objective == "delta" else "delta grid is empty"
         )
-    for nn, e, s, nb, met, pv in itertools.product(n, eps, second, neighborhoods, metric, privacy):
+    axes: list[list[Any]] = [list(n), list(eps), second, list(neighborhoods), list(metric), list(privacy)]
+    total = math.prod(len(a) for a in axes)  # checked before the product is materialised
+    if total > MAX_GRID_POINTS:
+        raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
+    for nn, e, s, nb, met, pv in itertools.product(*axes):
         p = {
             "n": int(nn),
             "eps": float(e),
@@ -190,8 +266,12 @@ def mechanism_points(
     second = list((delta or [0.0]) if objective != "delta" else (max_loss or []))
     if not second:
         raise ValueError("max_loss is required with objective='delta'")
+    axes: list[list[Any]] = [list(n), list(eps), second, list(neighbors), list(loss), list(privacy)]
+    total = math.prod(len(a) for a in axes)  # checked before the product is materialised
+    if total > MAX_GRID_POINTS:
+        raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
     pts = []
-    for nn, e, v, nb, ls, pv in itertools.product(n, eps, second, neighbors, loss, privacy):
+    for nn, e, v, nb, ls, pv in itertools.product(*axes):
         p = {
             "kind": "mechanism",
             "n": int(nn),
@@ -233,7 +313,7 @@ def _mechanism_row(point: dict[str, Any], design: MechanismDesign, res: Any, sol
         "n": design.n,
         "eps": design.eps,
         "delta": res.to_dict()["delta"],
-        "neighbors": point.get("neighbors", "adjacent"),
+        "neighbors": point.get("label", point.get("neighbors", "adjacent")),
         "directed": design.directed,
         "loss_function": design.loss,
         "objective": design.objective,
@@ -252,7 +332,8 @@ def _mechanism_row(point: dict[str, Any], design: MechanismDesign, res: Any, sol
         "rounds": res.rounds,
         "gap": res.gap,
         "matrix": json.dumps(None if res.matrix is None else res.matrix.tolist()),
-        "error": "",
+        # a flagged row: why the solver's claim was not accepted (status "unverified" or "error")
+        "error": res.message if res.status in ("unverified", "error") else "",
     }
 
 
@@ -319,7 +400,8 @@ def run_point(
         "solve_time_s": res.solve_time,
         "gap": res.gap,
         "pmf": json.dumps(d["pmf"]),
-        "error": "",
+        # a flagged row: why the solver's claim was not accepted (status "unverified" or "error")
+        "error": res.message if res.status in ("unverified", "error") else "",
     }
 
 
@@ -335,6 +417,7 @@ def run_sweep(
     scheduler: str | None = None,
     cache: str | os.PathLike | None = ".optnoise-cache",
     progress: bool = True,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> list[dict[str, Any]]:
     """Solve every point; rows come back in the order of ``points``.
 
@@ -355,6 +438,17 @@ def run_sweep(
         Address of a running Dask scheduler (``tcp://host:8786``).
     cache : path or None
         Per-point result cache; ``None`` disables caching (and resuming).
+    connect_timeout : float
+        Seconds to wait for the Dask ``scheduler`` (default 10); an unreachable
+        one is a ``ValueError``, not a hang.
+
+    Raises
+    ------
+    SweepInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt``): workers are stopped within about a
+        second, and the exception's ``rows`` holds every finished row (each also
+        cached). A row whose solve failed re-verification has status
+        ``"unverified"`` and the reason in its ``error`` column.
     """
     from tqdm import tqdm
 
@@ -365,54 +459,104 @@ def run_sweep(
     check_highs_options(options, solver)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
+    connect_timeout = check_positive("connect_timeout", connect_timeout)
     if scheduler is not None and backend != "dask":
         raise ValueError("scheduler is only used with backend 'dask'")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r}")
+    if cache is not None:
+        ensure_folder("cache", cache)  # a cache path that is a file, or cannot be created, fails before any solve
     cache_s = None if cache is None else str(Path(cache))
     rows: list[dict[str, Any] | None] = [None] * len(points)
     bar = tqdm(total=len(points), desc="sweep", unit="pt", disable=not progress)
-    if backend == "process" and jobs == 1:
-        for i, p in enumerate(points):
-            rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
-            bar.update()
-    elif backend == "process":
-        # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
-        # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start clean.
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futs = {
-                pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
-                for i, p in enumerate(points)
-            }
-            for fut in as_completed(futs):
-                rows[futs[fut]] = fut.result()
+
+    def finished() -> list[dict[str, Any]]:
+        return [r for r in rows if r is not None]
+
+    try:
+        if backend == "process" and jobs == 1:
+            for i, p in enumerate(points):
+                rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options)
                 bar.update()
-    else:
+        elif backend == "process":
+            # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
+            # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start
+            # clean. Workers ignore Ctrl-C; the parent stops them at once (see below).
+            pool = ProcessPoolExecutor(
+                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+            )
+            try:
+                futs = {
+                    pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options): i
+                    for i, p in enumerate(points)
+                }
+                for fut in as_completed(futs):
+                    rows[futs[fut]] = fut.result()
+                    bar.update()
+            except BaseException:
+                _stop_pool(pool)  # never wait for running solves on Ctrl-C or an error
+                raise
+            pool.shutdown(wait=True)
+        else:
+            _run_dask(
+                points, rows, bar, jobs, scheduler, connect_timeout, solver, time_limit, cache_s, mip_gap, options
+            )
+    except KeyboardInterrupt:
+        bar.close()
+        raise SweepInterrupted(finished(), len(points)) from None
+    bar.close()
+    return finished()
+
+
+def _run_dask(
+    points: Sequence[dict[str, Any]],
+    rows: list[dict[str, Any] | None],
+    bar: Any,
+    jobs: int,
+    scheduler: str | None,
+    connect_timeout: float,
+    solver: str,
+    time_limit: float | None,
+    cache_s: str | None,
+    mip_gap: float,
+    options: dict[str, Any] | None,
+) -> None:
+    try:
+        from dask.distributed import Client, LocalCluster
+        from dask.distributed import as_completed as dask_completed
+    except ImportError:
+        raise ValueError("backend 'dask' needs dask[distributed]: pip install 'optnoise[dask]'") from None
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        scheduler = cluster.scheduler_address
+    try:
         try:
-            from dask.distributed import Client, LocalCluster
-            from dask.distributed import as_completed as dask_completed
-        except ImportError:
-            raise ValueError("backend 'dask' needs dask[distributed]: pip install 'optnoise[dask]'") from None
-        cluster = None
-        if scheduler is None:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
-            scheduler = cluster.scheduler_address
-        try:
-            with Client(scheduler) as client:
-                futs = client.map(
-                    run_point,
-                    list(points),
-                    solver=solver,
-                    time_limit=time_limit,
-                    cache=cache_s,
-                    mip_gap=mip_gap,
-                    options=options,
-                    pure=False,
-                )
-                index = {f.key: i for i, f in enumerate(futs)}
+            client = Client(scheduler, timeout=connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(
+                f"scheduler: could not connect to {scheduler!r} within {connect_timeout:g} s "
+                f"({exc.__class__.__name__}); check the address or raise --connect-timeout"
+            ) from None
+        with client:
+            futs = client.map(
+                run_point,
+                list(points),
+                solver=solver,
+                time_limit=time_limit,
+                cache=cache_s,
+                mip_gap=mip_gap,
+                options=options,
+                pure=False,
+            )
+            index = {f.key: i for i, f in enumerate(futs)}
+            try:
                 for fut in dask_completed(futs):
                     rows[index[fut.key]] = fut.result()
                     bar.update()
-        finally:
-            if cluster is not None:
-                cluster.close()
-    bar.close()
-    return [r for r in rows if r is not None]
+            except KeyboardInterrupt:
+                client.cancel(futs)
+                raise
+    finally:
+        if cluster is not None:
+            cluster.close()

@@ -1,6 +1,7 @@
 """Certified designs: exact bounds, exact checks, repair, exact sampling, save/load and the CLI."""
 
 import decimal
+import hashlib
 import itertools
 import json
 import math
@@ -18,6 +19,7 @@ from optnoise.certify import (
     CertifiedDesign,
     exact_delta,
     exp_bounds,
+    file_digest,
     load_design,
     round_to_total,
 )
@@ -283,14 +285,60 @@ def test_refuses_non_optimal_results():
 
 
 def test_large_kadam_design_with_tolerance_tail_is_repaired():
-    # n=256: the solver's PMF ends in masses ~1e-10 that leak only within its 1e-9 tolerance,
-    # which (13g) cannot accept exactly; the margin re-solve repairs the tail.
+    # n=256: HiGHS' PMF ends in masses ~1e-10 that leak only within its 1e-9 tolerance, which (13g)
+    # cannot accept: as returned it is not a pdp-kadam PMF at any delta. The solve therefore repairs it
+    # (margin re-solve with the leak pattern fixed, then uniform mixing) before calling it optimal.
     res = NoiseDesign(n=256, eps=1.5, delta=0.1, neighborhood=BD3, privacy="pdp-kadam").solve()
-    assert res.status == "optimal"
-    cd = res.certify()
+    assert res.status == "optimal" and res.verify()
+    assert "exact repair (margin-resolve" in res.message
+    assert 0 <= res.gap <= 1e-6  # the repair's distortion change is reported as the gap
+    # an independent float check at the design's eps (PDP ratio slack only)
+    assert delta_pdp_kadam(res.pmf, res.design.shifts, 1.5, rtol=math.expm1(1.5e-6 + 1e-12)) <= 0.1
+    # the unrepaired solver PMF really fails: (13g) breaks in its tail
+    d = res.design
+    raw, _ = d._solve_fresh(d.build_model(), "highs", None, 1e-9, False, None, polish=False)
+    assert raw.status == "unverified" and raw.achieved["pdp-kadam"] == math.inf
+    cd = raw.certify(allow_unverified=True)
     assert cd.verify() and cd.certified_delta <= Fraction(1, 10)
     assert cd.repair["method"].startswith("margin-resolve")
     assert 0 <= cd.repair["loss"] <= 1e-6
+    with pytest.raises(CertificationError, match="status 'unverified'"):
+        raw.certify()
+
+
+@pytest.mark.parametrize("delta", [1e-9, 1e-12])
+def test_certify_works_at_tiny_delta(delta):
+    # issue 13: at delta <= 1e-9 the margin loop used to stop at once ("0 margin re-solves")
+    d = NoiseDesign(
+        n=500, eps=0.1, delta=delta, neighborhood=Neighborhood.shifts([1, 2]), privacy="dp", metric="circular-mae"
+    )
+    res = d.solve()
+    assert res.status == "optimal" and res.verify()
+    cd = res.certify()
+    assert cd.verify() and cd.certified_delta <= Fraction(delta)
+    assert cd.repair["loss"] <= 1e-6 * max(1.0, res.distortion)
+    # independent check: the exact hockey stick of the certified weights, by brute force over Fractions
+    w = [int(v) for v in cd.weights]
+    D = sum(w)
+    lo, _ = exp_bounds(0.1)
+    for mu in d.shifts.ravel():
+        excess = sum(max(Fraction(w[e], D) - lo * Fraction(w[(e + mu) % 501], D), Fraction(0)) for e in range(501))
+        assert excess <= Fraction(delta)
+
+
+def test_certify_falls_back_to_the_pure_design():
+    # a pdp design at delta 1e-12: the pure eps-DP design meets the target and costs ~nothing
+    res = NoiseDesign(n=12, eps=0.7, delta=1e-12, neighborhood=Neighborhood.bd(2), privacy="pdp-kadam").solve()
+    assert res.status == "optimal"
+    cd = res.certify(margins=(1e-3,))  # a margin as large as this is useless at 1e-12: the fallback decides
+    assert cd.verify() and cd.certified_delta <= Fraction(1, 10**12)
+    assert cd.repair["method"].startswith(("pure-fallback", "none", "mix-uniform", "margin-resolve"))
+
+
+def test_margins_must_be_a_sequence(fig10):
+    for bad in (None, (), "1e-9", 1e-9):
+        with pytest.raises(ValueError, match="margins"):
+            fig10.certify(margins=bad)
 
 
 # ---------------------------------------------------------------- exact sampling
@@ -396,37 +444,129 @@ def test_save_load_round_trip(fig10_cert, tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
-def test_load_refuses_tampered_and_newer_files(fig10_cert, tmp_path):
-    import hashlib
+def _write(tmp_path, doc, name, *, resign=True):
+    """Write a design document; ``resign`` recomputes its digest (a consistent edit)."""
+    doc = json.loads(json.dumps(doc))
+    if resign:
+        doc["sha256"] = file_digest(doc)
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return p
 
+
+def test_digest_covers_the_canonical_whole_file(fig10_cert, tmp_path):
     data = fig10_cert.to_dict()
+    # independent recomputation: sha256 of the sorted, compact, ASCII JSON of every other field
+    body = {k: v for k, v in data.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert data["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    # indentation does not matter, the content does: every field is covered
+    p = tmp_path / "indented.json"
+    p.write_text(json.dumps(data, indent=7))
+    assert load_design(p).certified_delta == fig10_cert.certified_delta
+    edits = {
+        "problem": dict(data["problem"], metric="mse"),
+        "certificate": dict(data["certificate"], delta=0.9),
+        "repair": dict(data["repair"], loss=0.0),
+        "solver": dict(data["solver"], name="gurobi"),
+        "optnoise_version": "9.9.9",
+        "shape": [10],
+        "denominator_bits": 61,
+    }
+    for field, value in edits.items():
+        with pytest.raises(ValueError, match="'sha256'"):
+            load_design(_write(tmp_path, dict(data, **{field: value}), f"{field}.json", resign=False))
 
-    def write(d, name):
-        p = tmp_path / name
-        p.write_text(json.dumps(d))
-        return p
 
+def test_load_refuses_tampered_and_unknown_version_files(fig10_cert, tmp_path):
+    data = fig10_cert.to_dict()
     # move mass from f(0) to the leaking f(1): sums still match, digest does not
     w = [int(v) for v in data["weights"]]
     w[0] -= 2**55
     w[1] += 2**55
     t = dict(data, weights=[str(v) for v in w])
-    with pytest.raises(ValueError, match="sha256"):
-        load_design(write(t, "digest.json"))
-    # an attacker who also fixes the digest is caught by the exact re-check
-    t["weights_sha256"] = hashlib.sha256(",".join(t["weights"]).encode()).hexdigest()
-    with pytest.raises(ValueError, match="do not match their certificate"):
-        load_design(write(t, "cert.json"))
+    with pytest.raises(ValueError, match="'sha256'"):
+        load_design(_write(tmp_path, t, "digest.json", resign=False))
+    # an editor who also fixes the digest is caught by the exact re-check of the certificate
+    with pytest.raises(ValueError, match="'certificate.certified_delta'|'weights'"):
+        load_design(_write(tmp_path, t, "cert.json"))
     # a certificate claiming a smaller delta than the weights give
     c = dict(data, certificate=dict(data["certificate"], certified_delta="1/1000"))
-    with pytest.raises(ValueError, match="do not match their certificate"):
-        load_design(write(c, "claim.json"))
-    with pytest.raises(ValueError, match="newer than this optnoise supports"):
-        load_design(write(dict(data, format_version=FORMAT_VERSION + 1), "new.json"))
+    with pytest.raises(ValueError, match="'certificate.certified_delta'"):
+        load_design(_write(tmp_path, c, "claim.json"))
+    for version, word in ((FORMAT_VERSION + 1, "newer than this optnoise supports"), (0, "unknown"), (-7, "unknown")):
+        with pytest.raises(ValueError, match=f"'format_version'.*{word}"):
+            load_design(_write(tmp_path, dict(data, format_version=version), f"v{version}.json"))
+    with pytest.raises(ValueError, match="'format_version'.*re-certify"):
+        load_design(_write(tmp_path, dict(data, format_version=1), "v1.json"))
     with pytest.raises(ValueError, match="not valid JSON"):
         p = tmp_path / "trunc.json"
         p.write_text(json.dumps(data)[:200])
         load_design(p)
+
+
+def test_consistent_edits_are_refused_naming_the_field(fig10_cert, tmp_path):
+    # issue 13, section 7: edits that kept the old weights-only digest valid
+    data = fig10_cert.to_dict()
+    # shrink the neighbourhood to {1}: the digest now covers the problem
+    small = dict(data, problem=dict(data["problem"], neighborhood=dict(data["problem"]["neighborhood"], shifts=[[1]])))
+    small["problem"]["shifts"] = [1]
+    with pytest.raises(ValueError, match="'sha256'"):
+        load_design(_write(tmp_path, small, "shrunk.json", resign=False))
+    # a certificate delta differing from the problem's delta
+    loose = dict(data, certificate=dict(data["certificate"], delta=0.9))
+    with pytest.raises(ValueError, match="'certificate.delta'"):
+        load_design(_write(tmp_path, loose, "delta.json"))
+    # a weight change (still summing to 2^bits): the digest covers the weights
+    w = [int(v) for v in data["weights"]]
+    w[0] -= 1
+    w[4] += 1
+    with pytest.raises(ValueError, match="'sha256'"):
+        load_design(_write(tmp_path, dict(data, weights=[str(v) for v in w]), "weights.json", resign=False))
+    # exp bounds, notion and eps of the certificate are recomputed too
+    for key, value in (("exp_eps_lower", "1/1"), ("notion", "dp"), ("certified_delta_float", 0.0), ("eps", 1.4)):
+        doc = dict(data, certificate=dict(data["certificate"], **{key: value}))
+        with pytest.raises(ValueError, match=f"'certificate.{key}'"):
+            load_design(_write(tmp_path, doc, f"{key}.json"))
+    # unknown and missing fields, malformed metadata
+    with pytest.raises(ValueError, match="'extra'"):
+        load_design(_write(tmp_path, dict(data, extra=1), "extra.json"))
+    with pytest.raises(ValueError, match="'repair'"):
+        load_design(_write(tmp_path, {k: v for k, v in data.items() if k != "repair"}, "norepair.json"))
+    with pytest.raises(ValueError, match="'solver'"):
+        load_design(_write(tmp_path, dict(data, solver=[1]), "solver.json"))
+    with pytest.raises(ValueError, match="'shape'"):
+        load_design(_write(tmp_path, dict(data, shape=[10]), "shape.json"))
+    with pytest.raises(ValueError, match="'denominator_bits'"):
+        load_design(_write(tmp_path, dict(data, denominator_bits=8), "bits.json"))
+    with pytest.raises(ValueError, match="'problem'"):
+        load_design(_write(tmp_path, dict(data, problem=dict(data["problem"], eps=float("nan"))), "nan.json"))
+    # A fully consistent edit (digest recomputed, certificate still a true exact check of the stated
+    # problem) loads, and states exactly that problem: the digest is not a signature (README). No edit can
+    # make the weights leak more than the file's certificate says for the file's own problem.
+    back = load_design(_write(tmp_path, small, "shrunk-resigned.json"))
+    assert back.design.shifts.ravel().tolist() == [1]
+    assert back.check() == back.certified_delta <= Fraction(back.delta)
+
+
+def test_save_refuses_bad_paths_and_leaves_no_temporary_file(fig10_cert, tmp_path):
+    with pytest.raises(ValueError, match="directory"):
+        fig10_cert.save(tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        fig10_cert.save(tmp_path / "missing" / "d.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    fig10_cert.save(tmp_path / "d.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
+
+
+def test_load_design_refuses_non_paths_and_deep_json(tmp_path):
+    for bad in (None, 3, ""):
+        with pytest.raises(ValueError, match="path"):
+            load_design(bad)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        load_design(deep)
 
 
 def test_cli_solve_certify_release(tmp_path, capsys):
@@ -567,3 +707,13 @@ def test_release_signature_follows_the_issue_contract():
     a = cert.release([0, 1, 2], np.random.default_rng(3))
     b = cert.release([0, 1, 2], rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
+
+
+def test_cli_certify_at_delta_1e_9(capsys):
+    # issue 13, the reported command: "0 margin re-solves", exit 1
+    argv = ["certify", "--n", "500", "--eps", "0.1", "--delta", "1e-9", "--neighborhood", "shifts:1,2"]
+    argv += ["--privacy", "dp", "--metric", "circular-mae", "--format", "json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert Fraction(d["certificate"]["certified_delta"]) <= Fraction(1e-9)
+    assert d["repair"]["loss"] <= 1e-6 * max(1.0, d["repair"]["distortion_solver"])

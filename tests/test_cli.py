@@ -3,10 +3,19 @@
 import csv
 import io
 import json
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
+from optnoise import Neighborhood, NoiseDesign
 from optnoise.cli import main
 
 SOLVE = [
@@ -408,6 +417,276 @@ def test_sweep_csv(capsys, tmp_path):
     assert len(rows) == 2 * 3 * 2 * 2 * 2
     assert all(r["status"] == "optimal" for r in rows)
     assert {r["neighborhood"] for r in rows} == {"bd:2", "sd:1"}
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 13: results you can trust
+# ---------------------------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_flow() -> list[list[str]]:
+    """The README's solve -> verify -> certify -> release block, as argument lists (continuations joined)."""
+    text = README.read_text()
+    start = text.index("The whole flow")
+    block = text[text.index("```sh", start) + 5 : text.index("```", text.index("```sh", start) + 5)]
+    commands = block.replace("\\\n", " ").strip().splitlines()
+    return [shlex.split(c) for c in commands]
+
+
+def test_readme_command_sequence_runs_as_written(tmp_path):
+    flow = readme_flow()
+    assert [c[1] for c in flow] == ["solve", "verify", "certify", "release"]
+    exe = Path(sys.executable).with_name("optnoise")
+    outs = []
+    for argv in flow:
+        assert argv[0] == "optnoise"
+        out = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, (argv, out.stderr)
+        assert "Traceback" not in out.stderr
+        outs.append(out.stdout)
+    # verify passes every notion with the shared rule (it used to report pdp 0.3714 and kadam inf)
+    assert outs[1].count("ok  ") == 3 and "FAIL" not in outs[1]
+    released = [int(v) for v in outs[3].split()]
+    assert len(released) == 10 and all(0 <= v <= 8 for v in released)
+
+
+def test_verify_uses_the_shared_rule(capsys, tmp_path):
+    res = tmp_path / "res.json"
+    assert main(SOLVE + ["--format", "json", "--out", str(res)]) == 0
+    capsys.readouterr()
+    common = ["verify", "--pmf", str(res), "--eps", "1.5", "--neighborhood", "bd:3", "--directed"]
+    # the README's own flow: tolerance 0 used to fail (pdp 0.3714, pdp-kadam inf)
+    code, out, _ = run(capsys, common + ["--delta", "0.1238", "--privacy", "all"])
+    assert code == 0, out
+    # --tol 1e-8 used to fail on 0.12380000000000005 > 0.1238
+    code, out, _ = run(capsys, common + ["--delta", "0.1238", "--privacy", "pdp-kadam", "--tol", "1e-8"])
+    assert code == 0, out
+    # the rule is relative: a claim 1% below the achieved delta fails
+    code, out, _ = run(capsys, common + ["--delta", "0.1225", "--privacy", "pdp-kadam", "--format", "json"])
+    assert code == 1 and json.loads(out)["ok"] is False
+
+
+def test_verify_tol_nan_cannot_make_a_leaking_pmf_pass(capsys, tmp_path):
+    # issue 13: --tol nan made a PMF leaking 0.9 pass
+    leaky = tmp_path / "leaky.json"
+    leaky.write_text(json.dumps([0.9, 0.1, 0.0]))
+    base = ["verify", "--pmf", str(leaky), "--eps", "1", "--neighborhood", "sd:1", "--delta", "0.1"]
+    code, _, err = run(capsys, base + ["--tol", "nan"])
+    assert code == 2 and "tol" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(capsys, base)
+    assert code == 1 and "FAIL" in out
+
+
+def _loose_solver(monkeypatch):
+    """Let HiGHS run with a loosened MIP feasibility tolerance, as the refused option used to."""
+    import optnoise.solvers as S
+
+    real = S.highs_instance
+
+    def loose(model, **kw):
+        h = real(model, **kw)
+        h.setOptionValue("mip_feasibility_tolerance", 0.5)
+        h.setOptionValue("primal_feasibility_tolerance", 0.5)
+        return h
+
+    monkeypatch.setattr(S, "highs_instance", loose)
+
+
+def test_a_loosened_solver_is_never_reported_optimal(capsys, monkeypatch):
+    # issue 13, section 1: with primal_feasibility_tolerance=0.5 the CLI printed "optimal", exit 0, while
+    # its own achieved pdp was 0.825 against pure DP. The option is now refused up front ...
+    argv = ["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3"]
+    code, _, err = run(capsys, argv + ["--highs-option", "primal_feasibility_tolerance=0.5"])
+    assert code == 2 and "loosens" in err
+    # ... and a solver that still returns such a point (simulated) yields "unverified", exit 4, with the reason
+    _loose_solver(monkeypatch)
+    code, out, err = run(capsys, argv + ["--delta", "0.1", "--format", "json"])
+    d = json.loads(out)
+    assert code == 4 and d["status"] == "unverified" and d["verified"] is False
+    assert "re-verification failed" in d["message"] and "unverified" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_sweep_flags_unverified_rows(capsys, monkeypatch, tmp_path):
+    _loose_solver(monkeypatch)
+    out = tmp_path / "s.csv"
+    argv = ["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--no-cache", "--quiet"]
+    code, _, err = run(capsys, argv + ["--out", str(out)])
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert code == 4 and "unverified" in err
+    assert rows[0]["status"] == "unverified" and "re-verification failed" in rows[0]["error"]
+
+
+def test_tampered_cache_entry_is_solved_again(capsys, tmp_path):
+    # issue 13: a cached PMF replaced by a point mass came back as an optimal row with distortion 0
+    cache = tmp_path / "cache"
+    argv = ["sweep", "--n", "8", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:3", "--quiet"]
+    argv += ["--cache", str(cache), "--format", "json"]
+    code, out, _ = run(capsys, argv)
+    first = json.loads(out)[0]
+    assert code == 0 and first["status"] == "optimal"
+    (entry,) = cache.glob("*.json")
+    data = json.loads(entry.read_text())
+    data["result"]["pmf"] = [1.0] + [0.0] * 8
+    data["result"]["distortion"] = 0.0
+    entry.write_text(json.dumps(data))
+    code, out, _ = run(capsys, argv)
+    again = json.loads(out)[0]
+    assert code == 0 and again["status"] == "optimal"
+    assert again["distortion"] == pytest.approx(first["distortion"], abs=1e-9)
+    assert again["achieved_pdp"] <= 0.1 + 1e-7
+    # a cache entry whose stored problem differs (a replaced file) is solved again too
+    data = json.loads(entry.read_text())
+    data["spec"]["eps"] = 2.0
+    entry.write_text(json.dumps(data))
+    assert json.loads(run(capsys, argv)[1])[0]["distortion"] == pytest.approx(first["distortion"], abs=1e-9)
+
+
+def test_output_paths_are_checked_before_any_work(capsys, monkeypatch, tmp_path):
+    from optnoise.design import NoiseDesign
+
+    def no_solve(*a, **k):
+        raise AssertionError("solved before the output path was checked")
+
+    monkeypatch.setattr(NoiseDesign, "solve", no_solve)
+    missing = str(tmp_path / "nope" / "x.json")
+    cases = [
+        ["sweep", "--n", "8", "--eps", "1:2:3", "--neighborhood", "bd:3", "--no-cache", "--out", missing],
+        ["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--out", missing],
+        ["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--mps", str(tmp_path / "nope" / "m.mps")],
+        ["certify", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--out", missing],
+        ["certify", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--out", str(tmp_path)],
+    ]
+    for argv in cases:
+        code, _, err = run(capsys, argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, err)
+    # certify --out DIR used to leave DIR.tmp behind
+    assert not Path(str(tmp_path) + ".tmp").exists()
+
+
+def test_unreachable_dask_scheduler_is_one_line(capsys):
+    pytest.importorskip("dask.distributed")
+    argv = ["sweep", "--n", "4", "--eps", "1", "--neighborhood", "bd:1", "--no-cache", "--quiet"]
+    argv += ["--backend", "dask", "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1"]
+    code, _, err = run(capsys, argv)
+    assert code == 2 and "could not connect" in err and len(err.strip().splitlines()) == 1
+
+
+def test_output_piped_into_head_is_not_a_traceback():
+    # issue 13: BrokenPipeError when piped into head
+    exe = Path(sys.executable).with_name("optnoise")
+    cmd = f"{exe} sweep --n 8 --eps 0.5:1:40 --neighborhood bd:1 --no-cache --quiet --format json | head -c 10"
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr
+    assert out.returncode in (0, 141)
+    assert len(out.stderr.strip().splitlines()) <= 1
+
+
+def test_sigint_stops_a_parallel_sweep_and_keeps_finished_rows(tmp_path):
+    # issue 13: SIGINT kept all workers solving for 20 s and exited 130 without writing the CSV
+    exe = Path(sys.executable).with_name("optnoise")
+    out, cache = tmp_path / "s.csv", tmp_path / "cache"
+    # the second point (|M| = 10 at n = 100) takes well over a minute, so it is still running at the signal
+    argv = [str(exe), "sweep", "--n", "12,100", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:10"]
+    argv += ["--privacy", "pdp", "--jobs", "2", "--cache", str(cache), "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(cache.glob("*.json")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)  # until the small point is done
+    assert proc.poll() is None, proc.communicate()
+    assert list(cache.glob("*.json")), "no point finished"
+    time.sleep(0.5)  # the large point (a hard MILP) is being solved by a worker
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, err
+    assert took < 3.0, took
+    assert "interrupted" in err and "Traceback" not in err
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [r["n"] for r in rows] == ["12"] and rows[0]["status"] == "optimal"
+    # no worker is left running
+    assert subprocess.run(["pgrep", "-f", str(cache)], capture_output=True).stdout.strip() == b""
+
+
+def _cli_tokens():
+    """Fragments of plausible and implausible command lines."""
+    flags = ["--n", "--eps", "--delta", "--neighborhood", "--metric", "--privacy", "--minimize", "--max-distortion"]
+    flags += ["--solver", "--time-limit", "--mip-gap", "--highs-option", "--cost", "--dim", "--format", "--directed"]
+    flags += ["--out", "--mps", "--pmf", "--tol", "--result", "--bits", "--max-loss", "--design", "--value"]
+    flags += ["--count", "--seed", "--jobs", "--no-cache", "--quiet", "--backend", "--scheduler", "--bogus", "-x"]
+    values = ["4", "8", "0", "-1", "1", "0.5", "1e-9", "nan", "inf", "-inf", "50", "2.5", "", " ", "abc", "9" * 25]
+    values += ["\u0663", "1,,2", "1:2:3", "0:1:100000000", "bd:3", "sd:1", "shifts:1,2", "shifts:1/2", "bd:0"]
+    values += ["shifts:9223372036854775808", "bd:1000000000", "er", "mse", "pdp", "dp", "pdp-kadam", "delta"]
+    values += ["distortion", "highs", "cvxpy", "json", "table", "csv", "random_seed=1", "mip_rel_gap=nan"]
+    values += ["primal_feasibility_tolerance=0.5", "-1,2,3", "1/2", "{good}", "{deep}", "{true}", "{adir}"]
+    values += ["{nodir}", "{res}", "{negpmf}"]
+    commands = ["solve", "verify", "certify", "release", "sweep", "figures", "bogus"]
+    return commands, flags, values
+
+
+@pytest.fixture(scope="module")
+def fuzz_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz")
+    cd = NoiseDesign(n=4, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="dp").solve().certify()
+    res = root / "res.json"
+    res.write_text(json.dumps(cd.design.solve().to_dict()))
+    (root / "deep.json").write_text("[" * 50000 + "]" * 50000)
+    (root / "true.json").write_text("true")
+    (root / "negpmf.json").write_text("[1.2, -0.2, 0, 0, 0]")
+    (root / "adir").mkdir()
+    return {
+        "good": str(cd.save(root / "good.json")),
+        "deep": str(root / "deep.json"),
+        "true": str(root / "true.json"),
+        "adir": str(root / "adir"),
+        "nodir": str(root / "no" / "x.json"),
+        "res": str(res),
+        "negpmf": str(root / "negpmf.json"),
+        "root": root,
+    }
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_random_command_lines_never_show_a_traceback(data, fuzz_files, capsys, monkeypatch):
+    # issue 13: a hypothesis test drives the parser with random argument lists; every outcome is an
+    # exit code with at most a one-line error, never a traceback or an internal error
+    commands, flags, values = _cli_tokens()
+    command = data.draw(st.sampled_from(commands))
+    pairs = data.draw(st.lists(st.tuples(st.sampled_from(flags), st.sampled_from(values)), max_size=7))
+    argv = [command]
+    if data.draw(st.booleans()):  # start from a valid command line, so that random flags reach the solvers
+        argv += {
+            "solve": ["--n", "4", "--eps", "1", "--neighborhood", "bd:1"],
+            "sweep": ["--n", "4", "--eps", "0.5,1", "--neighborhood", "bd:1"],
+            "certify": ["--n", "4", "--eps", "1", "--neighborhood", "bd:1"],
+            "verify": ["--pmf", fuzz_files["res"], "--eps", "1", "--neighborhood", "bd:1"],
+            "release": ["--design", fuzz_files["good"], "--value", "1"],
+        }.get(command, [])
+    for flag, value in pairs:
+        argv += [flag, value.format(**fuzz_files)] if flag not in ("--directed", "--no-cache", "--quiet") else [flag]
+    if command == "figures":
+        argv = ["figures", data.draw(st.sampled_from(["bogus", "all --jobs 0", "kadam2024 --jobs -1"]))]
+        argv = argv[:1] + argv[1].split()
+    if command == "sweep":
+        argv += ["--no-cache", "--quiet", "--jobs", "1", "--backend", "process"]
+    if command == "release":
+        argv = [a if a != "--count" else "--seed" for a in argv]  # large counts would print for long
+    if command in ("solve", "certify", "sweep"):
+        argv += ["--time-limit", "5"]
+    monkeypatch.chdir(fuzz_files["root"])
+    code = main(argv)
+    out, err = capsys.readouterr()
+    event(f"exit {code}")
+    assert code in (0, 1, 2, 3, 4), (argv, code, err)
+    assert "Traceback" not in err and "internal error" not in err, (argv, err)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, (argv, err)
 
 
 # ---------------------------------------------------------------- optnoise mechanism

@@ -2,12 +2,13 @@
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from optnoise import DELTA_TOL, DesignResult, Neighborhood, NoiseDesign, cost_vector, modulo_errors
+from optnoise import DesignResult, Neighborhood, NoiseDesign, cost_vector, modulo_errors, within_delta
 
 BD3 = Neighborhood.bd(3, directed=True)
 
@@ -207,7 +208,7 @@ def test_notion_ordering_and_reverification(inst):
         res = NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=nb, metric=metric, privacy=notion).solve()
         assert res.status == "optimal"
         assert res.verify()
-        assert res.achieved[notion] <= delta + DELTA_TOL
+        assert within_delta(res.achieved[notion], delta)
         assert res.pmf.sum() == pytest.approx(1.0)
         vals[notion] = res.distortion
     assert vals["dp"] <= vals["pdp"] + 1e-7 <= vals["pdp-kadam"] + 2e-7
@@ -243,7 +244,7 @@ def test_highs_and_cbc_agree(privacy, delta):
     assert a.status == b.status == "optimal"
     assert a.backend_objective == pytest.approx(b.backend_objective, abs=1e-6)  # CBC's own optimum
     assert a.distortion == pytest.approx(b.distortion, abs=1e-6)
-    assert b.verify() and b.achieved[privacy] <= delta + DELTA_TOL
+    assert b.verify() and within_delta(b.achieved[privacy], delta)
 
 
 def test_cbc_solution_is_polished_to_exact_feasibility():
@@ -252,7 +253,7 @@ def test_cbc_solution_is_polished_to_exact_feasibility():
     d = NoiseDesign(n=8, eps=1.5, delta=0.12385, neighborhood=BD3, privacy="pdp-kadam")
     r = d.solve("cbc")
     assert r.verify()
-    assert r.achieved["pdp-kadam"] <= 0.12385 + DELTA_TOL
+    assert within_delta(r.achieved["pdp-kadam"], 0.12385)
     assert "polished" in r.message
 
 
@@ -301,7 +302,7 @@ def test_time_limit_is_a_status_with_incumbent():
     assert r.status in ("time_limit", "optimal")
     if r.status == "time_limit" and r.pmf is not None:
         assert r.gap is not None and r.gap >= 0
-        assert r.achieved["pdp"] <= 0.1 + DELTA_TOL
+        assert within_delta(r.achieved["pdp"], 0.1)
 
 
 def test_cache_round_trip(tmp_path):
@@ -404,6 +405,216 @@ def test_pdp_formulations_agree(inst):
         privacy="pdp",
     )
     assert d.solve(formulation="bigm").distortion == pytest.approx(d.solve().distortion, abs=1e-7)
+
+
+# ---------------------------------------------------------------- issue 13: statuses mean what they say
+
+
+def _loose_highs(monkeypatch):
+    """HiGHS with loosened feasibility tolerances, as the (now refused) options used to produce."""
+    import optnoise.solvers as S
+
+    real = S.highs_instance
+
+    def loose(model, **kw):
+        h = real(model, **kw)
+        for name in ("mip_feasibility_tolerance", "primal_feasibility_tolerance"):
+            h.setOptionValue(name, 0.5)
+        return h
+
+    monkeypatch.setattr(S, "highs_instance", loose)
+
+
+def test_loosened_tolerances_are_refused_up_front():
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3))
+    for options in ({"primal_feasibility_tolerance": 0.5}, {"mip_feasibility_tolerance": 0.5}, {"mip_rel_gap": 0.5}):
+        with pytest.raises(ValueError, match="options"):
+            d.solve(options=options)
+
+
+def test_a_solution_that_fails_reverification_is_unverified(monkeypatch):
+    # issue 13, section 1: at delta = 0.1 the loosened solve reported distortion 0.688 < the true optimum
+    # 0.712 with verify() False and status "optimal"
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3))
+    truth = d.solve()
+    assert truth.status == "optimal" and truth.verify()
+    _loose_highs(monkeypatch)
+    res = d.solve()
+    assert res.status == "unverified" and not res.verify()
+    assert res.distortion < truth.distortion - 1e-3  # the bogus point is "better" than the optimum
+    assert "re-verification failed" in res.message and "pdp" in res.message
+    assert res.to_dict()["verified"] is False
+    with pytest.raises(ValueError, match="status 'unverified'"):
+        res.certify()
+
+
+def test_a_result_built_with_a_leaking_pmf_is_unverified():
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3))
+    point_mass = np.zeros(9)
+    point_mass[0] = 1.0
+    res = DesignResult(design=d, status="optimal", pmf=point_mass, solver="highs", solve_time=0.0, model_size={})
+    assert res.status == "unverified" and res.achieved["pdp"] == 1.0
+    # statuses that claim no solution are kept as they are
+    assert DesignResult(
+        design=d, status="infeasible", pmf=None, solver="highs", solve_time=0, model_size={}
+    ).status == ("infeasible")
+
+
+def test_small_deltas_are_honoured():
+    # issue 13, section 2: DELTA_TOL was an absolute 1e-6, so at delta = 1e-9 a PMF with dp 1.03e-8 was
+    # "optimal" and verify() True
+    d9 = NoiseDesign(
+        n=500, eps=0.1, delta=1e-9, neighborhood=Neighborhood.shifts([1, 2]), privacy="dp", metric="circular-mae"
+    )
+    d8 = d9.replace(delta=1.03e-8)
+    tenfold = d8.solve()
+    assert tenfold.status == "optimal" and tenfold.achieved["dp"] > 1e-8
+    res = DesignResult(design=d9, status="optimal", pmf=tenfold.pmf, solver="highs", solve_time=0.0, model_size={})
+    assert res.status == "unverified" and not res.verify()
+    # the design itself is solved to the relative rule (HiGHS' absolute tolerance would leave dp ~1.03e-8)
+    good = d9.solve()
+    assert good.status == "optimal" and good.achieved["dp"] <= 1e-9 * (1 + 1e-6) + 1e-12
+    # and so is a 1e-12 MILP
+    tiny = NoiseDesign(n=30, eps=1.0, delta=1e-12, neighborhood=Neighborhood.shifts([11], directed=True), metric="mse")
+    for notion in ("pdp", "pdp-kadam", "dp"):
+        r = tiny.replace(privacy=notion).solve()
+        assert r.status == "optimal" and r.achieved[notion] <= 2e-12
+
+
+def test_spurious_infeasible_is_retried_and_never_reported():
+    # issue 13, section 4: eps = 1e-10 returned "infeasible" although the uniform PMF is feasible
+    d = NoiseDesign(n=10, eps=1e-10, neighborhood=Neighborhood.sd(5), metric="mse")
+    res = d.solve()
+    assert res.status == "optimal" and res.verify()
+    assert "re-solved" in res.message
+    # independent check: with eps ~ 0 and the symmetric shift 5 generating Z_11, optimal noise is ~uniform
+    np.testing.assert_allclose(res.pmf, np.full(11, 1 / 11), atol=1e-6)
+
+
+def test_persistent_spurious_infeasible_is_an_error(monkeypatch):
+    import optnoise.design as D
+    from optnoise.solvers import SolverOutput
+
+    monkeypatch.setattr(
+        D, "solve_model", lambda *a, **k: SolverOutput("infeasible", None, None, None, None, 0.0, "highs")
+    )
+    res = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(2)).solve()
+    assert res.status == "error" and "uniform PMF is feasible" in res.message
+    # with the delta objective and a cap below the uniform PMF's distortion, infeasible is genuine
+    cost = np.ones(7)
+    capped = NoiseDesign(
+        n=6, eps=1.0, neighborhood=Neighborhood.bd(2), metric=cost, objective="delta", max_distortion=0.5
+    )
+    assert not capped.uniform_is_feasible()
+    assert capped.solve().status == "infeasible"
+
+
+@pytest.mark.parametrize("eps", [36.0, 43.5, 50.0, 1e3])
+def test_large_eps_is_refused_with_a_reason(eps):
+    # issue 13: eps above about 43 ended in status "error"
+    with pytest.raises(ValueError, match="eps must be <= 34.5"):
+        NoiseDesign(n=8, eps=eps, neighborhood=Neighborhood.bd(3))
+
+
+def test_largest_accepted_eps_solves_correctly():
+    # at eps = 34.5 (e^eps ~ 9.6e14) the solve still verifies and matches the closed form: on the symmetric
+    # SD(1) ring Z_5 the pure-DP error-rate optimum is the two-sided geometric f(eta) ~ e^(-eps d(eta)), so
+    # 1 - f(0) = (2 e^-eps + 2 e^-2eps) / (1 + 2 e^-eps + 2 e^-2eps)
+    for eps in (30.0, 34.5):
+        res = NoiseDesign(n=4, eps=eps, neighborhood=Neighborhood.bd(1), privacy="dp").solve()
+        e = np.exp(-eps)
+        assert res.status == "optimal" and res.verify()
+        assert res.distortion == pytest.approx((2 * e + 2 * e * e) / (1 + 2 * e + 2 * e * e), rel=1e-9)
+
+
+def test_huge_costs_are_refused_and_scaled_costs_solve():
+    with pytest.raises(ValueError, match="magnitude"):
+        NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), metric=[1e300, 1, 1, 1, 1])
+    base = NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), metric="mse").solve()
+    scaled = NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), metric=cost_vector("mse", 4) * 1e12).solve()
+    np.testing.assert_allclose(scaled.pmf, base.pmf, atol=1e-9)
+
+
+# ---------------------------------------------------------------- issue 13: sizes
+
+
+def test_oversized_inputs_fail_before_anything_is_built():
+    with pytest.raises(ValueError, match="mu_bar"):
+        Neighborhood.bd(10**9)  # used to build 10^9 shifts (23 GB)
+    with pytest.raises(ValueError, match="too large.*nonzeros|too large.*rows"):
+        NoiseDesign(n=1999999, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10), privacy="pdp")
+    with pytest.raises(ValueError, match="out of range"):
+        Neighborhood.shifts([2**70]).resolve(8)  # used to wrap around to [[1], [8]]
+    with pytest.raises(ValueError, match="out of range"):
+        NoiseDesign(n=8, eps=1.0, neighborhood=Neighborhood.shifts([2**63]))
+
+
+@pytest.mark.parametrize("inst", list(random_instances(13, 8)))
+def test_model_size_estimate_is_exact(inst):
+    n, shifts, eps, delta, metric, directed = inst
+    nb = Neighborhood.shifts(shifts, directed=directed)
+    for privacy, d in (("dp", 0.0), ("dp", delta), ("pdp", delta), ("pdp-kadam", delta)):
+        design = NoiseDesign(n=n, eps=eps, delta=d, neighborhood=nb, metric=metric, privacy=privacy)
+        for formulation in ("hull", "bigm"):
+            assert design.model_size(formulation) == design.build_model(formulation=formulation).size
+    dd = NoiseDesign(n=n, eps=eps, neighborhood=nb, privacy="pdp", objective="delta", max_distortion=0.5)
+    assert dd.model_size() == dd.build_model().size
+
+
+# ---------------------------------------------------------------- issue 13: cache
+
+
+def _write_many(path, tag, count):
+    from optnoise._io import atomic_write_text
+
+    for i in range(count):
+        atomic_write_text(path, json.dumps({"writer": tag, "i": i, "pad": "x" * 2000}))
+
+
+def test_concurrent_cache_writers_never_collide(tmp_path):
+    # issue 13: a shared fixed "<key>.tmp" made two processes writing one entry fail with FileNotFoundError
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    path = tmp_path / "entry.json"
+    procs = [ctx.Process(target=_write_many, args=(path, t, 300)) for t in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert json.loads(path.read_text())["i"] == 299  # complete, never half-written
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]  # no temporary file left
+
+
+def _solve_cached(cache, count):
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="dp")
+    for _ in range(count):
+        for f in Path(cache).glob("*.json"):  # force a fresh solve and write every time
+            f.unlink(missing_ok=True)
+        assert d.solve(cache=cache).status == "optimal"
+
+
+def test_concurrent_solves_share_a_cache(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_solve_cached, args=(tmp_path, 60)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0, 0]
+
+
+def test_cache_must_be_a_folder(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    d = NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1))
+    with pytest.raises(ValueError, match="cache must be a folder"):
+        d.solve(cache=f)
+    with pytest.raises(ValueError, match="cache must be a folder"):
+        d.solve(cache="/etc/passwd")
 
 
 # ---------------------------------------------------------------- release="clamp" (issue 14)

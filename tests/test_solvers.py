@@ -91,15 +91,41 @@ def test_highs_options_reach_the_solver_and_keep_the_optimum():
     [
         ({"no_such_option": 1}, "no_such_option"),
         ({"mip_allow_restart": "yes"}, "True or False"),
-        ({"mip_rel_gap": "abc"}, "float"),
-        ({"mip_rel_gap": -1.0}, "refused"),
+        ({"primal_feasibility_tolerance": "abc"}, "float"),
+        ({"random_seed": -1}, "refused"),
         ({"threads": 1.5}, "int"),
+        # issue 13: loosened tolerances, gap/termination options and non-finite values are refused up front
+        ({"primal_feasibility_tolerance": 0.5}, "loosens a tolerance"),
+        ({"mip_feasibility_tolerance": 1e-3}, "loosens a tolerance"),
+        ({"dual_feasibility_tolerance": 1e-6}, "loosens a tolerance"),
+        ({"kkt_tolerance": 1e-3}, "loosens a tolerance"),
+        ({"mip_rel_gap": float("nan")}, "mip_gap"),
+        ({"mip_abs_gap": 1.0}, "mip_gap"),
+        ({"objective_bound": 0.5}, "before optimality"),
+        ({"small_matrix_value": 0.5}, "coefficients"),
+        ({"output_flag": True}, "stdout"),
+        ({"random_seed": True}, "int"),
+        ({"primal_feasibility_tolerance": float("nan")}, "finite"),
+        ({1: 2}, "options must be a mapping"),
     ],
 )
 def test_bad_highs_options_are_value_errors(options, word):
     d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="pdp")
     with pytest.raises(ValueError, match=word):
         d.solve(options=options)
+
+
+@pytest.mark.parametrize("options", [[1], "presolve=off", 3])
+def test_options_must_be_a_mapping(options):
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="dp")
+    with pytest.raises(ValueError, match="options must be a mapping"):
+        d.solve(options=options)
+
+
+def test_tighter_tolerances_are_accepted():
+    d = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(2), privacy="pdp")
+    res = d.solve(options={"primal_feasibility_tolerance": 1e-10, "mip_feasibility_tolerance": 1e-10})
+    assert res.status == "optimal" and res.verify()
 
 
 def test_highs_options_with_another_backend_are_refused():

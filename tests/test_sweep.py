@@ -91,3 +91,55 @@ def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "4 ['optimal']"
+
+
+# ---------------------------------------------------------------- issue 13
+
+
+def test_grids_are_capped_before_they_are_materialised():
+    with pytest.raises(ValueError, match="more than 100000 points"):
+        parse_grid("eps", "1:2:100000000")  # used to run for minutes
+    with pytest.raises(ValueError, match="eps"):
+        parse_grid("eps", "1,,2")  # an empty item is a typo
+    with pytest.raises(ValueError, match="n"):
+        parse_grid("n", "\u0668", integer=True)  # non-ASCII digits are refused
+    with pytest.raises(ValueError, match="grid has 1000000 points"):
+        grid_points(n=list(range(1, 1001)), eps=[0.5] * 1000, delta=[0.0], neighborhoods=["bd:1"])
+
+
+def test_interrupted_sweep_returns_the_finished_rows(monkeypatch, tmp_path):
+    import optnoise.sweep as S
+
+    pts = points()
+    real = S.run_point
+    calls = []
+
+    def stop_at_third(p, *a, **k):
+        calls.append(p)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(S, "run_point", stop_at_third)
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_sweep(pts, cache=tmp_path, progress=False)
+    stop = info.value
+    assert isinstance(stop, S.SweepInterrupted)
+    assert len(stop.rows) == 2 and stop.total == 6
+    assert len(list(tmp_path.glob("*.json"))) == 2  # finished points are cached: the sweep resumes
+
+
+def test_unverified_rows_are_flagged(monkeypatch):
+    # a "solver" that claims optimality for the point mass at 0, which leaks under every shift
+    import optnoise.design as D
+    from optnoise.solvers import SolverOutput
+
+    def fake(model, **kw):
+        x = np.zeros(model.shape[1])
+        x[model.block("f")[0]] = 1.0
+        return SolverOutput("optimal", x, 0.0, 0.0, 0.0, 0.0, "highs", message="Optimal")
+
+    monkeypatch.setattr(D, "solve_model", fake)
+    row = run_point({"n": 6, "eps": 1.0, "delta": 0.1, "neighborhood": "bd:2", "privacy": "dp"})
+    assert row["status"] == "unverified" and "re-verification failed" in row["error"]
+    assert row["achieved_dp"] > 0.1
