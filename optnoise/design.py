@@ -69,7 +69,7 @@ from ._validation import (
 from .cache import entry_path, load_entry, problem_key, store_entry
 from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
-from .mechanism_design import clamp_matrix, clamp_model, clamp_model_size, matrix_errors
+from .mechanism_design import clamp_matrix, clamp_model, clamp_model_size, clamp_repair, matrix_errors
 from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
@@ -264,7 +264,6 @@ class NoiseDesign:
         self.shifts = neighborhood.resolve(self.n, dim)
         if self.release == "clamp":
             self.shape = (2 * self.n + 1,)
-            self.pairs = neighbour_pairs(self.n, neighborhood)
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
@@ -280,6 +279,16 @@ class NoiseDesign:
                 raise ValueError("max_distortion is required with objective='delta'")
             self.delta = None
             self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
+        if self.release == "clamp":
+            # the answer pairs are listed only once a bound on the model they make has passed the limits
+            bound = (1 if neighborhood.directed else 2) * len(neighborhood.raw) * (self.n + 1)
+            check_model_size(
+                clamp_model_size(
+                    self.n, bound, privacy=self.privacy, pure=self.is_pure, delta_objective=self.objective == "delta"
+                ),
+                what=f"the {self.privacy!r} model of this design",
+            )
+            self.pairs = neighbour_pairs(self.n, neighborhood)
         if isinstance(metric, str) and self.release == "clamp":
             self.metric = check_choice("metric", metric, CLAMP_METRICS)
             e = np.arange(-self.n, self.n + 1)  # the released error y - q
@@ -748,7 +757,10 @@ class NoiseDesign:
         used: SolverOutput | None = out
         if self._needs_retry(res) and solver == "highs":
             first, spent = res, res.solve_time
-            for extra in ROBUST_RETRIES:
+            # a clamped design's pure-DP tails are ~1e-11 masses, which dual simplex leaves within its
+            # tolerance of a zero neighbour; interior point with crossover meets those rows to ~1e-16
+            clamp_lp = self.release == "clamp" and not model.is_mip and "solver" not in (options or {})
+            for extra in (({"solver": "ipm"},) if clamp_lp else ()) + ROBUST_RETRIES:
                 again, out = attempt(extra)
                 spent += again.solve_time
                 note = f"re-solved with HiGHS options {extra} after status {first.status!r}" + (
@@ -792,25 +804,41 @@ class NoiseDesign:
         a fortiori. The result is ``"optimal"`` with ``gap`` at least that loss and a
         ``message`` that says what was done; ``None`` when the repair costs more.
         """
-        if res.pmf is None or res.distortion is None or self.release != "modulo":
-            return None
-        try:
-            cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
-        except ValueError:  # CertificationError: no repair within the budget
+        if res.pmf is None or res.distortion is None:
             return None
         d0 = float(res.distortion)
-        loss = (float(cd.distortion) - d0) / max(1.0, abs(d0))
+        if self.release == "clamp":  # the certificate is of the induced matrix, not of a noise PMF
+            target = float(self.delta or 0.0)
+            repaired = clamp_repair(
+                res.pmf,
+                self.n,
+                self.eps,
+                lambda p: within_delta(self.clamp_evaluation(p)[1][self.privacy], target),
+                lambda p: self.clamp_evaluation(p)[0] - d0 <= POLISH_RTOL * max(1.0, abs(d0)),
+            )
+            if repaired is None:
+                return None
+            pmf, method = repaired, "mixed with strictly private clamped noise"
+            new = self.clamp_evaluation(pmf)[0]
+        else:
+            try:
+                cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
+            except ValueError:  # CertificationError: no repair within the budget
+                return None
+            pmf, method, new = cd.pmf_float, cd.repair["method"], float(cd.distortion)
+        loss = (new - d0) / max(1.0, abs(d0))
         out = DesignResult(
             design=self,
             status="optimal",
-            pmf=cd.pmf_float,
+            pmf=pmf,
             solver=solver,
             solve_time=res.solve_time,
             model_size=res.model_size,
             gap=max(float(res.gap or 0.0), loss, 0.0),
             message=(
-                f"the solver's PMF failed re-verification ({res.message}); replaced by its exact repair "
-                f"({cd.repair['method']}, relative distortion change {loss:.3g})"
+                f"the solver's PMF failed re-verification ({res.message}); replaced by its "
+                f"{'exact ' if self.release == 'modulo' else ''}repair "
+                f"({method}, relative distortion change {loss:.3g})"
             ),
             backend_objective=res.backend_objective,
         )

@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,8 @@ __all__ = [
     "matrix_errors",
     "clamp_matrix",
     "clamp_model",
+    "clamp_model_size",
+    "clamp_repair",
 ]
 
 #: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x``; a matrix is accepted too.
@@ -376,6 +379,49 @@ def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
     out = np.zeros((n + 1, n + 1))
     np.add.at(out, (np.broadcast_to(q, y.shape), y), np.broadcast_to(f, y.shape))
     return out
+
+
+def clamp_repair(
+    pmf: Any,
+    n: int,
+    eps: float,
+    private: Callable[[np.ndarray], bool],
+    affordable: Callable[[np.ndarray], bool],
+) -> np.ndarray | None:
+    """The least mixture ``(1 - lam) f + lam g`` that is ``private`` and ``affordable``, or ``None``.
+
+    A solver meets the ratio rows of a clamped design only to its tolerance
+    (for pure DP, a ~1e-10 mass beside a zero breaks the exact rule). Mixing
+    with a noise ``g`` whose clamped matrix meets every ratio row strictly
+    scales each pair's hockey stick by ``1 - lam`` and adds a strictly
+    negative term to every ratio row, so a large enough ``lam`` repairs a
+    solution that is right up to tolerance. Two such ``g`` are tried: the
+    two-sided geometric noise at ``eps / 2`` folded onto ``{-n..n}`` (its
+    clamped matrix is the truncated geometric mechanism, ratios at most
+    ``e^(eps/2)``), and, when ``e^eps > 2``, the uniform noise on ``{-n..n}``
+    (interior ratios 1, boundary ratios at most 2), which repairs far tails
+    cheaply. For each, ``lam`` doubles from ``1e-12`` until ``private`` holds;
+    the first private mixture that ``affordable`` (the caller's loss budget)
+    accepts is returned.
+    """
+    f = np.asarray(pmf, dtype=float).ravel()
+    a = math.exp(-eps / 2)
+    k = np.abs(np.arange(-n, n + 1))
+    geometric = (1 - a) / (1 + a) * a**k
+    geometric[[0, -1]] = a**n / (1 + a)  # the folded tails: sum_{j >= n} of the two-sided geometric
+    candidates = [geometric]
+    if math.exp(eps) > 2.0:
+        candidates.append(np.full(2 * n + 1, 1.0 / (2 * n + 1)))
+    for g in candidates:
+        lam = 1e-12
+        while lam <= 1.0:
+            mix = (1.0 - lam) * f + lam * g
+            if private(mix):
+                if affordable(mix):
+                    return mix
+                break
+            lam *= 2
+    return None
 
 
 def _clamp_columns(mb: ModelBuilder, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -843,6 +889,17 @@ class MechanismDesign:
         if hit is not None:
             return hit
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options)
+        lp = not (self.privacy == "pdp" and not self.is_pure)
+        if res.status == UNVERIFIED and solver == "highs" and lp and "solver" not in (options or {}):
+            # tiny pure-DP tails beside zeros are met within dual simplex's tolerance only; interior point
+            # with crossover meets those rows to ~1e-16
+            again = self._solve_lazy(
+                solver, time_limit, mip_gap, verbose, formulation, {**(options or {}), "solver": "ipm"}
+            )
+            again.solve_time += res.solve_time
+            if again.status == "optimal":
+                again.message = f"{again.message}; re-solved with interior point after: {res.message}"
+                res = again
         if res.status == UNVERIFIED and self.objective != "delta":
             res = self._polish(res, solver) or res
         if res.status == "infeasible" and self.objective != "delta":

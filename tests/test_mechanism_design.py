@@ -489,3 +489,75 @@ def test_solve_arguments_are_validated():
         d.solve(formulation="tight")
     with pytest.raises(ValueError, match="options"):
         d.solve(options={"no_such_option": 1})
+
+
+# ---------------------------------------------------------------- limits, model sizes, repairs (issue 13's rules)
+
+
+@pytest.mark.parametrize("privacy,delta", [("dp", 0.0), ("dp", 0.05), ("pdp", 0.05)])
+@pytest.mark.parametrize("objective", ["bayes", "minimax", "delta"])
+def test_model_size_estimates_are_exact(privacy, delta, objective):
+    kw = dict(max_loss=1.0) if objective == "delta" else dict(delta=delta)
+    d = MechanismDesign(n=6, eps=1.0, privacy=privacy, objective=objective, neighbors="adjacent:2", **kw)
+    for formulation in ("hull", "bigm"):
+        assert d.model_size(formulation) == d.build_model(formulation=formulation).size
+    for n in (1, 2, 5):
+        for objective2 in ("distortion", "delta"):
+            kw2 = dict(max_distortion=1.0) if objective2 == "delta" else dict(delta=delta)
+            c = NoiseDesign(
+                n=n,
+                eps=1.0,
+                neighborhood=Neighborhood.bd(1),
+                privacy=privacy,
+                release="clamp",
+                objective=objective2,
+                **kw2,
+            )
+            for formulation in ("hull", "bigm"):
+                assert c.model_size(formulation) == c.build_model(formulation=formulation).size
+
+
+def test_oversized_designs_are_refused_before_building():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="too large"):
+        MechanismDesign(n=1_000_000, eps=1.0, outputs=1, neighbors="adjacent:1000000")
+    with pytest.raises(ValueError, match="too large"):
+        NoiseDesign(n=1_000_000, eps=1.0, neighborhood=Neighborhood.bd(1000), privacy="dp", release="clamp")
+    with pytest.raises(ValueError, match="eps must be <="):
+        MechanismDesign(n=5, eps=40.0)
+    with pytest.raises(ValueError, match="loss matrix entries must have magnitude"):
+        MechanismDesign(n=2, eps=1.0, loss=np.full((3, 3), 1e20))
+    assert time.perf_counter() - t0 < 5
+
+
+def test_statuses_follow_the_tolerance_rule():
+    d = MechanismDesign(n=4, eps=1.0, delta=0.01)
+    res = d.solve()
+    bad = MechanismResult(
+        design=d, status="optimal", matrix=np.eye(5), solver="highs", solve_time=0.0, model_size={}
+    )  # the identity leaks everything
+    assert bad.status == "unverified" and not bad.verify() and "re-verification failed" in bad.message
+    assert MechanismResult.from_dict(res.to_dict(), design=d).status == "optimal"
+    with pytest.raises(ValueError, match="status must be one of"):
+        MechanismResult(design=d, status="great", matrix=None, solver="highs", solve_time=0.0, model_size={})
+    with pytest.raises(ValueError, match="matrix row"):
+        MechanismResult(design=d, status="optimal", matrix=np.ones((5, 5)), solver="x", solve_time=0, model_size={})
+
+
+@pytest.mark.parametrize("eps", [2.0, 3.0])
+def test_pure_dp_tails_below_tolerance_are_repaired(eps):
+    """Pure DP at n = 20: the optimal tails (~e^-(eps n)) are below the solver's tolerance; results still verify."""
+    for metric, loss in (("mse", "sq"), ("er", "er")):
+        c = NoiseDesign(
+            n=20, eps=eps, neighborhood=Neighborhood.bd(1), privacy="dp", metric=metric, release="clamp"
+        ).solve()
+        g = MechanismDesign(n=20, eps=eps, loss=loss).solve()
+        for res in (c, g):
+            assert res.status == "optimal" and res.verify() and (res.gap or 0.0) <= 1e-6
+        # both within 1e-6 of the truncated geometric mechanism (GRS: uniform prior, identity remap for these)
+        G = truncated_geometric(20, eps)
+        geo = float(((G * loss_of(loss, 20)).sum(axis=1)).mean())
+        assert c.distortion == pytest.approx(geo, rel=2e-6)
+        assert g.loss <= geo * (1 + 2e-6)

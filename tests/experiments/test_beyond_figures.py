@@ -27,13 +27,16 @@ def _committed():
 
 
 def test_committed_orderings_hold_at_every_point():
-    """The ordering the README states: general <= clamped <= truncated geometric; modulo's released error is worst."""
+    """The ordering the README states: general <= clamped <= truncated geometric; modulo's released error is worst.
+
+    Up to 2e-6 relative: a solution repaired to meet the tolerance rule may cost up to 1e-6 (POLISH_RTOL).
+    """
     rows = _committed()
     assert len(rows) == 30
     for r in rows:
         for m in ("mse", "er"):
-            assert r[f"general_{m}"] <= r[f"clamp_{m}"] * (1 + 1e-7)
-            assert r[f"clamp_{m}"] <= r[f"geometric_{m}"] * (1 + 1e-7)
+            assert r[f"general_{m}"] <= r[f"clamp_{m}"] * (1 + 2e-6)
+            assert r[f"clamp_{m}"] <= r[f"geometric_{m}"] * (1 + 2e-6)
             assert r[f"general_{m}"] <= r[f"modulo_{m}"]
         assert r["modulo_mse"] > 2.5 * r["general_mse"]  # wrap-around: a released 20 for a true 0
 
@@ -43,9 +46,9 @@ def test_committed_pure_dp_matches_ghosh_roughgarden_sundararajan():
     for r in _committed():
         if r["delta"] == 0:
             assert r["alpha"] == pytest.approx(np.exp(-r["eps"]), rel=1e-9)  # CSV: 10 digits
-            assert r["clamp_er"] == pytest.approx(r["geometric_er"], rel=1e-6)
-            assert r["clamp_mse"] == pytest.approx(r["geometric_mse"], rel=1e-6)
-            assert r["general_er"] == pytest.approx(r["geometric_er"], rel=1e-6)
+            assert r["clamp_er"] == pytest.approx(r["geometric_er"], rel=2e-6)
+            assert r["clamp_mse"] == pytest.approx(r["geometric_mse"], rel=2e-6)
+            assert r["general_er"] == pytest.approx(r["geometric_er"], rel=2e-6)
 
 
 def test_committed_error_rates_equal_closed_forms():
@@ -62,5 +65,5 @@ def test_committed_error_rates_equal_closed_forms():
             continue
         a = np.exp(-r["eps"])
         geo = 1 - ((n - 1) * (1 - a) / (1 + a) + 2 / (1 + a)) / (n + 1)
-        assert r["general_er"] == pytest.approx(geo, rel=1e-8)
-        assert r["modulo_er"] == pytest.approx(1 - 1 / np.sum(a**d), rel=1e-8)
+        assert r["general_er"] == pytest.approx(geo, rel=2e-6)
+        assert r["modulo_er"] == pytest.approx(1 - 1 / np.sum(a**d), rel=2e-6)
