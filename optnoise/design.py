@@ -979,17 +979,14 @@ class DesignResult:
             self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
             self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)
-        if status == self.status and d.objective == "delta" and status in ("optimal", "time_limit"):
-            cap = float(d.max_distortion or 0.0)
-            if not within_delta(self.distortion, cap):
-                status, why = (
-                    UNVERIFIED,
-                    (
-                        f"re-verification failed: the distortion {self.distortion:.10g} exceeds the cap "
-                        f"max_distortion = {cap:g} beyond the tolerance rule"
-                    ),
-                )
+        status, why = settle_status(
+            self.status,
+            self.achieved[d.privacy],
+            self.target,
+            notion=d.privacy,
+            value=self.distortion,
+            cap=float(d.max_distortion or 0.0) if d.objective == "delta" else None,
+        )
         if status != self.status:
             self.status = status
             self.message = why + (f"; solver said: {self.message}" if self.message else "")

@@ -1133,15 +1133,16 @@ class MechanismResult:
         }
         self.actual = matrix_errors(P, d.outputs)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)
-        if status == self.status and d.objective == "delta" and status in ("optimal", "time_limit"):
-            cap = float(d.max_loss or 0.0)
-            if not within_delta(self.loss, cap):
-                status, why = (
-                    UNVERIFIED,
-                    f"re-verification failed: the Bayes loss {self.loss:.10g} exceeds the cap max_loss = {cap:g} "
-                    "beyond the tolerance rule",
-                )
+        status, why = settle_status(
+            self.status,
+            self.achieved[d.privacy],
+            self.target,
+            notion=d.privacy,
+            value=self.loss,
+            cap=float(d.max_loss or 0.0) if d.objective == "delta" else None,
+            measure="Bayes loss",
+            cap_name="max_loss",
+        )
         if status != self.status:
             self.status = status
             self.message = why + (f"; solver said: {self.message}" if self.message else "")
