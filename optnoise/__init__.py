@@ -6,8 +6,17 @@
 'optimal'
 """
 
-from .certify import CertificationError, CertifiedDesign, certify_result, exact_delta, exp_bounds, load_design
+from .certify import (
+    CertificationError,
+    CertifiedDesign,
+    CertifiedMechanism,
+    certify_result,
+    exact_delta,
+    exp_bounds,
+    load_design,
+)
 from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
+from .mechanism_design import MechanismDesign, MechanismResult
 from .model import LinearModel, ModelBuilder
 from .neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
 from .privacy import (
@@ -29,6 +38,9 @@ __all__ = [
     "NoiseDesign",
     "DesignResult",
     "CertifiedDesign",
+    "CertifiedMechanism",
+    "MechanismDesign",
+    "MechanismResult",
     "CertificationError",
     "certify_result",
     "load_design",

@@ -1,12 +1,24 @@
-"""On-disk cache of expensive results (design solves, lattice LPs), shared by every caller.
+"""On-disk cache of expensive results, shared by every caller.
 
-A result is stored as one JSON file ``<folder>/<key>.json``. The key is a hash of
-everything that determines the result (the problem, the solver and its options,
-and :data:`CACHE_VERSION`), so a changed problem or option never reads a stale
-entry; bump :data:`CACHE_VERSION` when a formulation changes what a key means.
-Writes are atomic (a temporary file renamed into place), so parallel figure
-scripts or sweep workers sharing a folder never see half an entry, and a
-corrupt entry is dropped and recomputed.
+Two layers over one store of JSON files ``<folder>/<key>.json``:
+
+* plain data (:func:`cached`, :func:`cache_key`): lattice LPs and figure
+  scripts store whatever JSON-ready dict they computed;
+* design results (:func:`problem_key`, :func:`load_entry`,
+  :func:`store_entry`): ``NoiseDesign.solve(cache=...)`` and
+  ``MechanismDesign.solve(cache=...)`` (and so sweeps) store the problem's
+  ``spec()`` beside the result's ``to_dict()``. An entry is used only if its
+  format is current, its stored spec equals the design's (the key already
+  hashes the spec; comparing the stored one catches a replaced file) and the
+  result rebuilt from it (which re-verifies it from scratch) is neither
+  ``"unverified"`` nor ``"error"``; otherwise the design is solved again and
+  the entry overwritten. Unverified or failed results are never written.
+
+Keys hash everything that determines the result (the problem, the solver and
+its options, and :data:`CACHE_VERSION`), so a changed problem or option never
+reads a stale entry. Writes are atomic (a temporary file renamed into place),
+so parallel figure scripts or sweep workers sharing a folder never see half an
+entry, and a corrupt entry is dropped and recomputed.
 
 >>> import tempfile
 >>> folder = tempfile.mkdtemp()
@@ -24,12 +36,31 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["CACHE_VERSION", "cache_key", "cache_load", "cache_store", "cached"]
+from ._io import atomic_write_text, ensure_folder
+from .tolerance import UNVERIFIED
+
+__all__ = [
+    "CACHE_VERSION",
+    "CACHE_FORMAT",
+    "cache_key",
+    "cache_load",
+    "cache_store",
+    "cached",
+    "problem_key",
+    "entry_path",
+    "load_entry",
+    "store_entry",
+]
 
 #: Part of every key; raise it when a change to optnoise makes old entries wrong.
 CACHE_VERSION = 1
+
+#: Format of a design-result entry (checked on load).
+CACHE_FORMAT = 2
+
+R = TypeVar("R")
 
 
 def cache_key(kind: str, payload: Mapping[str, Any]) -> str:
@@ -42,9 +73,8 @@ def _path(folder: str | os.PathLike, key: str) -> Path:
     return Path(folder) / f"{key}.json"
 
 
-def cache_load(folder: str | os.PathLike, key: str) -> dict[str, Any] | None:
-    """The entry stored under ``key``, or ``None`` (missing or unreadable; an unreadable one is removed)."""
-    path = _path(folder, key)
+def _read(path: Path) -> dict[str, Any] | None:
+    """The JSON object at ``path``, or ``None`` (missing or unreadable; an unreadable file is removed)."""
     if not path.exists():
         return None
     try:
@@ -55,13 +85,16 @@ def cache_load(folder: str | os.PathLike, key: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def cache_load(folder: str | os.PathLike, key: str) -> dict[str, Any] | None:
+    """The entry stored under ``key``, or ``None`` (missing or unreadable; an unreadable one is removed)."""
+    return _read(_path(folder, key))
+
+
 def cache_store(folder: str | os.PathLike, key: str, data: Mapping[str, Any]) -> None:
     """Store ``data`` (JSON-ready) under ``key``, atomically."""
     path = _path(folder, key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data))
 
 
 def cached(
@@ -85,3 +118,39 @@ def cached(
     if accept is None or accept(data):
         cache_store(folder, key, data)
     return data
+
+
+def problem_key(spec: dict[str, Any], options: dict[str, Any]) -> str:
+    """Stable key of a problem's ``spec()`` and the solve options."""
+    return cache_key("result", {"spec": spec, "opts": options})
+
+
+def entry_path(cache: str | os.PathLike | None, key: str) -> Path | None:
+    """The entry of ``key`` in the folder ``cache`` (created if needed); ``None`` without a cache."""
+    return None if cache is None else _path(ensure_folder("cache", cache), key)
+
+
+def load_entry(path: Path | None, spec: dict[str, Any], rebuild: Callable[[dict[str, Any]], R]) -> R | None:
+    """The cached result at ``path``, or ``None`` when absent, stale, corrupt or unverifiable.
+
+    ``rebuild`` turns the stored ``to_dict()`` back into a result (re-verifying it).
+    """
+    data = None if path is None else _read(path)
+    if data is None or data.get("cache_format") != CACHE_FORMAT:
+        return None
+    if data.get("spec") != json.loads(json.dumps(spec)):
+        return None
+    try:
+        res = rebuild(data["result"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    # the rebuilt result was re-verified: an entry that fails is solved again (and overwritten)
+    return None if getattr(res, "status", None) in (UNVERIFIED, "error") else res
+
+
+def store_entry(path: Path | None, spec: dict[str, Any], result: Any) -> None:
+    """Write ``result`` to ``path`` atomically, unless there is no cache or it is unverified or failed."""
+    if path is None or result.status in (UNVERIFIED, "error"):
+        return
+    entry = {"cache_format": CACHE_FORMAT, "spec": spec, "result": result.to_dict()}
+    atomic_write_text(path, json.dumps(entry))

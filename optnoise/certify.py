@@ -124,7 +124,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -135,11 +135,13 @@ from .privacy import NOTIONS
 from .solvers import FEASIBILITY_TOL, SOLVERS, solve_model
 from .tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
 
-if TYPE_CHECKING:
-    from .design import DesignResult, NoiseDesign
-
 __all__ = [
     "CertifiedDesign",
+    "CertifiedMechanism",
+    "PairLayout",
+    "pmf_layout",
+    "matrix_layout",
+    "exact_pair_delta",
     "CertificationError",
     "certify_result",
     "exact_delta",
@@ -342,26 +344,58 @@ def exact_delta(weights: Any, index: np.ndarray, notion: str, bounds: tuple[Frac
     D = int(w.sum())
     if D <= 0:
         raise ValueError("weights must have a positive sum")
+    index = np.asarray(index)
+    return exact_pair_delta(w, np.broadcast_to(np.arange(w.size), index.shape), index, D, notion, bounds)
+
+
+def exact_pair_delta(
+    weights: Any,
+    first: np.ndarray,
+    second: np.ndarray,
+    denominator: int,
+    notion: str,
+    bounds: tuple[Fraction, Fraction],
+) -> Fraction | float:
+    """Certified delta of integer distributions compared in pairs, the core of every exact check.
+
+    Pair ``k`` compares ``P(o) = weights[first[k, o]] / D`` with
+    ``Q(o) = weights[second[k, o]] / D`` over its outputs ``o``; the result
+    is the worst pair, bounded as in :func:`exact_delta`. A noise PMF has one
+    pair per shift (``first[k] = 0..N-1``, ``second[k]`` the shifted indices);
+    a mechanism matrix ``W[x, y]`` (rows summing to ``D``) has one pair per
+    ordered neighbour pair ``(x, x')``: ``first[k] = x (m+1) + y``,
+    ``second[k] = x' (m+1) + y``.
+
+    ``"pdp-kadam"`` shares one indicator per ``first`` index between all
+    pairs, which is meaningful for noise PMFs only (every ``first[k]`` is
+    ``0..N-1``).
+    """
+    check_choice("notion", notion, NOTIONS)
+    w = np.asarray(weights, dtype=object).ravel()
+    D = int(denominator)
+    if D <= 0:
+        raise ValueError("denominator must be positive")
     lo, hi = bounds
     a, b = lo.numerator, lo.denominator
-    g = w[index]  # (K, N): w(eta + mu)
-    wb = w * b
+    p = w[first]  # (K, C): P(o)
+    g = w[second]  # (K, C): Q(o)
+    wb = p * b
     ag = g * a
     if notion == "dp":
-        excess = wb[None, :] - ag
+        excess = wb - ag
         excess = np.where(excess > 0, excess, 0)
         worst = max(int(row.sum()) for row in excess)
         return Fraction(worst, b * D)
-    leak = wb[None, :] > ag  # not (w <= L g)
+    leak = wb > ag  # not (w <= L g)
     if notion == "pdp":
-        worst = max(int(np.where(row, w, 0).sum()) for row in leak)
+        worst = max(int(np.where(row, prow, 0).sum()) for row, prow in zip(leak, p, strict=True))
         return Fraction(worst, D)
     c, e = hi.numerator, hi.denominator
     u = leak.any(axis=0)
-    weak = (w[None, :] * e >= g * c).all(axis=0)  # (13g) with U >= e^eps, every shift
+    weak = (p * e >= g * c).all(axis=0)  # (13g) with U >= e^eps, every shift
     if np.any(u & ~weak):
         return math.inf
-    return Fraction(int(np.where(u, w, 0).sum()), D)
+    return Fraction(int(np.where(u, p[0], 0).sum()), D)
 
 
 def _frac_str(x: Fraction | float) -> str:
@@ -371,38 +405,206 @@ def _frac_str(x: Fraction | float) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# what is checked: the layout of a design's probabilities
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PairLayout:
+    """How the exact check, the repair and the sampler see a design's probabilities.
+
+    The certified object is a flat vector of ``rows * cols`` integer weights:
+    ``rows`` distributions of ``cols`` outputs each, every row summing to the
+    common denominator ``2**bits``. A noise PMF is one row
+    (:func:`pmf_layout`); a mechanism matrix ``P[x, y]`` has one row per
+    input (:func:`matrix_layout`). Built by the design's ``pair_layout()``.
+
+    Attributes
+    ----------
+    kind : {"pmf", "matrix"}
+        Sampled as additive modulo noise (:class:`CertifiedDesign`) or row by
+        row (:class:`CertifiedMechanism`).
+    weights_shape : tuple of int
+        Shape of the weights array (the PMF's, or ``(rows, cols)``).
+    rows, cols : int
+        Number of distributions and of outputs of each.
+    first, second : ndarray of int, shape (K, cols)
+        Pair ``k`` compares the flat entries ``first[k]`` with ``second[k]``
+        (:func:`exact_pair_delta`).
+    loss : ndarray, shape (r, rows * cols)
+        Loss rows: the design's loss of a flat probability vector ``p`` is
+        ``max(loss @ p)`` (one row for a distortion or Bayes loss, one per
+        input for a minimax loss).
+    notion : str
+        The privacy notion checked.
+    embed : callable
+        Maps the design's float solution (its ``pmf`` or ``matrix``) to the
+        flat vector checked here.
+    resolve : callable
+        ``resolve(delta, solver)``: the design re-solved at a smaller delta
+        (repair step b for ``"dp"``), as a float solution, or ``None``.
+    outputs : ndarray, optional
+        The released value of every column (``"matrix"`` layouts).
+    """
+
+    kind: str
+    weights_shape: tuple[int, ...]
+    rows: int
+    cols: int
+    first: np.ndarray
+    second: np.ndarray
+    loss: np.ndarray
+    notion: str
+    embed: Callable[[np.ndarray], np.ndarray]
+    resolve: Callable[[float, str], np.ndarray | None]
+    outputs: np.ndarray | None = None
+
+    @property
+    def size(self) -> int:
+        """Number of weights ``rows * cols``."""
+        return self.rows * self.cols
+
+    def loss_of(self, p: np.ndarray) -> float:
+        """The design's loss of the flat probabilities ``p``."""
+        return float(np.max(self.loss @ np.asarray(p, dtype=float)))
+
+    def check(self, weights: Any, denominator: int, bounds: tuple[Fraction, Fraction]) -> Fraction | float:
+        """The exact certified delta of integer weights (:func:`exact_pair_delta`)."""
+        return exact_pair_delta(weights, self.first, self.second, denominator, self.notion, bounds)
+
+
+def pmf_layout(
+    index: np.ndarray,
+    cost: np.ndarray,
+    notion: str,
+    resolve: Callable[[float, str], np.ndarray | None],
+) -> PairLayout:
+    """The layout of a noise PMF: one row, one pair per shift (``index`` as :meth:`NoiseDesign.shift_index`)."""
+    index = np.asarray(index, dtype=np.int64)
+    K, N = index.shape
+    cost = np.asarray(cost, dtype=float)
+    return PairLayout(
+        kind="pmf",
+        weights_shape=cost.shape,
+        rows=1,
+        cols=N,
+        first=np.broadcast_to(np.arange(N), (K, N)),
+        second=index,
+        loss=cost.reshape(1, N),
+        notion=notion,
+        embed=lambda sol: np.asarray(sol, dtype=float).ravel(),
+        resolve=resolve,
+    )
+
+
+def matrix_layout(
+    pairs: np.ndarray,
+    outputs: np.ndarray,
+    loss: np.ndarray,
+    notion: str,
+    resolve: Callable[[float, str], np.ndarray | None],
+    *,
+    embed: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> PairLayout:
+    """The layout of a mechanism matrix ``P[x, y]``: one row per input, one pair per ordered neighbour pair.
+
+    ``loss`` holds the loss rows over the flattened matrix (see :class:`PairLayout`).
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    outputs = np.asarray(outputs)
+    C = outputs.size
+    loss = np.atleast_2d(np.asarray(loss, dtype=float))
+    R = loss.shape[1] // C
+    if notion not in ("dp", "pdp"):
+        raise ValueError(f"notion must be one of 'dp', 'pdp' for a mechanism matrix; got {notion!r}")
+    y = np.arange(C)
+    return PairLayout(
+        kind="matrix",
+        weights_shape=(R, C),
+        rows=R,
+        cols=C,
+        first=pairs[:, :1] * C + y[None, :],
+        second=pairs[:, 1:] * C + y[None, :],
+        loss=loss,
+        notion=notion,
+        embed=embed or (lambda sol: np.asarray(sol, dtype=float).ravel()),
+        resolve=resolve,
+        outputs=outputs,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# exact sampling
+# --------------------------------------------------------------------------------------------
+
+
+class _SamplingTable:
+    """Exact lookup of one integer distribution: draws below ``2**bits`` to indices.
+
+    ``lookup(u)`` is the ``i`` with ``cum[i-1] <= u < cum[i]``, i.e.
+    ``searchsorted(cum, u, side="right")``: start at the guide entry of the
+    draw's top bits (a lower bound) and advance while ``u >= cum[i]``.
+    """
+
+    def __init__(self, weights: np.ndarray, bits: int, guide_bits: int = 16) -> None:
+        self.bits = bits
+        self.cum = np.cumsum(np.asarray(weights, dtype=np.int64).ravel(), dtype=np.int64)
+        self.guide_bits = min(guide_bits, bits)
+        starts = np.arange(1 << self.guide_bits, dtype=np.int64) << (bits - self.guide_bits)
+        # guide[t]: the interval containing the first integer of bucket t; a draw in
+        # bucket t has index >= guide[t] (the table is non-decreasing).
+        self.guide = np.searchsorted(self.cum, starts, side="right")
+
+    def lookup(self, u: np.ndarray) -> np.ndarray:
+        idx = self.guide[u >> (self.bits - self.guide_bits)]
+        active = np.flatnonzero(u >= self.cum[idx])
+        while active.size:
+            idx[active] += 1
+            active = active[u[active] >= self.cum[idx[active]]]
+        return idx
+
+
+def _draw_uniform(count: int, bits: int, rng: Any) -> np.ndarray:
+    """``count`` integers uniform on ``[0, 2**bits)`` as int64."""
+    if rng is None:
+        # CSPRNG: os.urandom (getrandom(2)); the top `bits` of each 64-bit word are uniform.
+        words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+        return (words >> np.uint64(64 - bits)).astype(np.int64)
+    return rng.integers(0, 1 << bits, size=count, dtype=np.int64)
+
+
+def _check_rng(rng: Any) -> Any:
+    if rng is None or isinstance(rng, np.random.Generator):
+        return rng
+    raise ValueError(
+        "rng must be None (cryptographically secure, for deployment) or a seeded "
+        f"numpy.random.Generator (reproducible experiments only); got {type(rng).__name__}"
+    )
+
+
+def _check_answers(q: Any, n: int, name: str = "q") -> np.ndarray:
+    """Integer answers in ``[0, n]`` (a scalar or any array) as int64."""
+    arr = np.asarray(q)
+    if arr.dtype == object or arr.dtype.kind not in "iuf" or arr.size == 0:
+        raise ValueError(f"{name} must be integers in [0, n] = [0, {n}] (a scalar or an array); got {q!r}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must be integers in [0, n] = [0, {n}]; got non-integer or non-finite values")
+    if arr.min() < 0 or arr.max() > n:
+        raise ValueError(f"{name} must be integers in [0, n] = [0, {n}]; got values outside that range")
+    return arr.astype(np.int64, copy=False)
+
+
+# --------------------------------------------------------------------------------------------
 # the certified design
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(eq=False)
-class CertifiedDesign:
-    """A noise design with exact integer weights, an exact privacy certificate and an exact sampler.
+class _Certified:
+    """What every certified object shares: exact weights, the certificate, persistence."""
 
-    Build one with :meth:`DesignResult.certify` / :func:`certify_result`, or
-    :func:`load_design`.
-
-    Attributes
-    ----------
-    design : NoiseDesign
-        The problem (n, shape, shifts, direction, metric, notion).
-    weights : ndarray of int64, shape ``(n+1,)*d``
-        The exact PMF is ``weights / 2**bits``.
-    bits : int
-        ``log2`` of the common denominator.
-    eps, delta : float
-        The certified target: the check is at ``eps``, and
-        ``certified_delta <= delta``.
-    certified_delta : Fraction
-        Exact upper bound on the design's delta under its notion at ``eps``.
-    repair : dict
-        How the solver's PMF became ``weights``: method, mixing weight, margin,
-        distortions and the loss (see the module docstring).
-    solver : dict
-        Solver name, status, gap, time and model size of the source result.
-    """
-
-    design: NoiseDesign
+    design: Any
     weights: np.ndarray
     bits: int
     eps: float
@@ -412,21 +614,15 @@ class CertifiedDesign:
     solver: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        w = np.asarray(self.weights, dtype=np.int64).reshape(self.design.shape)
+        self.layout: PairLayout = self.design.pair_layout()
+        w = np.asarray(self.weights, dtype=np.int64).reshape(self.layout.weights_shape)
         self.weights = w
-        cum = np.cumsum(w.ravel(), dtype=np.int64)
-        if cum[-1] != self.denominator:
-            raise ValueError(f"weights must sum to 2**bits = {self.denominator}; they sum to {int(cum[-1])}")
-        self._cum = cum
-        self._guide_bits = min(16, self.bits)
-        starts = np.arange(1 << self._guide_bits, dtype=np.int64) << (self.bits - self._guide_bits)
-        # guide[t]: the interval containing the first integer of bucket t; a draw in
-        # bucket t has index >= guide[t] (the table is non-decreasing).
-        self._guide = np.searchsorted(cum, starts, side="right")
-        # coordinates of every flat noise index, for vector designs
-        self._coords = np.indices(self.shape).reshape(len(self.shape), -1).T.astype(np.int64)
+        sums = w.reshape(self.layout.rows, self.layout.cols).sum(axis=1, dtype=np.int64)
+        if np.any(sums != self.denominator):
+            raise ValueError(
+                f"weights must sum to 2**bits = {self.denominator} (in every row); they sum to {int(sums[0])}"
+            )
 
-    # ------------------------------------------------------------------ properties
     @property
     def notion(self) -> str:
         """The certified privacy notion (the design's)."""
@@ -437,141 +633,29 @@ class CertifiedDesign:
         return self.design.n
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.design.shape
-
-    @property
     def denominator(self) -> int:
         """``2**bits``."""
         return 1 << self.bits
 
-    @property
-    def pmf(self) -> np.ndarray:
-        """The exact PMF as an object array of :class:`fractions.Fraction`."""
+    def _exact(self) -> np.ndarray:
+        """The weights as exact fractions of ``2**bits`` (object array, the weights' shape)."""
         D = self.denominator
         out = np.empty(self.weights.size, dtype=object)
         out[:] = [Fraction(int(v), D) for v in self.weights.ravel()]
-        return out.reshape(self.shape)
+        return out.reshape(self.weights.shape)
 
-    @property
-    def pmf_float(self) -> np.ndarray:
-        """The PMF as floats (for plots and float accounting; sampling uses the integers)."""
+    def _float(self) -> np.ndarray:
+        """The weights as float probabilities (sampling uses the integers)."""
         return self.weights.astype(float) / float(self.denominator)
 
-    @property
-    def distortion(self) -> Fraction:
-        """Exact ``sum_eta rho_eta w(eta) / D`` under the design's metric (costs are exact floats)."""
-        cost = self.design.cost.ravel()
-        num = sum(
-            (Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0)
-        )
-        return num / self.denominator
-
     def check(self) -> Fraction | float:
-        """Re-run the exact check (:func:`exact_delta`) on the weights."""
-        return exact_delta(self.weights.ravel(), self.design.shift_index(), self.notion, _check_bounds(self.eps))
+        """Re-run the exact check (:func:`exact_pair_delta`) on the weights."""
+        return self.layout.check(self.weights.ravel(), self.denominator, _check_bounds(self.eps))
 
     def verify(self) -> bool:
         """True when the exact check reproduces ``certified_delta`` and it is within the target."""
         got = self.check()
         return got == self.certified_delta and got <= Fraction(self.delta)
-
-    # ------------------------------------------------------------------ sampling
-    def _draw_uniform(self, count: int, rng: Any) -> np.ndarray:
-        """``count`` integers uniform on ``[0, 2**bits)`` as int64."""
-        if rng is None:
-            # CSPRNG: os.urandom (getrandom(2)); the top `bits` of each 64-bit word are uniform.
-            words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
-            return (words >> np.uint64(64 - self.bits)).astype(np.int64)
-        return rng.integers(0, self.denominator, size=count, dtype=np.int64)
-
-    def _lookup(self, u: np.ndarray) -> np.ndarray:
-        """Flat noise index of each draw: the ``i`` with ``cum[i-1] <= u < cum[i]``.
-
-        Equals ``searchsorted(cum, u, side="right")``: start at the guide entry
-        of the draw's top bits (a lower bound) and advance while ``u >= cum[i]``.
-        """
-        idx = self._guide[u >> (self.bits - self._guide_bits)]
-        active = np.flatnonzero(u >= self._cum[idx])
-        while active.size:
-            idx[active] += 1
-            active = active[u[active] >= self._cum[idx[active]]]
-        return idx
-
-    @staticmethod
-    def _check_rng(rng: Any) -> Any:
-        if rng is None or isinstance(rng, np.random.Generator):
-            return rng
-        raise ValueError(
-            "rng must be None (cryptographically secure, for deployment) or a seeded "
-            f"numpy.random.Generator (reproducible experiments only); got {type(rng).__name__}"
-        )
-
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: np.random.Generator | None = None) -> Any:
-        """Draw noise values exactly from ``weights / 2**bits``.
-
-        Parameters
-        ----------
-        size : int or tuple, optional
-            Number/shape of draws; ``None`` draws one.
-        rng : numpy.random.Generator, optional
-            ``None`` (default): the OS CSPRNG, for deployment. A seeded
-            Generator makes runs reproducible; it is **not** for deployment.
-
-        Returns
-        -------
-        int, or ndarray of int64 with shape ``size`` (scalar designs) or
-        ``size + (d,)`` (vector designs).
-        """
-        rng = self._check_rng(rng)
-        raw: Any = size  # validated entry by entry below, whatever the caller passed
-        dims = () if raw is None else ((raw,) if np.ndim(raw) == 0 else tuple(raw))
-        shape = tuple(check_int("size", s, minimum=0) for s in dims)
-        count = int(np.prod(shape)) if shape else 1
-        flat = self._lookup(self._draw_uniform(count, rng)) if count else np.zeros(0, dtype=np.int64)
-        if self.design.dim == 1:
-            out = flat.astype(np.int64, copy=False).reshape(shape)
-        else:
-            out = self._coords[flat].reshape(shape + (self.design.dim,))
-        if size is None and self.design.dim == 1:
-            return int(out)
-        return out
-
-    def release(self, q: Any, rng: np.random.Generator | None = None) -> Any:
-        """Release ``q + eta (mod n+1)`` with ``eta`` drawn exactly from the certified PMF.
-
-        Parameters
-        ----------
-        q : int or array_like
-            True answers in ``{0..n}``: a scalar or any array for scalar
-            designs; a vector of length d, or an array of shape ``(..., d)``, for
-            vector designs. Each answer gets an independent noise draw.
-        rng : numpy.random.Generator, optional
-            ``None`` (default) uses the OS CSPRNG; a seeded Generator is for
-            reproducible experiments only, never for deployment.
-
-        Returns
-        -------
-        int or ndarray of int64, the shape of ``q``.
-        """
-        rng = self._check_rng(rng)
-        d, n = self.design.dim, self.n
-        arr = np.asarray(q)
-        if arr.dtype == object or arr.dtype.kind not in "iuf" or arr.size == 0:
-            raise ValueError(f"q must be integers in [0, n] = [0, {n}] (a scalar or an array); got {q!r}")
-        if arr.dtype.kind == "f":
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-                raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got non-integer or non-finite values")
-        if arr.min() < 0 or arr.max() > n:
-            raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got values outside that range")
-        arr = arr.astype(np.int64, copy=False)
-        if d > 1 and (arr.ndim == 0 or arr.shape[-1] != d):
-            raise ValueError(f"q must have a last axis of length d = {d} for this vector design; got shape {arr.shape}")
-        batch = arr.shape if d == 1 else arr.shape[:-1]
-        noise = self.sample(batch if batch else 1, rng=rng)
-        out = np.asarray(noise).ravel() + arr.ravel()  # both in [0, n]: at most one wrap
-        np.subtract(out, n + 1, out=out, where=out > n)
-        return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -584,7 +668,7 @@ class CertifiedDesign:
             "optnoise_version": __version__,
             "problem": self.design.spec(),
             "denominator_bits": self.bits,
-            "shape": list(self.shape),
+            "shape": list(self.weights.shape),
             "weights": [str(int(v)) for v in self.weights.ravel()],
             "certificate": _certificate(self.design, self.eps, self.delta, self.certified_delta),
             "repair": self.repair,
@@ -600,13 +684,14 @@ class CertifiedDesign:
         return atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
 
     @classmethod
-    def from_dict(cls, data: Any) -> CertifiedDesign:
+    def from_dict(cls, data: Any) -> Any:
         """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
 
-        Raises ``ValueError`` naming the field: wrong format tag or version, a
-        digest that does not match the canonical file, a malformed field, or a
-        certificate that differs from a fresh exact re-check of the problem the
-        file names.
+        Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
+        whichever the problem's layout is. Raises ``ValueError`` naming the
+        field: wrong format tag or version, a digest that does not match the
+        canonical file, a malformed field, or a certificate that differs from
+        a fresh exact re-check of the problem the file names.
         """
 
         def bad(name: str, why: str) -> ValueError:
@@ -643,21 +728,25 @@ class CertifiedDesign:
             design = _design_from_spec(data["problem"])
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
+        layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
             raise bad("denominator_bits", f"must be an integer in [16, 62]; got {bits!r}")
-        if data["shape"] != list(design.shape):
-            raise bad("shape", f"must be the problem's shape {list(design.shape)}; got {data['shape']!r}")
+        if data["shape"] != list(layout.weights_shape):
+            raise bad("shape", f"must be the problem's shape {list(layout.weights_shape)}; got {data['shape']!r}")
         wtxt = data["weights"]
         if (
             not isinstance(wtxt, list)
-            or len(wtxt) != design.size
+            or len(wtxt) != layout.size
             or not all(isinstance(t, str) and t.isascii() and t.isdigit() and len(t) <= 20 for t in wtxt)
         ):
-            raise bad("weights", f"must be {design.size} non-negative integer strings")
+            raise bad("weights", f"must be {layout.size} non-negative integer strings")
         w = [int(t) for t in wtxt]
-        if sum(w) != 1 << bits:
-            raise bad("weights", f"must sum to 2**{bits}; they sum to {sum(w)}")
+        sums = [sum(w[r * layout.cols : (r + 1) * layout.cols]) for r in range(layout.rows)]
+        wrong = [s for s in sums if s != 1 << bits]
+        if wrong:
+            rows = " in every row" if layout.rows > 1 else ""
+            raise bad("weights", f"must sum to 2**{bits}{rows}; they sum to {wrong[0]}")
         for name in ("repair", "solver"):
             if not isinstance(data[name], dict):
                 raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
@@ -671,10 +760,10 @@ class CertifiedDesign:
             raise ValueError(str(exc)) from None
         if eps != design.eps:
             raise bad("certificate.eps", f"must be the problem's eps {design.eps!r}; got {eps!r}")
-        if design.objective == "distortion" and delta != design.delta:
+        if design.objective != "delta" and delta != design.delta:
             raise bad("certificate.delta", f"must be the problem's delta {design.delta!r}; got {delta!r}")
         # the certificate is recomputed from the weights and the problem, and must be what the file says
-        got = exact_delta(w, design.shift_index(), design.privacy, _check_bounds(eps))
+        got = layout.check(w, 1 << bits, _check_bounds(eps))
         if not isinstance(got, Fraction) or not got <= Fraction(delta):
             shown = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
             raise bad(
@@ -693,7 +782,8 @@ class CertifiedDesign:
         extra = sorted(set(cert) - set(fresh))
         if extra:
             raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
-        return cls(
+        kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
+        return kind(
             design=design,
             weights=np.array(w, dtype=np.int64),
             bits=bits,
@@ -705,33 +795,255 @@ class CertifiedDesign:
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> CertifiedDesign:
+    def load(cls, path: str | os.PathLike) -> Any:
         """Read a design file written by :meth:`save`; see :func:`load_design`."""
         return load_design(path)
 
-    def summary(self) -> str:
-        """A few human-readable lines."""
+    def _summary_lines(self, neighbours: Any, measure: str) -> list[str]:
         r = self.repair
-        d = self.design
-        neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
-        lines = [
-            f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}",
+        return [
             f"neighbours  {neighbours}",
             f"certified   eps={self.eps:g}  delta={float(self.certified_delta):.10g}  (target {self.delta:g}, exact "
             f"{_frac_str(self.certified_delta) if self.certified_delta.denominator < 10**30 else 'rational'})",
-            f"weights     integers over 2^{self.bits}",
+            f"weights     integers over 2^{self.bits}" + ("" if self.layout.rows == 1 else " (every row)"),
             f"repair      {r.get('method')}  mix_weight={r.get('mix_weight', 0):.3g}  margin={r.get('margin')}  "
-            f"distortion {r.get('distortion_solver', float('nan')):.10g} -> "
+            f"{measure} {r.get('distortion_solver', float('nan')):.10g} -> "
             f"{r.get('distortion_certified', float('nan')):.10g}  (loss {r.get('loss', 0):.3g})",
         ]
-        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (
-            f"CertifiedDesign(n={self.n}, shape={self.shape}, notion={self.notion!r}, eps={self.eps:g}, "
+            f"{type(self).__name__}(n={self.n}, shape={self.weights.shape}, notion={self.notion!r}, eps={self.eps:g}, "
             f"certified_delta={float(self.certified_delta):.6g}, bits={self.bits}, "
             f"repair={self.repair.get('method')!r})"
         )
+
+
+@dataclass(eq=False, repr=False)
+class CertifiedDesign(_Certified):
+    """A noise design with exact integer weights, an exact privacy certificate and an exact sampler.
+
+    Build one with :meth:`DesignResult.certify` / :func:`certify_result`, or
+    :func:`load_design`.
+
+    Attributes
+    ----------
+    design : NoiseDesign
+        The problem (n, shape, shifts, direction, metric, notion).
+    weights : ndarray of int64, shape ``(n+1,)*d``
+        The exact PMF is ``weights / 2**bits``.
+    bits : int
+        ``log2`` of the common denominator.
+    eps, delta : float
+        The certified target: the check is at ``eps``, and
+        ``certified_delta <= delta``.
+    certified_delta : Fraction
+        Exact upper bound on the design's delta under its notion at ``eps``.
+    repair : dict
+        How the solver's PMF became ``weights``: method, mixing weight, margin,
+        distortions and the loss (see the module docstring).
+    solver : dict
+        Solver name, status, gap, time and model size of the source result.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._table = _SamplingTable(self.weights, self.bits)
+        # coordinates of every flat noise index, for vector designs
+        self._coords = np.indices(self.shape).reshape(len(self.shape), -1).T.astype(np.int64)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.design.shape
+
+    @property
+    def pmf(self) -> np.ndarray:
+        """The exact PMF as an object array of :class:`fractions.Fraction`."""
+        return self._exact()
+
+    @property
+    def pmf_float(self) -> np.ndarray:
+        """The PMF as floats (for plots and float accounting; sampling uses the integers)."""
+        return self._float()
+
+    @property
+    def distortion(self) -> Fraction:
+        """Exact ``sum_eta rho_eta w(eta) / D`` under the design's metric (costs are exact floats)."""
+        cost = self.design.cost.ravel()
+        num = sum(
+            (Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0)
+        )
+        return num / self.denominator
+
+    # ------------------------------------------------------------------ sampling
+    def _lookup(self, u: np.ndarray) -> np.ndarray:
+        """Flat noise index of each draw (:class:`_SamplingTable`)."""
+        return self._table.lookup(u)
+
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: np.random.Generator | None = None) -> Any:
+        """Draw noise values exactly from ``weights / 2**bits``.
+
+        Parameters
+        ----------
+        size : int or tuple, optional
+            Number/shape of draws; ``None`` draws one.
+        rng : numpy.random.Generator, optional
+            ``None`` (default): the OS CSPRNG, for deployment. A seeded
+            Generator makes runs reproducible; it is **not** for deployment.
+
+        Returns
+        -------
+        int, or ndarray of int64 with shape ``size`` (scalar designs) or
+        ``size + (d,)`` (vector designs).
+        """
+        rng = _check_rng(rng)
+        raw: Any = size  # validated entry by entry below, whatever the caller passed
+        dims = () if raw is None else ((raw,) if np.ndim(raw) == 0 else tuple(raw))
+        shape = tuple(check_int("size", s, minimum=0) for s in dims)
+        count = int(np.prod(shape)) if shape else 1
+        flat = self._lookup(_draw_uniform(count, self.bits, rng)) if count else np.zeros(0, dtype=np.int64)
+        if self.design.dim == 1:
+            out = flat.astype(np.int64, copy=False).reshape(shape)
+        else:
+            out = self._coords[flat].reshape(shape + (self.design.dim,))
+        if size is None and self.design.dim == 1:
+            return int(out)
+        return out
+
+    def release(self, q: Any, rng: np.random.Generator | None = None) -> Any:
+        """Release ``q + eta (mod n+1)`` with ``eta`` drawn exactly from the certified PMF.
+
+        Parameters
+        ----------
+        q : int or array_like
+            True answers in ``{0..n}``: a scalar or any array for scalar
+            designs; a vector of length d, or an array of shape ``(..., d)``, for
+            vector designs. Each answer gets an independent noise draw.
+        rng : numpy.random.Generator, optional
+            ``None`` (default) uses the OS CSPRNG; a seeded Generator is for
+            reproducible experiments only, never for deployment.
+
+        Returns
+        -------
+        int or ndarray of int64, the shape of ``q``.
+        """
+        rng = _check_rng(rng)
+        d, n = self.design.dim, self.n
+        arr = _check_answers(q, n)
+        if d > 1 and (arr.ndim == 0 or arr.shape[-1] != d):
+            raise ValueError(f"q must have a last axis of length d = {d} for this vector design; got shape {arr.shape}")
+        batch = arr.shape if d == 1 else arr.shape[:-1]
+        noise = self.sample(batch if batch else 1, rng=rng)
+        out = np.asarray(noise).ravel() + arr.ravel()  # both in [0, n]: at most one wrap
+        np.subtract(out, n + 1, out=out, where=out > n)
+        return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        d = self.design
+        neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
+        head = f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}"
+        return "\n".join([head, *self._summary_lines(neighbours, "distortion")])
+
+
+@dataclass(eq=False, repr=False)
+class CertifiedMechanism(_Certified):
+    """A mechanism matrix with exact integer weights, an exact certificate and an exact sampler.
+
+    Row ``x`` of ``weights`` (shape ``(n+1, m+1)``) sums to ``2**bits``; the
+    released output for input ``x`` is ``outputs[y]`` with probability
+    exactly ``weights[x, y] / 2**bits``. The certificate covers every ordered
+    neighbour pair of the design (:func:`exact_pair_delta`). Build one with
+    :meth:`MechanismResult.certify <optnoise.mechanism_design.MechanismResult.certify>`
+    or :func:`load_design`.
+
+    Attributes
+    ----------
+    design : MechanismDesign or NoiseDesign
+        The problem (a clamped noise design is certified as its induced matrix).
+    weights : ndarray of int64, shape ``(n+1, m+1)``
+    bits, eps, delta, certified_delta, repair, solver
+        As for :class:`CertifiedDesign`.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._tables: dict[int, _SamplingTable] = {}
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """The released value of every column."""
+        out = self.layout.outputs
+        return np.arange(self.layout.cols) if out is None else out
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The exact matrix as an object array of :class:`fractions.Fraction`."""
+        return self._exact()
+
+    @property
+    def matrix_float(self) -> np.ndarray:
+        """The matrix as floats (sampling uses the integers)."""
+        return self._float()
+
+    @property
+    def loss(self) -> float:
+        """The design's loss of the certified matrix (float)."""
+        return self.layout.loss_of(self.matrix_float.ravel())
+
+    def _table(self, x: int) -> _SamplingTable:
+        # one table per input, built on first use; small guides keep large matrices cheap
+        if x not in self._tables:
+            self._tables[x] = _SamplingTable(self.weights[x], self.bits, guide_bits=10)
+        return self._tables[x]
+
+    def _lookup(self, x: int, u: np.ndarray) -> np.ndarray:
+        """Output column of each draw ``u`` for input ``x``."""
+        return self._table(x).lookup(u)
+
+    def release(self, x: Any, rng: np.random.Generator | None = None) -> Any:
+        """Release the mechanism's output for input(s) ``x``, drawn exactly from the certified rows.
+
+        Parameters
+        ----------
+        x : int or array_like
+            Inputs in ``{0..n}``; each gets an independent draw.
+        rng : numpy.random.Generator, optional
+            ``None`` (default) uses the OS CSPRNG; a seeded Generator is for
+            reproducible experiments only, never for deployment.
+
+        Returns
+        -------
+        The output value(s) (``outputs[y]``; Python ints for integer outputs),
+        the shape of ``x``.
+        """
+        rng = _check_rng(rng)
+        arr = _check_answers(x, self.n, "x")
+        flat = arr.ravel()
+        u = _draw_uniform(flat.size, self.bits, rng)
+        cols = np.empty(flat.size, dtype=np.int64)
+        for v in np.unique(flat):
+            sel = np.flatnonzero(flat == v)
+            cols[sel] = self._lookup(int(v), u[sel])
+        vals = self.outputs[cols]
+        if arr.ndim == 0:
+            v0 = vals[0]
+            return int(v0) if float(v0) == int(v0) else float(v0)
+        return vals.reshape(arr.shape)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        d = self.design
+        head = (
+            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self.notion}  "
+            f"loss={getattr(d, 'loss', getattr(d, 'metric', ''))}"
+        )
+        if hasattr(d, "describe_neighbors"):
+            neighbours = d.describe_neighbors()
+        else:  # a clamped noise design: its answer pairs
+            neighbours = f"{d.neighborhood.describe()}: {len(self.layout.first)} ordered pairs of answers 0..{self.n}"
+        return "\n".join([head, *self._summary_lines(neighbours, "loss")])
 
 
 def file_digest(doc: dict[str, Any]) -> str:
@@ -764,9 +1076,9 @@ def register_spec_kind(kind: str, from_spec: Callable[[dict[str, Any]], Any]) ->
     """Teach :func:`load_design` to rebuild problems of ``kind`` from their ``spec()``.
 
     The certification layer knows problems only through the interface they
-    share (``spec()``, ``shift_index()``, ``cost``, ``replace()``); each
-    problem class registers how to rebuild itself from a saved spec, so this
-    module never imports the classes it certifies.
+    share (``spec()``, ``pair_layout()``, ``eps``, ``privacy``, ``replace()``);
+    each problem class registers how to rebuild itself from a saved spec, so
+    this module never imports the classes it certifies.
     """
     _SPEC_KINDS[kind] = from_spec
 
@@ -781,8 +1093,11 @@ def _design_from_spec(spec: Any) -> Any:
     return _SPEC_KINDS[kind](spec)
 
 
-def load_design(path: str | os.PathLike) -> CertifiedDesign:
+def load_design(path: str | os.PathLike) -> Any:
     """Load a certified design, re-proving its certificate exactly.
+
+    Returns a :class:`CertifiedDesign` (noise PMF) or a
+    :class:`CertifiedMechanism` (mechanism matrix, or clamped noise).
 
     Raises
     ------
@@ -794,7 +1109,7 @@ def load_design(path: str | os.PathLike) -> CertifiedDesign:
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"path must be the path of a design file; got {path!r}")
-    return CertifiedDesign.from_dict(read_json(path, "design file"))
+    return _Certified.from_dict(read_json(path, "design file"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -815,39 +1130,42 @@ class _Attempt:
 class _Certifier:
     """State shared by the repair steps of one :func:`certify_result` call."""
 
-    def __init__(self, design: NoiseDesign, target: Fraction, bits: int) -> None:
-        self.design = design
+    def __init__(self, layout: PairLayout, target: Fraction, bits: int) -> None:
+        self.layout = layout
         self.target = target
         self.bits = bits
         self.D = 1 << bits
-        self.N = design.size
-        self.index = design.shift_index()
-        self.bounds = _check_bounds(design.eps)
-        self.cost = design.cost.ravel()
+        self.C = layout.cols
+        self.bounds: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0))
 
     def weights_for(self, p: np.ndarray, c: int) -> np.ndarray:
-        """``B + c`` where ``B`` rounds ``p`` to total ``D - c N`` (mixture with ``lam = cN/D`` uniform)."""
-        w = round_to_total(p, self.D - c * self.N)
-        return w + c
+        """``B + c`` where ``B`` rounds each row of ``p`` to total ``D - c C``.
+
+        That is the mixture of every row with ``lam = cC/D`` of the uniform
+        distribution on its outputs.
+        """
+        rows = p.reshape(self.layout.rows, self.C)
+        return np.concatenate([round_to_total(row, self.D - c * self.C) for row in rows]) + c
 
     def delta_of(self, w: np.ndarray) -> Fraction | float:
-        return exact_delta(w, self.index, self.design.privacy, self.bounds)
+        return self.layout.check(w, self.D, self.bounds)
 
     def loss_of(self, w: np.ndarray, base: float) -> float:
-        return float(np.dot(self.cost, np.asarray(w, dtype=float)) / self.D) - base
+        return self.layout.loss_of(np.asarray(w, dtype=float) / self.D) - base
 
     def mix(self, p: np.ndarray, base: float, budget: float, source: str, margin: float | None) -> _Attempt:
         """Smallest uniform mixing (in units c) that certifies, searched by doubling then bisection.
 
-        Stops once the mixing alone would cost more than ``budget`` distortion.
+        Stops once the mixing alone would cost more than ``budget`` loss.
         """
         w = self.weights_for(p, 0)
         dl = self.delta_of(w)
         if dl <= self.target:
             return _Attempt(w, dl, 0, source, margin)
-        cmax = self.D // self.N
-        # each unit of c moves mass N/D to the uniform PMF: loss ~ c N (mean cost - distortion) / D
-        slope = self.N * (float(self.cost.mean()) - base) / self.D
+        cmax = self.D // self.C
+        # each unit of c moves mass C/D of every row to the uniform row: loss ~ c C (uniform loss - base) / D
+        uniform = np.full(self.layout.size, 1.0 / self.C)
+        slope = self.C * (self.layout.loss_of(uniform) - base) / self.D
         c_budget = cmax if (budget == math.inf or slope <= 0) else int(min(cmax, 2 * budget / slope + 1))
         lo, c = 0, 1
         while True:
@@ -864,7 +1182,7 @@ class _Certifier:
                     c,
                     source,
                     margin,
-                    note=f"mixing up to weight {c * self.N / self.D:.3g} did not certify within the loss budget",
+                    note=f"mixing up to weight {c * self.C / self.D:.3g} did not certify within the loss budget",
                 )
             c *= 2
         hi, best = c, (w, dl)
@@ -879,64 +1197,80 @@ class _Certifier:
         return _Attempt(best[0], best[1], hi, source, margin)
 
 
-def _prepare(pmf: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(pmf, dtype=float).ravel(), 0.0, None)
+def _prepare(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=float).ravel(), 0.0, None)
     p[p < ZERO_TOL] = 0.0
     return p
 
 
-def _margin_pmf(
-    design: NoiseDesign, p: np.ndarray, target: float, tau: float, lam: float, solver: str
+def _margin_solution(
+    layout: PairLayout, eps: float, p: np.ndarray, target: float, tau: float, lam: float, solver: str
 ) -> np.ndarray | None:
-    """Re-solve with a margin ``tau`` (repair step b); ``None`` if the LP has no optimum.
+    """Re-solve with a margin ``tau`` (repair step b); flat probabilities, or ``None`` without an optimum.
 
-    dp: the design's own LP at ``delta = target - tau``. pdp / pdp-kadam: first
-    ``lam`` of uniform is mixed into the solver's PMF, so that no mass sits
-    below the solver's absolute tolerance (a solver may leave masses of ~1e-10
-    that leak only within its tolerance). The leak pattern of that PMF is read
-    with a relative test (``p(eta) > e^eps p(eta+mu) (1 + PATTERN_RTOL)``, so a
-    positive mass before a zero leaks) and fixed, which leaves an LP over ``f``
-    with *relative* margins on the ratio rows and an absolute margin on the
-    leak budgets:
+    dp: the design's own LP at ``delta = target - tau`` (``layout.resolve``).
+    pure, pdp and pdp-kadam: first ``lam`` of uniform is mixed into every row
+    of the solver's solution, so that no mass sits below the solver's
+    absolute tolerance (a solver may leave masses of ~1e-10 that leak only
+    within its tolerance). The leak pattern of that solution is read with a
+    relative test (``P(o) > e^eps Q(o) (1 + PATTERN_RTOL)``, so a positive
+    mass before a zero leaks) and fixed, which leaves an LP with *relative*
+    margins on the ratio rows and an absolute margin on the leak budgets:
 
-    * pdp: ``f(eta) <= (1-tau) e^eps f(eta+mu)`` for every non-leaking
-      (mu, eta), and ``sum_{eta leaking for mu} f(eta) <= target - tau``;
-    * pdp-kadam: with ``U`` the values leaking for some shift,
+    * pdp: ``P(o) <= (1-tau) e^eps Q(o)`` for every non-leaking entry of
+      every pair, and ``sum_{o leaking} P(o) <= target - tau`` per pair;
+    * pdp-kadam (noise PMFs): with ``U`` the values leaking for some shift,
       ``f(eta) <= (1-tau) e^eps f(eta+mu)`` for eta not in U and (13g)
       ``f(eta) >= (1+tau) e^eps f(eta+mu)`` for eta in U, every mu, and
       ``sum_U f <= target - tau``.
 
-    Columns are scaled by the reference masses (``f = s x``) and each ratio row
-    by its largest coefficient, so the LP's absolute feasibility tolerance acts
-    relatively on ``f`` and the relative margins survive at every scale. Every
-    feasible point is feasible for the design's notion at ``target - tau``
-    (pdp-kadam with ``u = 1_U``); the exact check decides in any case.
+    The objective is the design's loss (an epigraph variable when it is the
+    maximum of several loss rows). Columns are scaled by the reference
+    masses (``p = s x``) and each ratio row by its largest coefficient, so
+    the LP's absolute feasibility tolerance acts relatively on ``p`` and the
+    relative margins survive at every scale. Every feasible point is feasible
+    for the design's notion at ``target - tau`` (pdp-kadam with ``u = 1_U``);
+    the exact check decides in any case.
     """
     pure = target == 0.0
-    if design.privacy == "dp" and not pure:
-        res = design.replace(objective="distortion", delta=target - tau, max_distortion=None).solve(solver=solver)
-        # an "unverified" PMF may still certify: the exact check decides
-        return None if res.status not in ("optimal", "unverified") or res.pmf is None else res.pmf.ravel()
-    N = design.size
-    idx = design.shift_index()
-    K = idx.shape[0]
-    E = float(np.exp(design.eps))
-    p = (1.0 - lam) * p / p.sum() + lam / N
-    U = p[None, :] > E * (1.0 + PATTERN_RTOL) * p[idx]  # (K, N) leak pattern
+    notion = layout.notion
+    if notion == "dp" and not pure:
+        sol = layout.resolve(target - tau, solver)
+        return None if sol is None else layout.embed(sol)
+    R, C, N = layout.rows, layout.cols, layout.size
+    first, second = layout.first, layout.second
+    K = first.shape[0]
+    E = float(np.exp(eps))
+    rows_p = p.reshape(R, C)
+    rows_p = (1.0 - lam) * rows_p / rows_p.sum(axis=1, keepdims=True) + lam / C
+    p = rows_p.ravel()
+    U = p[first] > E * (1.0 + PATTERN_RTOL) * p[second]  # (K, C) leak pattern
     if pure:
-        U = np.zeros((K, N), dtype=bool)
-    if design.privacy == "pdp-kadam":
-        U = np.broadcast_to(U.any(axis=0), (K, N))
+        U = np.zeros((K, C), dtype=bool)
+    if notion == "pdp-kadam":
+        U = np.broadcast_to(U.any(axis=0), (K, C))
     scale = np.where(p > 0, p, 1.0)
     mb = ModelBuilder()
     x = mb.add_vars(N, lb=0.0, ub=1.0 / scale, name="x")
-    mb.add_row(x, scale, lower=1.0, upper=1.0)
-    mb.set_objective(x, design.cost.ravel() * scale)
-    # ratio rows sign * (f(a) - factor f(b)) <= 0: non-leaking pairs always; (13g) for pdp-kadam's U
-    rows = np.ones((K, N), dtype=bool) if design.privacy == "pdp-kadam" else ~U
-    ks, a = np.nonzero(rows)
-    b = idx[ks, a]
-    g13 = U[ks, a] if design.privacy == "pdp-kadam" else np.zeros(a.size, dtype=bool)
+    mb.add_rows(np.repeat(np.arange(R), C), x, scale, lower=1.0, upper=1.0)
+    loss = layout.loss * scale[None, :]
+    if loss.shape[0] == 1:
+        mb.set_objective(x, loss[0])
+    else:  # min z with every loss row <= z
+        z = mb.add_vars(1, lb=-np.inf, ub=np.inf, name="z")
+        r, c = np.nonzero(loss)
+        mb.add_rows(
+            np.concatenate([r, np.arange(loss.shape[0])]),
+            np.concatenate([x[c], np.full(loss.shape[0], z[0])]),
+            np.concatenate([loss[r, c], -np.ones(loss.shape[0])]),
+            upper=0.0,
+        )
+        mb.set_objective(z, [1.0])
+    # ratio rows sign * (p(a) - factor p(b)) <= 0: non-leaking entries always; (13g) for pdp-kadam's U
+    rows = np.ones((K, C), dtype=bool) if notion == "pdp-kadam" else ~U
+    ks, cs = np.nonzero(rows)
+    a, b = first[ks, cs], second[ks, cs]
+    g13 = U[ks, cs] if notion == "pdp-kadam" else np.zeros(a.size, dtype=bool)
     sign = np.where(g13, -1.0, 1.0)
     ca, cb = scale[a], np.where(g13, (1.0 + tau) * E, (1.0 - tau) * E) * scale[b]
     top = np.maximum(ca, cb)
@@ -947,16 +1281,23 @@ def _margin_pmf(
         np.stack([sign * ca / top, -sign * cb / top], 1).ravel(),
         upper=0.0,
     )
-    budget_sets = U[:1] if design.privacy == "pdp-kadam" else U
+    budget_sets = U[:1] if notion == "pdp-kadam" else U
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
+            cols = first[m][budget_sets[m]]
             # written relative to the target when the solver's absolute tolerance would be a large part of it
             rel = 1.0 / max(target, DELTA_ATOL) if target > 0 and FEASIBILITY_TOL > DELTA_RTOL * target else 1.0
-            mb.add_row(x[budget_sets[m]], scale[budget_sets[m]] * rel, upper=(target - tau) * rel)
+            mb.add_row(x[cols], scale[cols] * rel, upper=(target - tau) * rel)
     out = solve_model(mb.build(), solver=solver)
     if out.status != "optimal" or out.x is None:
         return None
     return np.clip(out.x[x] * scale, 0.0, None)
+
+
+def _solution_of(result: Any) -> np.ndarray | None:
+    """The float solution a result holds: a mechanism's ``matrix`` or a noise design's ``pmf``."""
+    matrix = getattr(result, "matrix", None)
+    return matrix if matrix is not None else getattr(result, "pmf", None)
 
 
 def _margin_plan(margins: tuple[float, ...], target: float) -> list[float]:
@@ -977,7 +1318,7 @@ def _margin_plan(margins: tuple[float, ...], target: float) -> list[float]:
 
 
 def certify_result(
-    result: DesignResult,
+    result: Any,
     *,
     delta: float | None = None,
     bits: int = DEFAULT_BITS,
@@ -986,26 +1327,26 @@ def certify_result(
     allow_suboptimal: bool = False,
     allow_unverified: bool = False,
     solver: str = "highs",
-) -> CertifiedDesign:
+) -> Any:
     """Certify a solved design exactly and build its exact sampler.
 
     Parameters
     ----------
-    result : DesignResult
+    result : DesignResult or MechanismResult
         A solved design (``status == "optimal"``).
     delta : float, optional
         The delta to certify at the design's eps. Default: the design's delta;
         for a minimise-delta design (15a), which asks for no particular delta,
         the solver's minimum with the slack of the tolerance rule
         (:func:`optnoise.tolerance.delta_allowance`; the exact certified delta,
-        reported, is usually far closer to the minimum). For a
-        distortion-objective design certified at another delta, the returned
-        design states the problem at that delta.
+        reported, is usually far closer to the minimum). For a design
+        certified at another delta than its own, the returned design states
+        the problem at that delta.
     bits : int
         The weights are integers over ``2**bits`` (16..62).
     max_loss : float
-        Largest accepted distortion increase from repair, relative to
-        ``max(1, |solver distortion|)``; ``inf`` accepts any.
+        Largest accepted increase of the design's loss (distortion) from
+        repair, relative to ``max(1, |solver loss|)``; ``inf`` accepts any.
     margins : tuple of float
         Absolute margins tried by the re-solve step, in order (those that do
         not fit below a small delta are replaced by fractions of it).
@@ -1013,32 +1354,38 @@ def certify_result(
         Certify the incumbent of a ``"time_limit"`` result (it is feasible but
         not proven optimal).
     allow_unverified : bool
-        Repair an ``"unverified"`` result (its PMF meets the constraints only
-        within the solver's tolerance); the loss is measured against its
-        distortion. Other statuses are always refused.
+        Repair an ``"unverified"`` result (its solution meets the constraints
+        only within the solver's tolerance); the loss is measured against its
+        own. Other statuses are always refused.
     solver : str
         Backend for the re-solve step.
 
     Returns
     -------
-    CertifiedDesign
+    CertifiedDesign (noise PMFs) or CertifiedMechanism (mechanism matrices,
+    and clamped noise designs, which are certified as their induced matrix).
 
     Raises
     ------
     CertificationError
-        Non-optimal status, no PMF, or the target cannot be certified within
-        ``max_loss`` (the message says which).
+        Non-optimal status, no solution, or the target cannot be certified
+        within ``max_loss`` (the message says which).
     """
-    if not (hasattr(result, "design") and hasattr(result, "pmf") and hasattr(result, "status")):
-        raise ValueError(f"result must be a DesignResult (from NoiseDesign.solve()); got {type(result).__name__}")
+    if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):
+        raise ValueError(
+            "result must be a DesignResult or MechanismResult (from NoiseDesign.solve() or "
+            f"MechanismDesign.solve()); got {type(result).__name__}"
+        )
     design = result.design
+    sol = _solution_of(result)
     ok_status = (
         result.status == "optimal"
         or (allow_suboptimal and result.status == "time_limit")
         or (allow_unverified and result.status == "unverified")
     )
-    if not ok_status or result.pmf is None or result.distortion is None:
-        why = "has no PMF" if result.pmf is None or result.distortion is None else "is not proven optimal"
+    if not ok_status or sol is None:
+        what = "matrix" if hasattr(result, "matrix") else "PMF"
+        why = f"has no {what}" if sol is None else "is not proven optimal"
         hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
@@ -1048,8 +1395,8 @@ def certify_result(
         max_loss = check_positive("max_loss", max_loss, allow_zero=True)
     check_choice("solver", solver, SOLVERS)
     if delta is None:
-        if design.objective == "distortion":
-            target_f = float(design.delta or 0.0)  # set whenever the objective is the distortion
+        if design.objective != "delta":
+            target_f = float(design.delta or 0.0)  # set whenever delta is not what is minimised
         else:
             target_f = min(1.0, delta_allowance(float(result.delta_objective or 0.0)))
     else:
@@ -1057,13 +1404,18 @@ def certify_result(
     if isinstance(margins, (str, bytes)) or not isinstance(margins, (tuple, list)) or not margins:
         raise ValueError(f"margins must be a non-empty sequence of positive numbers; got {margins!r}")
     margins = tuple(check_positive("margins", t) for t in margins)
-    if design.objective == "distortion" and target_f != design.delta:
+    layout = design.pair_layout()
+    p_result = _prepare(layout.embed(sol))
+    # the loss the repair is measured against: the result's own, on its clipped and renormalised solution
+    base = layout.loss_of(p_result / np.repeat(p_result.reshape(layout.rows, -1).sum(axis=1), layout.cols))
+    if design.objective != "delta" and target_f != design.delta:
         # the certified design names the problem at the delta it is certified for, so that a saved
         # file's certificate always equals a fresh check of the problem it states
         design = design.replace(delta=target_f)
+        layout = design.pair_layout()
     target = Fraction(target_f)
-    cert = _Certifier(design, target, bits)
-    base = float(result.distortion)
+    cert = _Certifier(layout, target, bits)
+    cert.bounds = _check_bounds(design.eps)
     budget = max_loss * max(1.0, abs(base))
     attempts: list[_Attempt] = []
 
@@ -1077,10 +1429,10 @@ def certify_result(
         if accept(att):
             return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
-        lp_path = design.privacy != "dp" or target == 0
+        lp_path = layout.notion != "dp" or target == 0
         plan = [(tau, lam) for tau in _margin_plan(margins, target) for lam in ((0.0, tau) if lp_path else (0.0,))]
         for tau, lam in plan:
-            p = _margin_pmf(design, p0, target, tau, lam, solver)
+            p = _margin_solution(layout, design.eps, p0, target, tau, lam, solver)
             if p is None:
                 attempts.append(_Attempt(None, math.inf, 0, f"{source}+margin", tau, note="re-solve not optimal"))
                 continue
@@ -1089,12 +1441,13 @@ def certify_result(
                 return att
         return None
 
-    chosen = repaired(_prepare(result.pmf), target_f, "solver")
-    if chosen is None and target_f > 0 and design.objective == "distortion":
+    chosen = repaired(p_result, target_f, "solver")
+    if chosen is None and target_f > 0 and design.objective != "delta":
         # (c) the pure eps-DP design has delta 0 under every notion: it meets any target
         pure = design.replace(delta=0.0).solve(solver=solver)
-        if pure.status in ("optimal", "unverified") and pure.pmf is not None:
-            chosen = repaired(_prepare(pure.pmf), 0.0, "pure-fallback")
+        pure_sol = _solution_of(pure)
+        if pure.status in ("optimal", "unverified") and pure_sol is not None:
+            chosen = repaired(_prepare(layout.embed(pure_sol)), 0.0, "pure-fallback")
         else:
             attempts.append(_Attempt(None, math.inf, 0, "pure-fallback", None, note=f"status {pure.status}"))
     if chosen is None:
@@ -1109,7 +1462,7 @@ def certify_result(
     w = chosen.weights
     if w is None or not isinstance(chosen.delta, Fraction):  # accept() takes only finite, weighted attempts
         raise CertificationError("internal error: the accepted candidate has no exact certificate")
-    dist_cert = float(np.dot(cert.cost, np.asarray(w, dtype=float)) / cert.D)
+    dist_cert = layout.loss_of(np.asarray(w, dtype=float) / cert.D)
     if chosen.mix_units == 0 and chosen.source == "solver":
         method = "none"
     elif chosen.source == "solver":
@@ -1121,7 +1474,7 @@ def certify_result(
     repair = {
         "method": method,
         "mix_units": int(chosen.mix_units),
-        "mix_weight": chosen.mix_units * cert.N / cert.D,
+        "mix_weight": chosen.mix_units * cert.C / cert.D,
         "margin": chosen.margin,
         "distortion_solver": base,
         "distortion_certified": dist_cert,
@@ -1136,7 +1489,8 @@ def certify_result(
         "solve_time_s": result.solve_time,
         "model_size": result.model_size,
     }
-    return CertifiedDesign(
+    kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
+    return kind(
         design=design,
         weights=np.array([int(v) for v in w], dtype=np.int64),
         bits=bits,

@@ -1,7 +1,8 @@
 """The ``optnoise`` command line.
 
-Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify`` and
-``release``.
+Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
+``release``, ``mechanism`` (the optimal general mechanism,
+:class:`~optnoise.mechanism_design.MechanismDesign`) and ``mechanism-sweep``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
@@ -41,11 +42,22 @@ from ._validation import (
     real_array,
 )
 from .certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
-from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign
+from .design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
+from .mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
 from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options
-from .sweep import CONNECT_TIMEOUT, ROW_KEYS, SweepInterrupted, design_of, grid_points, parse_grid, run_sweep
+from .sweep import (
+    CONNECT_TIMEOUT,
+    MECHANISM_ROW_KEYS,
+    ROW_KEYS,
+    SweepInterrupted,
+    design_of,
+    grid_points,
+    mechanism_points,
+    parse_grid,
+    run_sweep,
+)
 from .tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["main", "build_parser"]
@@ -110,6 +122,31 @@ def _highs_option(text: str) -> tuple[str, object]:
     return name.strip(), raw.strip()
 
 
+def _add_solver_args(p: argparse.ArgumentParser) -> None:
+    """The backend flags shared by every solving command."""
+    p.add_argument(
+        "--solver",
+        default="auto",
+        choices=SOLVERS,
+        help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
+    )
+    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
+    p.add_argument(
+        "--mip-gap",
+        default=MIP_REL_GAP,
+        type=_float("mip-gap"),
+        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
+    )
+    p.add_argument(
+        "--highs-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=_highs_option,
+        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
+    )
+
+
 def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else _float
     p.add_argument(
@@ -150,6 +187,12 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         )
     p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
     p.add_argument(
+        "--release",
+        default="modulo",
+        choices=RELEASES,
+        help="q + eta (mod n+1) (default), or clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp)",
+    )
+    p.add_argument(
         "--minimize",
         default="distortion",
         choices=OBJECTIVES,
@@ -161,27 +204,25 @@ def _add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None
         type=num("max-distortion") if not grid else str,
         help="distortion cap for --minimize delta",
     )
+    _add_solver_args(p)
+
+
+def _add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """How a sweep runs and where its rows go."""
+    p.add_argument("--jobs", type=_int("jobs"), default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
     p.add_argument(
-        "--solver",
-        default="auto",
-        choices=SOLVERS,
-        help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
+        "--connect-timeout",
+        type=_float("connect-timeout"),
+        default=CONNECT_TIMEOUT,
+        help=f"seconds to wait for the Dask scheduler (default {CONNECT_TIMEOUT:g})",
     )
-    p.add_argument("--time-limit", default=None, type=_float("time-limit"), help="seconds per solve")
-    p.add_argument(
-        "--mip-gap",
-        default=MIP_REL_GAP,
-        type=_float("mip-gap"),
-        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
-    )
-    p.add_argument(
-        "--highs-option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        type=_highs_option,
-        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
-    )
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,20 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     _add_problem_args(p, grid=True)
-    p.add_argument("--jobs", type=_int("jobs"), default=1, help="parallel worker processes")
-    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
-    p.add_argument(
-        "--connect-timeout",
-        type=_float("connect-timeout"),
-        default=CONNECT_TIMEOUT,
-        help=f"seconds to wait for the Dask scheduler (default {CONNECT_TIMEOUT:g})",
-    )
-    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
-    p.add_argument("--no-cache", action="store_true", help="disable the cache")
-    p.add_argument("--out", default="-", help="output file (default: stdout)")
-    p.add_argument("--format", default="csv", choices=("csv", "json"))
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_sweep_args(p)
 
     p = sub.add_parser("verify", help="recompute a PMF's delta under each notion and check a claim")
     p.add_argument("--pmf", required=True, help="PMF file: JSON list (or solve --format json output), .npy, or text")
@@ -241,13 +269,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=("table", "json"))
 
     p = sub.add_parser("figures", help="regenerate the figures of a paper")
-    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021 or all")
+    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=_int("jobs"), default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")
     p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
 
     _add_certify_cli(sub)
+    _add_mechanism_cli(sub)
     return parser
 
 
@@ -310,6 +339,7 @@ def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "privacy": a.privacy,
             "objective": a.minimize,
             "max_distortion": a.max_distortion,
+            "release": a.release,
         }
     )
 
@@ -333,18 +363,26 @@ def _exit_for(status: str) -> int:
     return EXIT_UNVERIFIED if status == UNVERIFIED else EXIT_NOT_OPTIMAL
 
 
-def _cmd_solve(a: argparse.Namespace) -> int:
+def _solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str, Any]] | None:
+    """``--mps`` (write the model, return ``None``), else solve with the solver flags and honour ``--out``."""
     out_path = None if a.out is None else check_output_path("out", a.out)
     mps_path = None if a.mps is None else check_output_path("mps", a.mps)
-    design = _design_from_args(a)
     if mps_path is not None:
-        path = design.to_mps(mps_path)
-        print(f"wrote {path}")
-        return EXIT_OK
+        print(f"wrote {design.to_mps(mps_path)}")
+        return None
     res = design.solve(**_solver_args(a))
     d = res.to_dict()
     if out_path is not None:
         atomic_write_text(out_path, json.dumps(d, indent=2))
+    return res, d
+
+
+def _cmd_solve(a: argparse.Namespace) -> int:
+    design = _design_from_args(a)
+    solved = _solve_with_flags(design, a)
+    if solved is None:
+        return EXIT_OK
+    res, d = solved
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
@@ -378,12 +416,12 @@ def _cmd_solve(a: argparse.Namespace) -> int:
     return _exit_for(res.status)
 
 
-def _write_rows(rows: list[dict[str, Any]], fmt: str, out: str) -> None:
+def _write_rows(rows: list[dict[str, Any]], fmt: str, out: str, keys: Sequence[str] = ROW_KEYS) -> None:
     if fmt == "json":
         text = json.dumps(rows, indent=1) + "\n"
     else:
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(ROW_KEYS), lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=list(keys), lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
         text = buf.getvalue()
@@ -397,7 +435,7 @@ def _write_rows(rows: list[dict[str, Any]], fmt: str, out: str) -> None:
 def _cmd_sweep(a: argparse.Namespace) -> int:
     if a.out != "-":
         check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
-    jobs = check_int("jobs", a.jobs, minimum=1)
+    check_int("jobs", a.jobs, minimum=1)  # before the grid is built
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps),
@@ -409,7 +447,14 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         objective=a.minimize,
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
+        release=a.release,
     )
+    return _run_sweep_command(points, a, ROW_KEYS)
+
+
+def _run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys: Sequence[str]) -> int:
+    """Solve a sweep's points with the command's flags, write its rows (``keys``), and pick the exit code."""
+    jobs = check_int("jobs", a.jobs, minimum=1)
     try:
         rows = run_sweep(
             points,
@@ -422,18 +467,18 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
             connect_timeout=a.connect_timeout,
         )
     except SweepInterrupted as stop:
-        _write_rows(stop.rows, a.format, a.out)
+        _write_rows(stop.rows, a.format, a.out, keys)
         kept = "" if a.no_cache else "; they are cached, so running the sweep again resumes it"
         print(
-            f"optnoise sweep: interrupted: wrote the {len(stop.rows)} of {stop.total} finished rows{kept}",
+            f"optnoise {a.command}: interrupted: wrote the {len(stop.rows)} of {stop.total} finished rows{kept}",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    _write_rows(rows, a.format, a.out)
+    _write_rows(rows, a.format, a.out, keys)
     flagged = sum(r["status"] == UNVERIFIED for r in rows)
     if flagged:
         print(
-            f"optnoise sweep: {flagged} row(s) have status {UNVERIFIED!r} (reason in the 'error' column)",
+            f"optnoise {a.command}: {flagged} row(s) have status {UNVERIFIED!r} (reason in the 'error' column)",
             file=sys.stderr,
         )
         return EXIT_UNVERIFIED
@@ -565,6 +610,7 @@ def _result_from_file(path: str) -> DesignResult:
     if pmf is not None:
         pmf = check_pmf("result file field 'pmf'", pmf, atol=1e-6)
     dim = 1 if pmf is None else pmf.ndim
+    release = data.get("release", "modulo")
     shifts = data["shifts"]
     if not isinstance(shifts, list) or not shifts:
         raise ValueError("result file field 'shifts' must be a non-empty list")
@@ -584,7 +630,8 @@ def _result_from_file(path: str) -> DesignResult:
         metric=data["metric"],
         privacy=data["privacy"],
         objective=objective,
-        shape=(n + 1,) * dim if pmf is not None else None,
+        shape=(n + 1,) * dim if pmf is not None and release == "modulo" else None,
+        release=release,
         **kw,
     )
     return DesignResult.from_dict(data, design=design)
@@ -654,6 +701,12 @@ def _parse_values(text: str, dim: int, n: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
 
 
+def _fmt_value(v: Any) -> str:
+    """A released value: an integer as such; a mechanism's non-integer output value in full."""
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
 def _cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=10**8)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
@@ -671,9 +724,180 @@ def _cmd_release(a: argparse.Namespace) -> int:
         return EXIT_OK
     lines = []
     for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
-        lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
+        lines.append(",".join("/".join(_fmt_value(v) for v in ans) for ans in row))
     print("\n".join(lines))
     return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# CLI: `optnoise mechanism` and `optnoise mechanism-sweep`
+# --------------------------------------------------------------------------------------------
+
+
+def _add_mechanism_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
+    """The flags of a :class:`MechanismDesign` (grids and comma lists with ``grid``)."""
+    grid_note = " (grid)" if grid else ""
+    p.add_argument("--n", required=True, type=str if grid else _int("n"), help="inputs lie in {0..n}" + grid_note)
+    p.add_argument("--eps", required=True, type=str if grid else _float("eps"), help="privacy level > 0" + grid_note)
+    p.add_argument(
+        "--delta",
+        default=None if grid else 0.0,
+        type=str if grid else _float("delta"),
+        help="privacy slack in [0,1] (default 0: pure eps-DP)" + grid_note,
+    )
+    p.add_argument(
+        "--neighbors",
+        "--neighbours",
+        default=None if grid else "adjacent",
+        action="append" if grid else "store",
+        help="adjacent (default), adjacent:K, sd:MU, bd:MUBAR, shifts:A,B or pairs:0-1,2-3"
+        + (" (repeatable)" if grid else ""),
+    )
+    p.add_argument("--directed", action="store_true", help="pair lists and shift specs as given (no reversed pairs)")
+    loss_note = " (comma list)" if grid else ", or a matrix file"
+    p.add_argument("--loss", default="abs", help=f"one of {', '.join(LOSSES)}" + loss_note)
+    p.add_argument("--objective", default="bayes", choices=MECHANISM_OBJECTIVES, help="what to minimise")
+    p.add_argument(
+        "--privacy", default="dp", help=f"one of {', '.join(MECHANISM_NOTIONS)}" + (" (comma list)" if grid else "")
+    )
+    p.add_argument(
+        "--max-loss",
+        default=None,
+        type=str if grid else _float("max-loss"),
+        help="Bayes-loss cap for --objective delta" + grid_note,
+    )
+    if not grid:
+        p.add_argument("--outputs", default=None, help="m (outputs 0..m, default n) or a comma list of output values")
+        p.add_argument("--prior", default=None, help="input prior: a file (.json/.npy/.txt) or a comma list")
+    _add_solver_args(p)
+
+
+def _add_mechanism_cli(sub: Any) -> None:
+    """Add the ``mechanism`` and ``mechanism-sweep`` sub-commands."""
+    p = sub.add_parser(
+        "mechanism",
+        help="design the optimal general (non-additive) mechanism P[x, y] for one problem",
+        description="The best mechanism over all conditional matrices P[x, y] for inputs 0..n "
+        "(optnoise.MechanismDesign). Exit 0 optimal, 1 --certify failed, 2 bad input, 3 not optimal, "
+        "4 unverified.",
+    )
+    _add_mechanism_args(p)
+    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
+    p.add_argument("--out", default=None, help="also write the JSON result to this file")
+    p.add_argument("--mps", default=None, help="write the (full) model as an MPS file and exit")
+    p.add_argument("--certify", default=None, metavar="FILE", help="certify exactly and write the design file")
+    p.set_defaults(handler=_cmd_mechanism)
+
+    p = sub.add_parser("mechanism-sweep", help="solve a grid of mechanism designs, one CSV row per point")
+    _add_mechanism_args(p, grid=True)
+    _add_sweep_args(p)
+    p.set_defaults(handler=_cmd_mechanism_sweep)
+
+
+def _parse_neighbors(text: str) -> Any:
+    """``pairs:0-1,2-3`` as a list of pairs; every other spec is passed on as text."""
+    kind, sep, body = text.partition(":")
+    if kind.strip().lower() != "pairs":
+        return text
+    items = [item.strip() for item in body.split(",")]
+    try:
+        pairs = [tuple(parse_int("neighbors", v) for v in item.split("-")) for item in items]
+    except ValueError:
+        pairs = []
+    if not sep or not pairs or any(len(pr) != 2 for pr in pairs):
+        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text[:80]!r}")
+    return pairs
+
+
+def _mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
+    loss: Any = a.loss if a.loss in LOSSES else _load_array(a.loss, "loss")
+    outputs: Any = None
+    if a.outputs is not None:
+        vals = _numbers(a.outputs.split(","), "outputs", a.outputs)
+        outputs = int(vals[0]) if vals.size == 1 and float(vals[0]).is_integer() else vals
+    return MechanismDesign(
+        n=a.n,
+        eps=a.eps,
+        delta=a.delta,
+        neighbors=_parse_neighbors(a.neighbors),
+        outputs=outputs,
+        loss=loss,
+        objective=a.objective,
+        prior=None if a.prior is None else _load_array(a.prior, "prior"),
+        privacy=a.privacy,
+        max_loss=a.max_loss,
+        directed=a.directed,
+    )
+
+
+def _cmd_mechanism(a: argparse.Namespace) -> int:
+    design_path = None if a.certify is None else check_output_path("certify", a.certify)
+    design = _mechanism_from_args(a)
+    solved = _solve_with_flags(design, a)
+    if solved is None:
+        return EXIT_OK
+    res, d = solved
+    cd = None
+    if design_path is not None and res.status == "optimal":
+        try:
+            cd = res.certify(solver=a.solver)
+        except CertificationError as exc:
+            print("optnoise mechanism: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
+            return EXIT_CLAIM_FAILED
+        cd.save(design_path)
+        d["certified_delta"] = float(cd.certified_delta)
+        d["design_file"] = str(design_path)
+    if a.format == "json":
+        print(json.dumps(d, indent=2))
+    else:
+        target = (
+            f"delta={design.delta:g}"
+            if design.objective != "delta"
+            else f"minimise delta s.t. Bayes {design.loss} <= {design.max_loss:g}"
+        )
+        print(f"problem     n={design.n}  eps={design.eps:g}  {target}  outputs={design.outputs.size}")
+        print(f"neighbours  {design.describe_neighbors()}")
+        print(f"notion      {design.privacy}   loss {design.loss}   objective {design.objective}   solver {a.solver}")
+        print(
+            f"status      {res.status}"
+            + (f"   gap {res.gap:.3g}" if res.gap else "")
+            + f"   time {res.solve_time:.3f}s   rounds {res.rounds}   model {res.model_size}"
+        )
+        if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
+            print(f"reason      {' '.join(res.message.split())}")
+        if res.matrix is not None and res.loss is not None:
+            print(f"loss        {res.loss:.10g}")
+            if design.objective == "delta" and res.delta is not None:
+                print(f"min delta   {res.delta:.10g}")
+            print("achieved    " + "  ".join(f"{k}={v:.6g}" for k, v in res.achieved.items()))
+            print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
+            print("matrix      " + _fmt_pmf(res.matrix).replace("\n", "\n            "))
+        if cd is not None:
+            print(f"certified   delta={float(cd.certified_delta):.10g}   wrote {design_path}")
+    if res.status == UNVERIFIED:
+        print(f"optnoise mechanism: unverified: {' '.join(res.message.split())}", file=sys.stderr)
+    return _exit_for(res.status)
+
+
+def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
+    if a.out != "-":
+        check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
+    check_int("jobs", a.jobs, minimum=1)
+    points = mechanism_points(
+        n=parse_grid("n", a.n, integer=True),
+        eps=parse_grid("eps", a.eps),
+        delta=parse_grid("delta", a.delta) if a.delta is not None else None,
+        neighbors=[_parse_neighbors(t) for t in (a.neighbors or ["adjacent"])],
+        directed=a.directed,
+        loss=[v.strip() for v in a.loss.split(",")],
+        objective=a.objective,
+        privacy=[v.strip() for v in a.privacy.split(",")],
+        max_loss=parse_grid("max-loss", a.max_loss) if a.max_loss is not None else None,
+    )
+    for p in points:  # rows show the neighbour spec as given
+        if not isinstance(p["neighbors"], str):
+            p["label"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in p["neighbors"])
+    return _run_sweep_command(points, a, MECHANISM_ROW_KEYS)
 
 
 _COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "figures": _cmd_figures}

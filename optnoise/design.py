@@ -43,8 +43,6 @@ within the limits of :mod:`optnoise._validation`.
 from __future__ import annotations
 
 import contextvars
-import hashlib
-import json
 import math
 import os
 import time
@@ -54,7 +52,6 @@ from typing import Any
 
 import numpy as np
 
-from ._io import atomic_write_text, ensure_folder, read_json
 from ._validation import (
     MAX_COST,
     MAX_EPS,
@@ -69,13 +66,16 @@ from ._validation import (
     check_positive,
     real_array,
 )
+from .cache import entry_path, load_entry, problem_key, store_entry
 from .canonical import CANONICAL_TOL, lexicographic_minimax
-from .certify import certify_result, register_spec_kind
+from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
+from .mechanism_design import clamp_matrix, clamp_model, clamp_model_size, clamp_repair, matrix_errors
+from .mechanisms import neighbour_pairs
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
-from .privacy import NOTIONS, achieved_deltas
+from .privacy import NOTIONS, achieved_deltas, mechanism_delta
+from .privacy_rows import add_pair_rows
 from .solvers import (
-    FEASIBILITY_TOL,
     MIP_REL_GAP,
     SOLVERS,
     SolverOutput,
@@ -85,8 +85,6 @@ from .solvers import (
     write_mps,
 )
 from .tolerance import (
-    DELTA_ATOL,
-    DELTA_RTOL,
     RESULT_STATUSES,
     UNVERIFIED,
     pdp_rtol,
@@ -99,6 +97,7 @@ __all__ = [
     "DesignResult",
     "METRICS",
     "OBJECTIVES",
+    "RELEASES",
     "RESULT_STATUSES",
     "CANONICAL_TOL",
     "cost_vector",
@@ -109,6 +108,10 @@ __all__ = [
 METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
 #: What to minimise.
 OBJECTIVES = ("distortion", "delta")
+#: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
+RELEASES = ("modulo", "clamp")
+#: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
+CLAMP_METRICS = ("er", "mse", "mae")
 #: HiGHS settings of the robust re-solve after a spurious status (see :meth:`NoiseDesign.solve`).
 ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
     {"presolve": "off"},
@@ -118,8 +121,6 @@ ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
 POLISH_RTOL = 1e-6
 #: Set while an unverified result is being repaired, so that the repair's re-solves are not repaired again.
 _POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
-#: Bump when a change makes cached results of older versions wrong.
-CACHE_FORMAT = 2
 
 
 def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
@@ -202,6 +203,20 @@ class NoiseDesign:
         The distortion cap for ``objective="delta"``.
     shape : tuple of int, optional
         ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
+    release : {"modulo", "clamp"}
+        ``"modulo"`` (default): the release ``q + eta (mod n+1)`` above.
+        ``"clamp"``: scalar queries only; the noise lives on
+        ``eta in {-n..n}`` (``pmf[i]`` is ``f(i - n)``, shape ``(2n+1,)``) and
+        the release is ``clip(q + eta, 0, n)``, with no wrap-around. Its
+        matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP
+        (``"dp"``) or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and
+        does not apply): :func:`optnoise.mechanism_design.clamp_model`. The
+        neighbours are the answer pairs ``q - q' = mu`` inside ``{0..n}``
+        (:func:`optnoise.mechanisms.neighbour_pairs`); the metric
+        (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
+        ``y - q = -n..n``) is charged on the released error, averaged over a
+        uniform answer. Certified as its induced matrix
+        (:class:`~optnoise.certify.CertifiedMechanism`).
     """
 
     def __init__(
@@ -216,6 +231,7 @@ class NoiseDesign:
         objective: str = "distortion",
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
+        release: str = "modulo",
     ) -> None:
         self.n = check_int("n", n, minimum=1)
         self.eps = check_eps(eps)
@@ -232,7 +248,13 @@ class NoiseDesign:
         self.neighborhood = neighborhood
         self.privacy = check_choice("privacy", privacy, NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
+        self.release = check_choice("release", release, RELEASES)
         dim = neighborhood.dim
+        if self.release == "clamp":
+            if dim != 1 or shape is not None:
+                raise ValueError("release='clamp' is for scalar queries (no shape, scalar shifts)")
+            if self.privacy == "pdp-kadam":
+                raise ValueError("privacy for release='clamp' must be one of 'dp', 'pdp' ('pdp-kadam' is modulo only)")
         if shape is not None:
             try:
                 shape = tuple(check_int("shape", s, minimum=1) for s in shape)
@@ -250,6 +272,8 @@ class NoiseDesign:
             )
         self.shape = (self.n + 1,) * dim
         self.shifts = neighborhood.resolve(self.n, dim)
+        if self.release == "clamp":
+            self.shape = (2 * self.n + 1,)
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
@@ -265,7 +289,21 @@ class NoiseDesign:
                 raise ValueError("max_distortion is required with objective='delta'")
             self.delta = None
             self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
-        if isinstance(metric, str):
+        if self.release == "clamp":
+            # the answer pairs are listed only once a bound on the model they make has passed the limits
+            bound = (1 if neighborhood.directed else 2) * len(neighborhood.raw) * (self.n + 1)
+            check_model_size(
+                clamp_model_size(
+                    self.n, bound, privacy=self.privacy, pure=self.is_pure, delta_objective=self.objective == "delta"
+                ),
+                what=f"the {self.privacy!r} model of this design",
+            )
+            self.pairs = neighbour_pairs(self.n, neighborhood)
+        if isinstance(metric, str) and self.release == "clamp":
+            self.metric = check_choice("metric", metric, CLAMP_METRICS)
+            e = np.arange(-self.n, self.n + 1)  # the released error y - q
+            self.cost = {"er": (e != 0).astype(float), "mse": e**2.0, "mae": np.abs(e).astype(float)}[metric]
+        elif isinstance(metric, str):
             self.metric = check_choice("metric", metric, METRICS)
             self.cost = cost_vector(metric, self.n, dim)
         else:
@@ -273,9 +311,9 @@ class NoiseDesign:
                 cost = real_array("metric", metric)
             except ValueError:
                 raise ValueError(f"metric must be one of {', '.join(METRICS)} or a cost array") from None
-            if cost.size != (self.n + 1) ** dim:
+            if cost.size != self.size:
                 raise ValueError(
-                    f"metric cost array must have {(self.n + 1) ** dim} entries (shape {self.shape}); got {cost.size}"
+                    f"metric cost array must have {self.size} entries (shape {self.shape}); got {cost.size}"
                 )
             if not np.all(np.isfinite(cost)):
                 raise ValueError("metric cost array must be finite")
@@ -298,7 +336,7 @@ class NoiseDesign:
 
     @property
     def size(self) -> int:
-        """Number of noise values ``(n+1)^d``."""
+        """Number of noise values: ``(n+1)^d``, or ``2n+1`` for ``release="clamp"``."""
         return int(np.prod(self.shape))
 
     @property
@@ -322,6 +360,15 @@ class NoiseDesign:
         it against the documented limits (:func:`optnoise._validation.check_model_size`).
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == "clamp":
+            return clamp_model_size(
+                self.n,
+                len(self.pairs),
+                privacy=self.privacy,
+                pure=self.is_pure,
+                delta_objective=self.objective == "delta",
+                formulation=formulation,
+            )
         N, K = self.size, len(self.shifts)
         rows, cols, nnz, ints = 1, N, N, 0  # f and (13b)
         t = 0
@@ -353,7 +400,13 @@ class NoiseDesign:
         return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}
 
     def shift_list(self) -> list[Any]:
-        """The resolved shifts as plain data: ints for scalar queries, lists for vector ones."""
+        """The resolved shifts as plain data: ints for scalar queries, lists for vector ones.
+
+        For ``release="clamp"`` these are the signed differences ``q - q'`` of the
+        answer pairs (nothing wraps), e.g. ``[-1, 1]`` for a symmetric BD(1).
+        """
+        if self.release == "clamp":
+            return np.unique(self.pairs[:, 0] - self.pairs[:, 1]).tolist()
         return self.shifts.tolist() if self.dim > 1 else self.shifts.ravel().tolist()
 
     def spec(self) -> dict[str, Any]:
@@ -371,6 +424,7 @@ class NoiseDesign:
             "privacy": self.privacy,
             "objective": self.objective,
             "max_distortion": self.max_distortion,
+            **({"release": self.release} if self.release != "modulo" else {}),
         }
 
     @classmethod
@@ -395,7 +449,8 @@ class NoiseDesign:
                 kw["max_distortion"] = spec["max_distortion"]
             else:
                 kw["delta"] = spec["delta"]
-            shape = spec.get("shape")
+            release = spec.get("release", "modulo")
+            shape = spec.get("shape") if release == "modulo" else None
             design = cls(
                 n=spec["n"],
                 eps=spec["eps"],
@@ -404,6 +459,7 @@ class NoiseDesign:
                 privacy=spec["privacy"],
                 objective=objective,
                 shape=tuple(shape) if shape else None,
+                release=release,
                 **kw,
             )
         except KeyError as exc:
@@ -422,14 +478,14 @@ class NoiseDesign:
 
     def key(self, **solve_options: Any) -> str:
         """Stable hash of the problem and solve options (cache key)."""
-        blob = json.dumps({"spec": self.spec(), "opts": solve_options, "v": 1}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+        return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         return (
             f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
-            f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})"
+            f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r}"
+            + (f", release={self.release!r})" if self.release != "modulo" else ")")
         )
 
     # ------------------------------------------------------------------ model
@@ -441,13 +497,25 @@ class NoiseDesign:
         (delta, for ``objective="delta"``).
 
         ``formulation`` selects the ``"pdp"`` MILP: ``"hull"`` (default; the
-        convex hull of each indicator's disjunction, see :meth:`_pdp_rows`) or
+        convex hull of each indicator's disjunction, see
+        :mod:`optnoise.privacy_rows`) or
         ``"bigm"`` (the paper's linearisation applied per shift, the benchmark
         baseline). Both have the same optimum; other notions ignore it.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == "clamp":
+            return clamp_model(
+                n=self.n,
+                eps=self.eps,
+                pairs=self.pairs,
+                cost=self.cost,
+                privacy=self.privacy,
+                delta=self.delta,
+                objective=self.objective,
+                max_distortion=self.max_distortion,
+                formulation=formulation,
+            )
         N, K = self.size, len(self.shifts)
-        E = float(np.exp(self.eps))
         idx = self.shift_index()  # (K, N)
         mb = ModelBuilder()
         f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
@@ -460,53 +528,21 @@ class NoiseDesign:
         else:
             t = None
             mb.set_objective(f, cost)  # (13a)
-        delta = self.delta
-
-        def budget_rows(cols_by_row: np.ndarray) -> None:
-            """sum_eta cols[r, eta] <= delta, or <= t for the delta objective (13c).
-
-            A solver meets a row to an absolute tolerance (1e-9), which at a small delta
-            would be a large relative excess of the budget. When that tolerance exceeds the
-            relative slack of the re-verification rule, the row is written as
-            ``sum / delta <= 1``, so that the tolerance acts relatively on delta.
-            """
-            R, C = cols_by_row.shape
-            rows = np.repeat(np.arange(R), C)
-            if t is None:
-                d = float(delta or 0.0)
-                if 0.0 < d and FEASIBILITY_TOL > DELTA_RTOL * d:
-                    # below DELTA_ATOL the rule's absolute slack takes over; the coefficient stays <= 1e12
-                    scale = max(d, DELTA_ATOL)
-                    mb.add_rows(rows, cols_by_row.ravel(), 1.0 / scale, upper=d / scale)
-                else:
-                    mb.add_rows(rows, cols_by_row.ravel(), 1.0, upper=delta)
-            else:
-                rows = np.concatenate([rows, np.arange(R)])
-                cols = np.concatenate([cols_by_row.ravel(), np.repeat(t, R)])
-                vals = np.concatenate([np.ones(R * C), -np.ones(R)])
-                mb.add_rows(rows, cols, vals, upper=0.0)
-
-        if self.is_pure:
-            # (14c): f(eta) - e^eps f(eta+mu) <= 0 for every shift
-            r = np.arange(K * N)
-            mb.add_rows(
-                np.repeat(r, 2),
-                np.stack([np.tile(f, K), f[idx.ravel()]], 1).ravel(),
-                np.tile([1.0, -E], K * N),
-                upper=0.0,
-            )
-        elif self.privacy == "dp":
-            s = mb.add_vars(K * N, lb=0.0, ub=1.0, name="s").reshape(K, N)
-            # f(eta) - e^eps f(eta+mu) - s(mu, eta) <= 0 ; sum_eta s(mu, eta) <= delta
-            r = np.arange(K * N)
-            cols = np.stack([np.tile(f, K), f[idx.ravel()], s.ravel()], 1).ravel()
-            mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -1.0], K * N), upper=0.0)
-            budget_rows(s)
-        else:
-            if self.privacy == "pdp" and formulation == "hull":
-                self._pdp_rows(mb, f, idx, E, budget_rows)
-            else:
-                self._bigm_rows(mb, f, idx, E, budget_rows, shared=self.privacy == "pdp-kadam")
+        notion = "pure" if self.is_pure else "dp" if self.privacy == "dp" else "pdp"
+        # one entry per (shift, eta): f(eta) against f(eta + mu), budgeted per shift
+        add_pair_rows(
+            mb,
+            np.tile(f, K),
+            f[idx.ravel()],
+            np.repeat(np.arange(K), N),
+            eps=self.eps,
+            notion=notion,
+            delta=None if (t is not None or notion == "pure") else self.delta,
+            t=None if t is None else int(t[0]),
+            formulation="bigm" if self.privacy == "pdp-kadam" else formulation,
+            shared=np.tile(np.arange(N), K) if self.privacy == "pdp-kadam" else None,
+        )
+        if notion == "pdp":
             pair = self._reflection_pair()
             if pair is not None:
                 # The reflection eta -> -eta maps feasible PMFs to feasible PMFs with the same
@@ -529,73 +565,37 @@ class NoiseDesign:
             int(np.ravel_multi_index(tuple(e1), self.shape)),
         )
 
-    def _pdp_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any) -> None:
-        """Definition 2 with one indicator per (mu, eta).
+    def pair_layout(self) -> PairLayout:
+        """How :mod:`optnoise.certify` checks, repairs and samples this design's PMF."""
 
-        ``y(mu, eta)`` is the mass of ``eta`` counted as leaking for shift mu:
-        ``u = 0`` forces ``f(eta) <= e^eps f(eta+mu)`` and ``y = 0``; ``u = 1``
-        forces ``y >= f(eta)``. Rows per (mu, eta):
+        def resolve(delta: float, solver: str) -> np.ndarray | None:
+            res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
+            # an "unverified" PMF may still certify: the exact check decides
+            return None if res.status not in ("optimal", "unverified") or res.pmf is None else res.pmf
 
-        (a) ``f(eta) - e^eps f(eta+mu) - y <= 0``
-        (b) ``y - U u <= 0``           with ``U = min(1, delta)``: a leaking mass is at most delta
-        (c) ``f(eta) - y + u <= 1``
+        if self.release == "clamp":  # certified as its induced matrix, sampled row by row
+            e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
+            rows = (self.cost[e + self.n] / (self.n + 1)).reshape(1, -1)
+            return matrix_layout(
+                self.pairs,
+                np.arange(self.n + 1),
+                rows,
+                self.privacy,
+                resolve,
+                embed=lambda pmf: clamp_matrix(pmf, self.n).ravel(),
+            )
+        return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
 
-        Dropping integrality gives exactly the DP hockey-stick LP, so the
-        relaxation is as tight as the convex notion and ``dp <= pdp`` is
-        visible in the model itself.
-        """
-        K, N = idx.shape
-        y = mb.add_vars(K * N, lb=0.0, ub=1.0, name="y").reshape(K, N)
-        u = mb.add_vars(K * N, lb=0, ub=1, integer=True, name="u").reshape(K, N)
-        ff = np.tile(f, K)
-        r = np.arange(K * N)
-        mb.add_rows(
-            np.repeat(r, 3),
-            np.stack([ff, f[idx.ravel()], y.ravel()], 1).ravel(),
-            np.tile([1.0, -E, -1.0], K * N),
-            upper=0.0,
-        )
-        U = 1.0 if self.delta is None else max(min(1.0, self.delta), 0.0)
-        mb.add_rows(np.repeat(r, 2), np.stack([y.ravel(), u.ravel()], 1).ravel(), np.tile([1.0, -U], K * N), upper=0.0)
-        mb.add_rows(
-            np.repeat(r, 3),
-            np.stack([ff, y.ravel(), u.ravel()], 1).ravel(),
-            np.tile([1.0, -1.0, 1.0], K * N),
-            upper=1.0,
-        )
-        budget_rows(y)
-
-    def _bigm_rows(
-        self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray, E: float, budget_rows: Any, *, shared: bool
-    ) -> None:
-        """The published linearisation (13c)-(13h), exactly as printed.
-
-        ``shared=True`` is the paper's MILP (``"pdp-kadam"``): one ``u(eta)``,
-        ``y(eta)`` for all shifts and one budget row. ``shared=False`` applies
-        the same rows to every shift separately, the plain big-M form of
-        Definition 2 (kept as the benchmark baseline for ``"pdp"``).
-        """
-        K, N = idx.shape
-        G = 1 if shared else K
-        y = mb.add_vars(G * N, lb=0.0, ub=1.0, name="y").reshape(G, N)
-        u = mb.add_vars(G * N, lb=0, ub=1, integer=True, name="u").reshape(G, N)
-        budget_rows(y)  # (13c) sum_eta y <= delta
-        r = np.arange(G * N)
-        fg, yr, ur = np.tile(f, G), y.ravel(), u.ravel()
-        mb.add_rows(np.repeat(r, 2), np.stack([yr, ur], 1).ravel(), np.tile([1.0, -1.0], G * N), upper=0.0)  # (13c)
-        mb.add_rows(
-            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, 1.0, -1.0], G * N), upper=1.0
-        )  # (13d)
-        mb.add_rows(
-            np.repeat(r, 3), np.stack([ur, fg, yr], 1).ravel(), np.tile([1.0, -1.0, 1.0], G * N), upper=1.0
-        )  # (13e)
-        rk = np.arange(K * N)
-        uu = np.tile(u[0], K) if shared else u.ravel()
-        ff, fm = np.tile(f, K), f[idx.ravel()]
-        # (13f): f(eta) - e^eps f(eta+mu) - u <= 0
-        mb.add_rows(np.repeat(rk, 3), np.stack([ff, fm, uu], 1).ravel(), np.tile([1.0, -E, -1.0], K * N), upper=0.0)
-        # (13g): e^eps f(eta+mu) - f(eta) + e^eps u <= e^eps
-        mb.add_rows(np.repeat(rk, 3), np.stack([fm, ff, uu], 1).ravel(), np.tile([E, -1.0, E], K * N), upper=E)
+    def clamp_evaluation(self, pmf: np.ndarray) -> tuple[float, dict[str, float], dict[str, float]]:
+        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF."""
+        P = clamp_matrix(pmf, self.n)
+        e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
+        distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
+        achieved = {
+            "dp": float(mechanism_delta(P, self.pairs, self.eps, notion="dp")),
+            "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
+        }
+        return distortion, achieved, matrix_errors(P)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
@@ -689,12 +689,10 @@ class NoiseDesign:
             opts["formulation"] = formulation
         if canonical:
             opts["canonical"] = True
-        path = None
-        if cache is not None:
-            path = ensure_folder("cache", cache) / f"{self.key(**opts)}.json"
-            hit = self._cache_load(path)
-            if hit is not None:
-                return hit
+        path = entry_path(cache, self.key(**opts))
+        hit = load_entry(path, self.spec(), lambda data: DesignResult.from_dict(data, design=self))
+        if hit is not None:
+            return hit
         model = self.build_model(formulation=formulation)
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
 
@@ -712,27 +710,8 @@ class NoiseDesign:
                 res.message = f"{res.message}; canonical stages skipped (the solver's PMF needed a repair)"
             else:
                 res = self._canonical(model, out, res, stage)
-        if path is not None and res.status not in (UNVERIFIED, "error"):
-            entry = {"cache_format": CACHE_FORMAT, "spec": self.spec(), "result": res.to_dict()}
-            atomic_write_text(path, json.dumps(entry))
+        store_entry(path, self.spec(), res)
         return res
-
-    def _cache_load(self, path: Path) -> DesignResult | None:
-        """A cached result of this design, or ``None`` when absent, stale, corrupt or unverifiable."""
-        if not path.exists():
-            return None
-        try:
-            data = read_json(path, "cache entry")
-            if not isinstance(data, dict) or data.get("cache_format") != CACHE_FORMAT:
-                return None
-            # the key already hashes the spec; comparing the stored one catches a replaced file
-            if data.get("spec") != json.loads(json.dumps(self.spec())):
-                return None
-            res = DesignResult.from_dict(data["result"], design=self)
-        except (ValueError, KeyError, TypeError):
-            return None
-        # from_dict re-verified the PMF: an entry that fails is solved again (and overwritten)
-        return None if res.status in (UNVERIFIED, "error") else res
 
     def uniform_is_feasible(self) -> bool:
         """True when the uniform PMF is feasible, so that ``"infeasible"`` can only be a solver artefact.
@@ -805,7 +784,10 @@ class NoiseDesign:
         used: SolverOutput | None = out
         if self._needs_retry(res) and solver in ("highs", "auto"):
             first, spent = res, res.solve_time
-            for extra in ROBUST_RETRIES:
+            # a clamped design's pure-DP tails are ~1e-11 masses, which dual simplex leaves within its
+            # tolerance of a zero neighbour; interior point with crossover meets those rows to ~1e-16
+            clamp_lp = self.release == "clamp" and not model.is_mip and "solver" not in (options or {})
+            for extra in (({"solver": "ipm"},) if clamp_lp else ()) + ROBUST_RETRIES:
                 again, out = attempt(extra)
                 spent += again.solve_time
                 note = f"re-solved with HiGHS options {extra} after status {first.status!r}" + (
@@ -851,23 +833,39 @@ class NoiseDesign:
         """
         if res.pmf is None or res.distortion is None:
             return None
-        try:
-            cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
-        except ValueError:  # CertificationError: no repair within the budget
-            return None
         d0 = float(res.distortion)
-        loss = (float(cd.distortion) - d0) / max(1.0, abs(d0))
+        if self.release == "clamp":  # the certificate is of the induced matrix, not of a noise PMF
+            target = float(self.delta or 0.0)
+            repaired = clamp_repair(
+                res.pmf,
+                self.n,
+                self.eps,
+                lambda p: within_delta(self.clamp_evaluation(p)[1][self.privacy], target),
+                lambda p: self.clamp_evaluation(p)[0] - d0 <= POLISH_RTOL * max(1.0, abs(d0)),
+            )
+            if repaired is None:
+                return None
+            pmf, method = repaired, "mixed with strictly private clamped noise"
+            new = self.clamp_evaluation(pmf)[0]
+        else:
+            try:
+                cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
+            except ValueError:  # CertificationError: no repair within the budget
+                return None
+            pmf, method, new = cd.pmf_float, cd.repair["method"], float(cd.distortion)
+        loss = (new - d0) / max(1.0, abs(d0))
         out = DesignResult(
             design=self,
             status="optimal",
-            pmf=cd.pmf_float,
+            pmf=pmf,
             solver=solver,
             solve_time=res.solve_time,
             model_size=res.model_size,
             gap=max(float(res.gap or 0.0), loss, 0.0),
             message=(
-                f"the solver's PMF failed re-verification ({res.message}); replaced by its exact repair "
-                f"({cd.repair['method']}, relative distortion change {loss:.3g})"
+                f"the solver's PMF failed re-verification ({res.message}); replaced by its "
+                f"{'exact ' if self.release == 'modulo' else ''}repair "
+                f"({method}, relative distortion change {loss:.3g})"
             ),
             backend_objective=res.backend_objective,
         )
@@ -957,7 +955,9 @@ class DesignResult:
         eps slack of :func:`optnoise.tolerance.pdp_rtol`).
     actual : dict
         Errors of the released answer under the modulo wrap-around
-        (:func:`modulo_errors`).
+        (:func:`modulo_errors`), or of the clamped release
+        (:func:`optnoise.mechanism_design.matrix_errors`; ``achieved`` then has
+        ``"dp"`` and ``"pdp"`` of the induced matrix).
     solve_time : float
         Seconds in the solver.
     model_size : dict
@@ -1002,21 +1002,21 @@ class DesignResult:
         if self.pmf.size != d.size:
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
-        self.distortion = float(np.sum(d.cost * self.pmf))
-        self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
-        self.actual = modulo_errors(self.pmf)
+        if d.release == "clamp":
+            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
+        else:
+            self.distortion = float(np.sum(d.cost * self.pmf))
+            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
+            self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        status, why = settle_status(self.status, self.achieved[d.privacy], self.target, notion=d.privacy)
-        if status == self.status and d.objective == "delta" and status in ("optimal", "time_limit"):
-            cap = float(d.max_distortion or 0.0)
-            if not within_delta(self.distortion, cap):
-                status, why = (
-                    UNVERIFIED,
-                    (
-                        f"re-verification failed: the distortion {self.distortion:.10g} exceeds the cap "
-                        f"max_distortion = {cap:g} beyond the tolerance rule"
-                    ),
-                )
+        status, why = settle_status(
+            self.status,
+            self.achieved[d.privacy],
+            self.target,
+            notion=d.privacy,
+            value=self.distortion,
+            cap=float(d.max_distortion or 0.0) if d.objective == "delta" else None,
+        )
         if status != self.status:
             self.status = status
             self.message = why + (f"; solver said: {self.message}" if self.message else "")
@@ -1062,6 +1062,7 @@ class DesignResult:
             "privacy": d.privacy,
             "objective": d.objective,
             "max_distortion": d.max_distortion,
+            "release": d.release,
             "status": self.status,
             "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),

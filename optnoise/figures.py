@@ -50,8 +50,9 @@ __all__ = [
     "write_csv",
 ]
 
-#: The papers whose figures optnoise regenerates, in the order ``all`` runs them.
-PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021")
+#: The papers whose figures optnoise regenerates, in the order ``all`` runs them (``beyond``: the
+#: toolkit's own research figures, beyond the papers).
+PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021", "beyond")
 
 
 def find_experiments_root(start: str | os.PathLike | None = None) -> Path:

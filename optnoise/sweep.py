@@ -1,7 +1,9 @@
 """Parameter sweeps: grids of designs solved in parallel, cached on disk, resumable.
 
-Each grid point is one :class:`~optnoise.design.NoiseDesign`. Results are
-cached per point (keyed by :meth:`NoiseDesign.key`), so an interrupted sweep
+Each grid point is one :class:`~optnoise.design.NoiseDesign` (:func:`grid_points`)
+or one :class:`~optnoise.mechanism_design.MechanismDesign`
+(:func:`mechanism_points`). Results are cached per point (keyed by the
+design's ``key()``), so an interrupted sweep
 picks up where it stopped and a repeated one is instant. Points run in local
 processes (``backend="process"``) or on a Dask cluster (``backend="dask"``).
 
@@ -38,10 +40,22 @@ from ._validation import (
     parse_int,
 )
 from .design import NoiseDesign
+from .mechanism_design import MechanismDesign
 from .neighborhood import Neighborhood
 from .solvers import MIP_REL_GAP, check_highs_options
 
-__all__ = ["parse_grid", "grid_points", "run_point", "run_sweep", "BACKENDS", "ROW_KEYS", "SweepInterrupted"]
+__all__ = [
+    "parse_grid",
+    "grid_points",
+    "mechanism_points",
+    "mechanism_of",
+    "run_point",
+    "run_sweep",
+    "BACKENDS",
+    "ROW_KEYS",
+    "MECHANISM_ROW_KEYS",
+    "SweepInterrupted",
+]
 
 BACKENDS = ("process", "dask")
 
@@ -133,6 +147,34 @@ ROW_KEYS = (
 )
 
 
+#: Columns of a mechanism sweep row (CSV header order).
+MECHANISM_ROW_KEYS = (
+    "n",
+    "eps",
+    "delta",
+    "neighbors",
+    "directed",
+    "loss_function",
+    "objective",
+    "privacy",
+    "max_loss",
+    "status",
+    "loss",
+    "achieved_dp",
+    "achieved_pdp",
+    "mse_mean",
+    "mse_worst",
+    "mae_mean",
+    "er",
+    "solver",
+    "solve_time_s",
+    "rounds",
+    "gap",
+    "matrix",
+    "error",
+)
+
+
 def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool = False) -> list[Any]:
     """Parse ``start:stop:count`` (inclusive linspace), ``a,b,c`` or one value (ints with ``integer=True``).
 
@@ -201,6 +243,7 @@ def grid_points(
     objective: str = "distortion",
     max_distortion: Iterable[float] | None = None,
     dim: int | None = None,
+    release: str = "modulo",
 ) -> list[dict[str, Any]]:
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
 
@@ -229,9 +272,98 @@ def grid_points(
             "dim": dim,
         }
         p["delta" if objective == "distortion" else "max_distortion"] = float(s)
+        if release != "modulo":
+            p["release"] = release
         design_of(p)
         pts.append(p)
     return pts
+
+
+def mechanism_points(
+    *,
+    n: Iterable[int],
+    eps: Iterable[float],
+    delta: Iterable[float] | None = None,
+    neighbors: Iterable[Any] = ("adjacent",),
+    directed: bool = False,
+    loss: Iterable[str] = ("abs",),
+    objective: str = "bayes",
+    privacy: Iterable[str] = ("dp",),
+    max_loss: Iterable[float] | None = None,
+) -> list[dict[str, Any]]:
+    """The Cartesian product of mechanism-design grids, as plain dicts (validated eagerly, as :func:`grid_points`)."""
+    second = list((delta or [0.0]) if objective != "delta" else (max_loss or []))
+    if not second:
+        raise ValueError("max_loss is required with objective='delta'")
+    axes: list[list[Any]] = [list(n), list(eps), second, list(neighbors), list(loss), list(privacy)]
+    total = math.prod(len(a) for a in axes)  # checked before the product is materialised
+    if total > MAX_GRID_POINTS:
+        raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
+    pts = []
+    for nn, e, v, nb, ls, pv in itertools.product(*axes):
+        p = {
+            "kind": "mechanism",
+            "n": int(nn),
+            "eps": float(e),
+            "neighbors": nb,
+            "directed": bool(directed),
+            "loss": ls,
+            "objective": objective,
+            "privacy": pv,
+        }
+        p["delta" if objective != "delta" else "max_loss"] = float(v)
+        mechanism_of(p)
+        pts.append(p)
+    return pts
+
+
+def mechanism_of(point: dict[str, Any]) -> MechanismDesign:
+    """The :class:`MechanismDesign` of a mechanism grid point (or of the CLI's ``mechanism`` flags)."""
+    return MechanismDesign(
+        n=point["n"],
+        eps=point["eps"],
+        delta=point.get("delta", 0.0),
+        neighbors=point.get("neighbors", "adjacent"),
+        outputs=point.get("outputs"),
+        loss=point.get("loss", "abs"),
+        objective=point.get("objective", "bayes"),
+        prior=point.get("prior"),
+        privacy=point.get("privacy", "dp"),
+        max_loss=point.get("max_loss"),
+        directed=point.get("directed", False),
+    )
+
+
+def _mechanism_row(point: dict[str, Any], design: MechanismDesign, res: Any, solver: str) -> dict[str, Any]:
+    """The :data:`MECHANISM_ROW_KEYS` row of a solved mechanism point."""
+    import json
+
+    return {
+        "n": design.n,
+        "eps": design.eps,
+        "delta": res.to_dict()["delta"],
+        "neighbors": point.get("label", point.get("neighbors", "adjacent")),
+        "directed": design.directed,
+        "loss_function": design.loss,
+        "objective": design.objective,
+        "privacy": design.privacy,
+        "max_loss": design.max_loss,
+        "status": res.status,
+        "loss": res.loss,
+        "achieved_dp": res.achieved.get("dp"),
+        "achieved_pdp": res.achieved.get("pdp"),
+        "mse_mean": res.actual.get("mse_mean"),
+        "mse_worst": res.actual.get("mse_worst"),
+        "mae_mean": res.actual.get("mae_mean"),
+        "er": res.actual.get("er"),
+        "solver": solver,
+        "solve_time_s": res.solve_time,
+        "rounds": res.rounds,
+        "gap": res.gap,
+        "matrix": json.dumps(None if res.matrix is None else res.matrix.tolist()),
+        # a flagged row: why the solver's claim was not accepted (status "unverified" or "error")
+        "error": res.message if res.status in ("unverified", "error") else "",
+    }
 
 
 def design_of(point: dict[str, Any]) -> NoiseDesign:
@@ -250,6 +382,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         privacy=point.get("privacy", "pdp"),
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
+        release=point.get("release", "modulo"),
     )
 
 
@@ -266,9 +399,17 @@ def run_point(
 
     ``concurrent`` is passed to :meth:`NoiseDesign.solve`: ``False`` in parallel sweeps, whose
     workers already use the cores.
+
+    Mechanism points (``kind == "mechanism"``) give a :data:`MECHANISM_ROW_KEYS` row.
     """
     import json
 
+    if point.get("kind") == "mechanism":
+        mech = mechanism_of(point)
+        mres = mech.solve(
+            solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options, concurrent=concurrent
+        )
+        return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
     res = design.solve(
         solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options, concurrent=concurrent

@@ -105,20 +105,37 @@ def within_delta(achieved: float, delta: float) -> bool:
     return not math.isnan(a) and a <= delta_allowance(delta)
 
 
-def settle_status(status: str, achieved: float | None, target: float | None, *, notion: str) -> tuple[str, str]:
+def settle_status(
+    status: str,
+    achieved: float | None,
+    target: float | None,
+    *,
+    notion: str,
+    value: float | None = None,
+    cap: float | None = None,
+    measure: str = "distortion",
+    cap_name: str = "max_distortion",
+) -> tuple[str, str]:
     """The status a result may carry after re-verification, and why.
 
     ``status`` is what the solver said; ``achieved`` the delta re-verified from
     the PMF under ``notion`` (``None`` without a PMF); ``target`` the delta the
     PMF must meet. A claimed solution (``"optimal"`` or a ``"time_limit"``
     incumbent) that fails :func:`within_delta` becomes :data:`UNVERIFIED`; the
-    returned message says by how much. Every other status is kept.
+    returned message says by how much. With a ``cap`` (the minimise-delta
+    objective), the re-computed ``value`` of the ``measure`` must also meet it
+    by the same rule. Every other status is kept.
     """
     if status not in ("optimal", "time_limit") or achieved is None:
         return status, ""
     if target is None or not math.isfinite(float(target)):
         return UNVERIFIED, f"re-verification impossible: no finite target delta under {notion!r}"
     if within_delta(achieved, target):
+        if cap is not None and value is not None and not within_delta(value, cap):
+            return UNVERIFIED, (
+                f"re-verification failed: the {measure} {value:.10g} exceeds the cap {cap_name} = {cap:g} "
+                "beyond the tolerance rule"
+            )
         return status, ""
     return UNVERIFIED, (
         f"re-verification failed: the solver reported {status!r}, but the PMF's {notion} delta is "

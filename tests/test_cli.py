@@ -706,3 +706,109 @@ def test_random_command_lines_never_show_a_traceback(data, fuzz_files, capsys, m
     assert "Traceback" not in err and "internal error" not in err, (argv, err)
     if code == 2:
         assert len(err.strip().splitlines()) == 1, (argv, err)
+
+
+# ---------------------------------------------------------------- optnoise mechanism
+
+MECH = ["mechanism", "--n", "10", "--eps", "1", "--neighbors", "adjacent", "--loss", "abs", "--objective", "bayes"]
+
+
+def test_mechanism_json_contract_and_out(capsys, tmp_path):
+    from optnoise import MechanismDesign
+
+    out_file = tmp_path / "m.json"
+    code, out, err = run(capsys, MECH + ["--format", "json", "--out", str(out_file)])
+    assert code == 0, err
+    d = json.loads(out)
+    for key in ("n", "eps", "delta", "neighbors", "pairs", "directed", "outputs", "loss_function", "objective"):
+        assert key in d
+    for key in ("privacy", "status", "matrix", "loss", "achieved", "actual", "solver", "solve_time_s", "model_size"):
+        assert key in d
+    assert d["status"] == "optimal" and d["neighbors"] == "adjacent" and len(d["pairs"]) == 20
+    assert set(d["achieved"]) == {"dp", "pdp"}
+    P = np.array(d["matrix"])
+    assert P.shape == (11, 11) and np.allclose(P.sum(axis=1), 1)
+    assert d["loss"] == pytest.approx(MechanismDesign(n=10, eps=1.0).solve().loss, rel=1e-9)
+    assert json.loads(out_file.read_text()) == d
+
+
+def test_mechanism_table_and_pairs(capsys):
+    code, out, err = run(
+        capsys, ["mechanism", "--n", "4", "--eps", "1", "--delta", "0.05", "--neighbors", "pairs:0-1,2-3"]
+    )
+    assert code == 0, err
+    assert "4 ordered pairs" in out and "status      optimal" in out and "matrix" in out
+    code, out, _ = run(capsys, ["mechanism", "--n", "4", "--eps", "1", "--neighbors", "pairs:0-1", "--directed"])
+    assert code == 0 and "1 ordered pairs" in out
+
+
+def test_mechanism_exit_codes(capsys, tmp_path):
+    code, out, err = run(capsys, MECH + ["--objective", "delta", "--max-loss", "-1"])
+    assert code == 3 and "infeasible" in out
+    for argv, word in (
+        (MECH + ["--privacy", "pdp-kadam"], "privacy"),
+        (MECH[:-2] + ["--objective", "median"], "objective"),
+        (["mechanism", "--n", "4", "--eps", "1", "--neighbors", "pairs:0-9"], "neighbors"),
+        (["mechanism", "--n", "4", "--eps", "1", "--neighbors", "pairs:0+1"], "neighbors"),
+        (["mechanism", "--n", "4", "--eps", "1", "--prior", "0.5,0.5"], "prior"),
+        (["mechanism", "--n", "4", "--eps", "1", "--loss", "huber"], "loss"),
+        (["mechanism", "--n", "4", "--eps", "x"], "eps"),
+    ):
+        code, out, err = run(capsys, argv)
+        assert code == 2, (argv, out, err)
+        assert err.count("\n") == 1 and word in err and "Traceback" not in err
+    design = tmp_path / "d.json"
+    code, out, err = run(capsys, MECH + ["--delta", "0.01", "--certify", str(design)])
+    assert code == 0 and "certified" in out
+    code, out, err = run(capsys, ["release", "--design", str(design), "--value", "0,10", "--count", "4", "--seed", "3"])
+    assert code == 0 and len(out.splitlines()) == 4
+    assert all(0 <= int(v) <= 10 for line in out.splitlines() for v in line.split(","))
+
+
+def test_mechanism_solver_and_time_limit_flags(capsys, tmp_path):
+    code, out, err = run(capsys, MECH + ["--solver", "cvxpy", "--time-limit", "30", "--format", "json"])
+    assert code == 0, err
+    assert json.loads(out)["solver"] == "cvxpy"
+    code, out, err = run(capsys, MECH + ["--mps", str(tmp_path / "m.mps")])
+    assert code == 0 and (tmp_path / "m.mps").exists()
+
+
+def test_mechanism_sweep_csv(capsys, tmp_path):
+    argv = ["mechanism-sweep", "--n", "4,6", "--eps", "0.5:1.5:3", "--delta", "0,0.05", "--loss", "abs,sq"]
+    code, out, err = run(capsys, argv + ["--quiet", "--no-cache"])
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 * 3 * 2 * 2
+    assert all(r["status"] == "optimal" for r in rows)
+    r = next(r for r in rows if r["n"] == "6" and r["loss_function"] == "sq" and r["delta"] == "0.05")
+    from optnoise import MechanismDesign
+
+    ref = MechanismDesign(n=6, eps=float(r["eps"]), delta=0.05, loss="sq").solve()
+    assert float(r["loss"]) == pytest.approx(ref.loss, rel=1e-9)
+    code, _, err = run(capsys, ["mechanism-sweep", "--n", "4", "--eps", "1", "--objective", "delta", "--quiet"])
+    assert code == 2 and "max_loss" in err
+
+
+def test_solve_release_clamp(capsys):
+    argv = ["solve", "--n", "6", "--eps", "1", "--delta", "0.05", "--neighborhood", "bd:1", "--privacy", "dp"]
+    code, out, err = run(capsys, argv + ["--metric", "mse", "--release", "clamp", "--format", "json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["release"] == "clamp" and len(d["pmf"]) == 13 and set(d["achieved"]) == {"dp", "pdp"}
+    code, _, err = run(capsys, argv + ["--privacy", "pdp-kadam", "--release", "clamp"])
+    assert code == 2 and "privacy" in err
+
+
+def test_clamp_solve_certify_release_round_trip(capsys, tmp_path):
+    argv = ["--n", "6", "--eps", "1", "--delta", "0.05", "--neighborhood", "bd:1", "--privacy", "dp"]
+    argv += ["--metric", "mse", "--release", "clamp"]
+    res_file, design_file = tmp_path / "r.json", tmp_path / "d.json"
+    code, _, err = run(capsys, ["solve", *argv, "--format", "json", "--out", str(res_file)])
+    assert code == 0, err
+    assert json.loads(res_file.read_text())["shifts"] == [-1, 1]  # signed answer differences: nothing wraps
+    code, out, err = run(capsys, ["certify", "--result", str(res_file), "--out", str(design_file)])
+    assert code == 0, err
+    assert "12 ordered pairs" in out
+    code, out, err = run(capsys, ["release", "--design", str(design_file), "--value", "0,6", "--count", "50"])
+    assert code == 0, err
+    assert all(0 <= int(v) <= 6 for line in out.splitlines() for v in line.split(","))

@@ -642,3 +642,47 @@ def test_cache_must_be_a_folder(tmp_path):
         d.solve(cache=f)
     with pytest.raises(ValueError, match="cache must be a folder"):
         d.solve(cache="/etc/passwd")
+
+
+# ---------------------------------------------------------------- release="clamp" (issue 14)
+
+
+def test_release_modulo_is_the_default_and_leaves_the_spec_unchanged():
+    d = NoiseDesign(n=6, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="dp")
+    assert d.release == "modulo" and "release" not in d.spec() and d.shape == (7,)
+    assert d.solve().to_dict()["release"] == "modulo"
+
+
+def test_release_clamp_problem_and_round_trip():
+    d = NoiseDesign(
+        n=5, eps=1.0, delta=0.05, neighborhood=Neighborhood.bd(1), privacy="dp", metric="mae", release="clamp"
+    )
+    assert d.shape == (11,) and d.size == 11 and d.cost.tolist() == [5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5]
+    assert d.pairs.tolist() == [[0, 1], [1, 0], [1, 2], [2, 1], [2, 3], [3, 2], [3, 4], [4, 3], [4, 5], [5, 4]]
+    back = NoiseDesign.from_spec(json.loads(json.dumps(d.spec())))
+    assert back.spec() == d.spec() and back.release == "clamp" and back.key() == d.key()
+    assert d.replace(delta=0.1).release == "clamp"
+    res = d.solve()
+    again = DesignResult.from_dict(json.loads(json.dumps(res.to_dict())), design=d)
+    assert again.distortion == res.distortion and again.achieved == res.achieved and again.verify()
+    assert "release='clamp'" in repr(d)
+    custom = NoiseDesign(
+        n=3, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="dp", metric=np.ones(7), release="clamp"
+    )
+    assert custom.metric == "custom" and custom.solve().status == "optimal"
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(release="wrap"), "release must be one of"),
+        (dict(release="clamp", privacy="pdp-kadam"), "privacy for release='clamp'"),
+        (dict(release="clamp", metric="circular-mse"), "metric must be one of"),
+        (dict(release="clamp", metric=np.ones(6)), "metric cost array must have 13 entries"),
+        (dict(release="clamp", neighborhood=Neighborhood.shifts([(1, 0)])), "scalar queries"),
+    ],
+)
+def test_release_clamp_bad_input(kw, match):
+    base = dict(n=6, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="dp")
+    with pytest.raises(ValueError, match=match):
+        NoiseDesign(**{**base, **kw})
