@@ -63,6 +63,7 @@ __all__ = [
     "infinite_loss_mass",
     "pair_pld",
     "privacy_profile",
+    "result_pld",
 ]
 
 #: Default loss discretisation of the PLDs (dp-accounting's own default).
@@ -205,6 +206,13 @@ def pair_pld(pmf: Any, shift: Any, *, discretization: float = DISCRETIZATION, wa
     return privacy_loss_distribution.from_two_probability_mass_functions(
         lower, upper, value_discretization_interval=h, symmetric=False
     )
+
+
+def result_pld(pmf: Any, shifts: Any, discretization: float = DISCRETIZATION, shift: Any = None) -> Any:
+    """:func:`design_pld` (``shift=None``, the worst case over ``shifts``) or :func:`pair_pld` of one shift."""
+    if shift is None:
+        return design_pld(pmf, shifts, discretization=discretization)
+    return pair_pld(pmf, shift, discretization=discretization)
 
 
 @dataclass(frozen=True)

@@ -742,6 +742,7 @@ class _Certifier:
         self.bits = bits
         self.D = 1 << bits
         self.N = design.size
+        assert design.eps is not None  # certify_result refuses designs without one eps
         self.index = design.shift_index()
         self.bounds = _check_bounds(design.eps)
         self.cost = design.cost.ravel()
@@ -840,6 +841,7 @@ def _margin_pmf(
     N = design.size
     idx = design.shift_index()
     K = idx.shape[0]
+    assert design.eps is not None  # certify_result refuses designs without one eps
     E = float(np.exp(design.eps))
     p = (1.0 - lam) * p / p.sum() + lam / N
     U = p[None, :] > E * (1.0 + PATTERN_RTOL) * p[idx]  # (K, N) leak pattern
@@ -924,6 +926,11 @@ def certify_result(
     if not (hasattr(result, "design") and hasattr(result, "pmf") and hasattr(result, "status")):
         raise ValueError(f"result must be a DesignResult (from NoiseDesign.solve()); got {type(result).__name__}")
     design = result.design
+    if design.privacy not in NOTIONS or design.eps is None:
+        raise CertificationError(
+            f"certification covers privacy in {', '.join(NOTIONS)}; a {design.privacy!r} design has no single "
+            "(eps, delta) to certify (account for it with result.compose(k) or result.pld())"
+        )
     ok_status = result.status == "optimal" or (allow_suboptimal and result.status == "time_limit")
     if not ok_status or result.pmf is None or result.distortion is None:
         why = "has no PMF" if result.pmf is None or result.distortion is None else "is not proven optimal"

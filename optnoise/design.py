@@ -25,6 +25,21 @@ Privacy notions (``privacy=``), for a neighbourhood's shift set M:
 With ``delta = 0`` all three are pure eps-DP and the model is the LP (14).
 On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
 
+Budgets beyond one (eps, delta) (:mod:`optnoise.budget`; eps and delta unset):
+
+``"profile"``
+    ``profile=[(eps_1, delta_1), ...]``: the ``"dp"`` hockey stick at every
+    listed pair at once, an LP (:mod:`optnoise.profile`).
+``"rdp"`` / ``"zcdp"``
+    ``rdp=[(alpha, eps_alpha), ...]`` or ``rho=...`` (optional ``alphas`` grid):
+    a convex conic model solved through cvxpy (:mod:`optnoise.renyi`, which
+    states how the finite alpha grid relates to the full zCDP guarantee).
+
+Their PMFs are re-verified from the PMF alone, and a status ``"optimal"`` whose
+PMF fails re-verification becomes ``"unverified"``. Composition accounting
+of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
+(:mod:`optnoise.accounting`); pictures: :meth:`DesignResult.plot`.
+
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`). Solvers meet constraints to about
 ``1e-9``; the PDP indicators are therefore evaluated with an absolute
@@ -45,7 +60,9 @@ from typing import Any
 
 import numpy as np
 
+from . import accounting, plotting
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
+from .budget import BUDGET_NOTIONS, Budget
 from .certify import certify_result, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
@@ -70,6 +87,8 @@ METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
 OBJECTIVES = ("distortion", "delta")
 #: Largest number of noise values a design may have.
 MAX_SIZE = 2_000_000
+#: Every value of ``privacy=``.
+DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS
 
 
 def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
@@ -133,7 +152,7 @@ class NoiseDesign:
     metric : str or array_like
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
-    privacy : {"pdp", "pdp-kadam", "dp"}
+    privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp"}
         The notion to guarantee (see module docstring).
     objective : {"distortion", "delta"}
         Minimise the distortion at ``delta`` (13a), or minimise delta subject to
@@ -142,13 +161,17 @@ class NoiseDesign:
         The distortion cap for ``objective="delta"``.
     shape : tuple of int, optional
         ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
+    profile, rdp, rho, alphas : optional
+        The budget of ``privacy="profile"`` (``[(eps, delta), ...]``), ``"rdp"``
+        (``[(alpha, eps_alpha), ...]``) or ``"zcdp"`` (``rho``, optional grid
+        ``alphas``), held as :attr:`budget` (:class:`optnoise.budget.Budget`).
     """
 
     def __init__(
         self,
         *,
         n: int,
-        eps: float,
+        eps: float | None = None,
         delta: float | None = None,
         neighborhood: Neighborhood,
         metric: str | Any = "er",
@@ -156,15 +179,31 @@ class NoiseDesign:
         objective: str = "distortion",
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
+        profile: Any = None,
+        rdp: Any = None,
+        rho: float | None = None,
+        alphas: Any = None,
     ) -> None:
         self.n = check_int("n", n, minimum=1)
-        self.eps = check_eps(eps)
+        budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
+        self.budget: Budget | None = None
+        self.eps: float | None = None  # None exactly for the budget notions
+        if privacy in BUDGET_NOTIONS:
+            if eps is not None or delta is not None or objective != "distortion":
+                raise ValueError(
+                    f"privacy={privacy!r} takes its budget instead of eps/delta, with objective='distortion'"
+                )
+        else:
+            given = [k for k, v in budget_fields.items() if v is not None]
+            if given:
+                raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
+            self.eps = check_eps(eps)
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
             )
         self.neighborhood = neighborhood
-        self.privacy = check_choice("privacy", privacy, NOTIONS)
+        self.privacy = check_choice("privacy", privacy, DESIGN_NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
         dim = neighborhood.dim
         if shape is not None:
@@ -183,7 +222,10 @@ class NoiseDesign:
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
-        if self.objective == "distortion":
+        if self.privacy in BUDGET_NOTIONS:
+            self.budget = Budget.create(privacy, n=self.n, shifts=self.shifts, idx=self.shift_index(), **budget_fields)
+            self.delta = self.max_distortion = None
+        elif self.objective == "distortion":
             self.delta = 0.0 if delta is None else check_delta(delta)
             if max_distortion is not None:
                 raise ValueError("max_distortion applies only with objective='delta'")
@@ -255,6 +297,7 @@ class NoiseDesign:
             "privacy": self.privacy,
             "objective": self.objective,
             "max_distortion": self.max_distortion,
+            **(self.budget.spec() if self.budget else {}),
         }
 
     @classmethod
@@ -274,15 +317,18 @@ class NoiseDesign:
                     raise ValueError("spec has metric 'custom' but no 'cost' array")
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
-            kw: dict[str, Any] = {}
-            if objective == "delta":
+            kw: dict[str, Any] = {k: spec[k] for k in ("profile", "rdp", "rho", "alphas") if spec.get(k) is not None}
+            if spec["privacy"] in BUDGET_NOTIONS:
+                kw["eps"] = spec.get("eps")
+            elif objective == "delta":
                 kw["max_distortion"] = spec["max_distortion"]
             else:
                 kw["delta"] = spec["delta"]
             shape = spec.get("shape")
+            if "eps" not in kw:
+                kw["eps"] = spec["eps"]
             design = cls(
                 n=spec["n"],
-                eps=spec["eps"],
                 neighborhood=nb,
                 metric=metric,
                 privacy=spec["privacy"],
@@ -311,8 +357,9 @@ class NoiseDesign:
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
+        budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
         return (
-            f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
+            f"NoiseDesign(n={self.n}, {budget}, neighborhood={self.neighborhood.describe()}, "
             f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r})"
         )
 
@@ -331,8 +378,9 @@ class NoiseDesign:
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
         N, K = self.size, len(self.shifts)
-        E = float(np.exp(self.eps))
         idx = self.shift_index()  # (K, N)
+        if self.budget is not None and self.budget.is_conic:
+            return self.budget.conic_model(self.cost, idx, self.shape)
         mb = ModelBuilder()
         f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
         mb.add_row(f, 1.0, lower=1.0, upper=1.0)  # (13b)
@@ -345,6 +393,11 @@ class NoiseDesign:
             t = None
             mb.set_objective(f, cost)  # (13a)
         delta = self.delta
+        if self.budget is not None:
+            self.budget.add_rows(mb, f, idx)
+            return mb.build()
+        assert self.eps is not None  # every notion without a Budget has one (eps, delta)
+        E = float(np.exp(self.eps))
 
         def budget_rows(cols_by_row: np.ndarray) -> None:
             """sum_eta cols[r, eta] <= delta, or <= t for the delta objective (13c)."""
@@ -484,6 +537,7 @@ class NoiseDesign:
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
+        conic_solver: str = "clarabel",
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
@@ -505,8 +559,14 @@ class NoiseDesign:
             Raw HiGHS options (``solver="highs"`` only), e.g.
             ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
             instances (``benchmarks/RESULTS.md``). The PMF is re-verified either way.
+        conic_solver : {"clarabel", "scs"}
+            ``rdp``/``zcdp`` designs are conic: they are solved through cvxpy with
+            this solver (``solver`` must then be the default or ``"cvxpy"``) and
+            are not cached.
         """
         check_choice("solver", solver, SOLVERS)
+        if self.budget is not None and self.budget.is_conic:
+            return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
         opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
@@ -545,13 +605,32 @@ class NoiseDesign:
                 float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None) else None
             ),
             backend_objective=backend_objective,
-        )
+        ).mark_unverified()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(res.to_dict()))
             os.replace(tmp, path)
         return res
+
+    def _solve_conic(self, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str) -> DesignResult:
+        """Solve an ``rdp``/``zcdp`` design through cvxpy (:mod:`optnoise.renyi`)."""
+        if solver not in ("highs", "cvxpy") or self.budget is None:
+            raise ValueError(f"solver must be 'cvxpy' (or the default) for privacy={self.privacy!r}; got {solver!r}")
+        out, pmf, size = self.budget.solve_conic(
+            self.cost, self.shift_index(), self.shape, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver
+        )
+        return DesignResult(
+            design=self,
+            status=out.status,
+            pmf=pmf,
+            solver=f"cvxpy/{conic_solver}",
+            solve_time=out.solve_time,
+            model_size=size,
+            gap=out.gap,
+            message=out.message,
+            backend_objective=out.objective,
+        ).mark_unverified()
 
 
 @dataclass
@@ -604,7 +683,11 @@ class DesignResult:
         if self.pmf is not None:
             self.pmf = np.asarray(self.pmf, dtype=float).reshape(self.design.shape)
             self.distortion = float(np.sum(self.design.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, self.design.shifts, self.design.eps, tol=ACHIEVED_TOL)
+            if self.design.budget is not None:
+                self.achieved = self.design.budget.achieved(self.pmf, self.design.shifts)
+            else:
+                assert self.design.eps is not None  # a design without a Budget has one eps
+                self.achieved = achieved_deltas(self.pmf, self.design.shifts, self.design.eps, tol=ACHIEVED_TOL)
             self.actual = modulo_errors(self.pmf)
 
     @property
@@ -620,10 +703,51 @@ class DesignResult:
         """True when the re-verified delta of the design's notion is within ``tol`` of its target."""
         if self.pmf is None:
             return False
+        if self.design.budget is not None:
+            return self.design.budget.satisfied(self.achieved)
         target = self.design.delta if self.design.objective == "distortion" else self.delta_objective
         if target is None:
             return False
         return bool(self.achieved[self.design.privacy] <= float(target) + tol)
+
+    def mark_unverified(self) -> DesignResult:
+        """A budget design (profile/rdp/zcdp) whose PMF fails re-verification is ``"unverified"``, not ``"optimal"``.
+
+        The PMF is kept and the message says what failed. Returns ``self``.
+        """
+        if self.design.budget is not None and self.status == "optimal" and not self.verify():
+            self.status = "unverified"
+            why = f"the PMF fails re-verification of its {self.design.privacy} budget: {self.achieved}"
+            self.message = f"{self.message}; {why}" if self.message else why
+        return self
+
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.accounting`).
+
+        Default: a dominating pair of every ``(f, f(. + mu))`` of the
+        neighbourhood (both orders of each neighbouring pair when it is
+        symmetric), valid for adaptive composition whatever shift each round
+        uses. ``shift=mu``: that one pair's PLD (remove and add directions).
+        Warns (:class:`~optnoise.accounting.InfiniteLossWarning`) on mass of
+        infinite privacy loss.
+        """
+        return accounting.result_pld(self._require_pmf(), self.design.shifts, discretization, shift)
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold composition of this design: an object with ``.epsilon(delta)`` and ``.delta(eps)``."""
+        return accounting.compose(self._require_pmf(), self.design.shifts, k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
+        """Draw the PMF and its privacy profile delta(eps); see :func:`optnoise.plotting.plot_design`."""
+        label = label or f"optimal ({self.design.privacy}, {self.design.metric})"
+        return plotting.plot_design(
+            self._require_pmf(), self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label
+        )
+
+    def _require_pmf(self) -> np.ndarray:
+        if self.pmf is None:
+            raise ValueError(f"this result has no PMF (status {self.status!r})")
+        return self.pmf
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
@@ -642,6 +766,7 @@ class DesignResult:
             "privacy": d.privacy,
             "objective": d.objective,
             "max_distortion": d.max_distortion,
+            **(d.budget.spec() if d.budget else {}),
             "status": self.status,
             "pmf": None if self.pmf is None else self.pmf.tolist(),
             "distortion": self.distortion,
