@@ -1,7 +1,7 @@
 """The ``optnoise`` command line.
 
-Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify`` and
-``release``.
+Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
+``release`` and ``plot``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
+    p.add_argument("--plot", default=None, help="also draw the PMF and its privacy profile to this .png/.pdf/.svg")
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     _add_problem_args(p, grid=True)
@@ -189,6 +190,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output root (default figures/)")
 
     _add_certify_cli(sub)
+
+    p = sub.add_parser("plot", help="plot columns of a sweep CSV (one line per --hue value)")
+    p.add_argument("csv", help="a CSV written by `optnoise sweep`")
+    p.add_argument("--x", required=True, help="column on the x axis (e.g. eps)")
+    p.add_argument("--y", required=True, help="column on the y axis (e.g. distortion)")
+    p.add_argument("--hue", default=None, help="column whose values get one line each (e.g. delta)")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument("--out", required=True, help="output image (.png, .pdf or .svg)")
+    p.set_defaults(handler=_cmd_plot)
     return parser
 
 
@@ -253,6 +264,10 @@ def _fmt_pmf(pmf: np.ndarray) -> str:
 
 
 def _cmd_solve(a: argparse.Namespace) -> int:
+    from .plotting import check_plot_path, save_figure
+
+    if a.plot:
+        check_plot_path(a.plot)
     design = _design_from_args(a)
     if a.mps:
         path = design.to_mps(a.mps)
@@ -264,6 +279,8 @@ def _cmd_solve(a: argparse.Namespace) -> int:
     d = res.to_dict()
     if a.out:
         Path(a.out).write_text(json.dumps(d, indent=2))
+    if a.plot and res.pmf is not None:
+        save_figure(res.plot(), a.plot)
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
@@ -545,6 +562,16 @@ def _cmd_release(a: argparse.Namespace) -> int:
     for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
         lines.append(",".join("/".join(str(int(v)) for v in ans) for ans in row))
     print("\n".join(lines))
+    return EXIT_OK
+
+
+def _cmd_plot(a: argparse.Namespace) -> int:
+    from .plotting import check_plot_path, plot_sweep, save_figure
+
+    check_plot_path(a.out)
+    fig = plot_sweep(a.csv, x=a.x, y=a.y, hue=a.hue, logx=a.logx, logy=a.logy)
+    path = save_figure(fig, a.out)
+    print(f"wrote {path}")
     return EXIT_OK
 
 

@@ -24,7 +24,7 @@ from .figures import PNG_METADATA
 from .mechanisms import IntegerNoise, Mechanism
 from .privacy import delta_dp
 
-__all__ = ["plot_design", "plot_sweep", "save_figure", "read_table"]
+__all__ = ["check_plot_path", "plot_design", "plot_sweep", "read_table", "save_figure"]
 
 #: Smallest delta drawn on the log axis (a profile at 0 is drawn there).
 DELTA_FLOOR = 1e-16
@@ -155,13 +155,19 @@ def plot_design(
     return fig
 
 
+def check_plot_path(path: str | os.PathLike) -> Path:
+    """An output path ending in .png, .pdf or .svg."""
+    p = Path(path)
+    if p.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {str(path)!r}")
+    return p
+
+
 def save_figure(fig: Any, path: str | os.PathLike) -> Path:
-    """Write a figure (PNG by the suffix, 150 dpi, metadata without software/time) and close it."""
+    """Write a figure (format by the suffix, 150 dpi, PNG metadata without software/time) and close it."""
     import matplotlib.pyplot as plt
 
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {str(path)!r}")
+    path = check_plot_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
     plt.close(fig)
