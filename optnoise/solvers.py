@@ -442,7 +442,11 @@ def _solve_cvxpy(
         kwargs.update(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
     t0 = time.perf_counter()
     try:
-        prob.solve(**kwargs)
+        with warnings.catch_warnings():
+            # "Solution may be inaccurate": the status says so ("optimal_inaccurate" in the message), and
+            # callers re-verify every returned point
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            prob.solve(**kwargs)
     except cp.error.SolverError as exc:
         return SolverOutput("error", None, None, None, None, time.perf_counter() - t0, "cvxpy", message=str(exc))
     dt = time.perf_counter() - t0
