@@ -110,7 +110,7 @@ MAX_ALPHA = 1e6
 #: Terms of a Renyi row with a smaller weight are left out of the conic model (module docstring).
 MIN_WEIGHT = 1e-12
 #: Objective scales (value at the reference PMF) tried in turn by :func:`solve_renyi`.
-OBJECTIVE_SCALES = (1.0, 0.1, 0.01)
+OBJECTIVE_SCALES = (10.0, 1.0, 0.1, 30.0, 0.01)
 #: Smallest log reference mass the design can represent in float64.
 MIN_LOG_MASS = -700.0
 
@@ -372,7 +372,7 @@ def solve_renyi(
         )
     model = build_renyi_model(cost, idx, orders, log_ref, eps_inf=eps_inf)
     # Interior-point progress on these cones depends on the objective's scale (measured: Clarabel stalls
-    # on some instances at scale 1 and solves them at 0.1, and returns inaccurate points on others). The
+    # on some instances at one scale and solves them at another, and returns inaccurate points). The
     # objective at the reference PMF is normalised to each of OBJECTIVE_SCALES in turn; a point is
     # accepted once it costs no more than the reference Gaussian, which is feasible by construction.
     ref_cost = max(float(np.sum(model.c)), 1e-300)  # x = 1 is the reference PMF
@@ -388,10 +388,11 @@ def solve_renyi(
             conic_solver=conic_solver,
         )
         if out.objective is not None:
-            out = replace(out, objective=out.objective / k, bound=None if out.bound is None else out.bound / k)
-            if best is None or out.objective < (best.objective or math.inf):
+            obj = out.objective / k
+            out = replace(out, objective=obj, bound=None if out.bound is None else out.bound / k)
+            if best is None or obj < (best.objective if best.objective is not None else math.inf):
                 best = out
-            if out.objective <= ref_cost * (1 + 1e-9):
+            if obj <= ref_cost * (1 + 1e-9):
                 break
     if best is None:
         assert out is not None
