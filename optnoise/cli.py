@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=("table", "json"))
 
     p = sub.add_parser("figures", help="regenerate the figures of a paper")
-    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021 or all")
+    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=int, default=1, help="scripts run in parallel")
     p.add_argument("--out", default=None, help="output root (default figures/)")

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: The papers whose figures optnoise regenerates, in the order ``all`` runs them.
-PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021")
+PAPERS = ("kadam2024", "pf2020", "partition2022", "count2020", "composition2021", "beyond")
 
 
 def find_experiments_root(start: str | os.PathLike | None = None) -> Path:
