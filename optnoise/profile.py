@@ -58,6 +58,8 @@ PROFILE_RTOL = 1e-6
 #: Absolute slack of a re-verified profile point: masses near the LP's 1e-9 feasibility tolerance are
 #: resolved only to about 1e-11 (budget rows are scaled by 1/delta_j), so tiny delta_j are checked to this.
 PROFILE_ATOL = 1e-10
+#: Budget rows are scaled by max(delta_j, SCALE_FLOOR) (see :func:`add_profile_rows`).
+SCALE_FLOOR = 1e-9
 #: Largest number of pairs in one profile.
 MAX_PAIRS = 10_000
 
@@ -103,12 +105,13 @@ def add_profile_rows(
                 upper=0.0,
             )
             continue
-        # s = delta_j * u with u = O(1): the budget row sum u <= 1 then holds to the solver's
-        # tolerance relative to delta_j rather than absolutely
-        u = mb.add_vars(K * N, lb=0.0, ub=1.0 / delta, name=f"s{j}").reshape(K, N)
+        # s = c u with c = max(delta_j, SCALE_FLOOR): the budget row sum u <= delta_j / c then holds to
+        # the solver's tolerance relative to delta_j down to SCALE_FLOOR (smaller scales wreck the LP)
+        c = max(delta, SCALE_FLOOR)
+        u = mb.add_vars(K * N, lb=0.0, ub=1.0 / c, name=f"s{j}").reshape(K, N)
         cols = np.stack([np.tile(f, K), f[idx.ravel()], u.ravel()], 1).ravel()
-        mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -delta], K * N), upper=0.0)
-        mb.add_rows(np.repeat(np.arange(K), N), u.ravel(), 1.0, upper=1.0)
+        mb.add_rows(np.repeat(r, 3), cols, np.tile([1.0, -E, -c], K * N), upper=0.0)
+        mb.add_rows(np.repeat(np.arange(K), N), u.ravel(), 1.0, upper=delta / c)
 
 
 def profile_excess(pmf: Any, shifts: Any, profile: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, float]:
