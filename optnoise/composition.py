@@ -818,7 +818,7 @@ def gaussian_zcdp_sigma(eps: float, delta: float, *, l0_sensitivity: int = 1, li
 
 
 def ordered_least_squares(y: Any, *, nonnegative: bool = True) -> np.ndarray:
-    """Least-squares fit ``c`` to ``y`` with ``c_1 >= c_2 >= ... >= c_n`` (Eq. (9), Algorithm 1).
+    """Least-squares fit ``c`` to ``y`` under the ordering ``c_i >= c_{i+1}`` for all i (Eq. (9), Algorithm 1).
 
     This is the maximum-likelihood estimate of the true counts given Gaussian
     noise and a known ranking. Written as non-negative least squares over the
@@ -842,20 +842,30 @@ def ordered_least_squares(y: Any, *, nonnegative: bool = True) -> np.ndarray:
     return upper @ z
 
 
-def ordered_gaussian_counts(counts: Any, sigma: float, *, rng: Any = None, nonnegative: bool = True) -> np.ndarray:
+def ordered_gaussian_counts(
+    counts: Any, sigma: float, *, rng: Any = None, nonnegative: bool = True, size: int | None = None
+) -> np.ndarray:
     """Algorithm 1: Gaussian noise on counts listed in rank order, then :func:`ordered_least_squares`.
 
     ``counts`` are the true counts of the discovered elements in the order the
     discovery phase ranked them. With ``l0`` counts that a user can change by
     at most ``linf`` each, the release is ``histogram_zcdp_rho(sigma, ...)``-zCDP;
     the projection is post-processing.
+
+    ``size``: number of independent releases; the noise of all of them is
+    drawn in one call and the result has shape ``(size, len(counts))``
+    (default: one release, shape ``(len(counts),)``).
     """
     c = np.asarray(counts, dtype=float).ravel()
     for v in c:
         check_finite("counts", v)
     sigma = check_positive("sigma", sigma)
     gen = np.random.default_rng(rng)
-    return ordered_least_squares(c + gen.normal(0.0, sigma, size=c.size), nonnegative=nonnegative)
+    if size is None:
+        return ordered_least_squares(c + gen.normal(0.0, sigma, size=c.size), nonnegative=nonnegative)
+    size = check_int("size", size, minimum=1)
+    noisy = c + gen.normal(0.0, sigma, size=(size, c.size))
+    return np.array([ordered_least_squares(row, nonnegative=nonnegative) for row in noisy])
 
 
 # ---------------------------------------------------------------------------

@@ -54,7 +54,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,12 @@ import numpy as np
 from . import accounting, plotting
 from ._validation import check_choice, check_delta, check_eps, check_int, check_positive
 from .budget import BUDGET_NOTIONS, Budget
+from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import certify_result, register_spec_kind
 from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import MIP_REL_GAP, SOLVERS, polish_with_highs, solve_model, write_mps
+from .solvers import MIP_REL_GAP, SOLVERS, SolverOutput, polish_with_highs, solve_model, write_mps
 from .tolerance import ACHIEVED_TOL, DELTA_TOL
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "OBJECTIVES",
     "ACHIEVED_TOL",
     "DELTA_TOL",
+    "CANONICAL_TOL",
     "cost_vector",
     "modulo_errors",
 ]
@@ -538,6 +541,7 @@ class NoiseDesign:
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
         conic_solver: str = "clarabel",
+        canonical: bool = False,
     ) -> DesignResult:
         """Build and solve the design; re-verify the PMF from scratch.
 
@@ -546,7 +550,8 @@ class NoiseDesign:
         solver : {"highs", "cbc", "gurobi", "cplex", "cvxpy"}
         time_limit : float, optional
             Seconds; on expiry ``status == "time_limit"`` and the incumbent (if
-            any) is returned with its ``gap``.
+            any) is returned with its ``gap``. With ``canonical=True`` it bounds
+            all stages together.
         mip_gap : float
             Relative MILP gap counted as optimal.
         verbose : bool
@@ -563,9 +568,26 @@ class NoiseDesign:
             ``rdp``/``zcdp`` designs are conic: they are solved through cvxpy with
             this solver (``solver`` must then be the default or ``"cvxpy"``) and
             are not cached.
+        canonical : bool
+            Return the canonical optimum instead of the solver's choice among
+            tied optima: further lexicographic stages with the same backend
+            keep the objective (distortion, or delta for ``objective="delta"``)
+            at its first-stage optimum, with no slack added, so to the backend's
+            feasibility tolerance (:data:`CANONICAL_TOL`, 1e-9 relative to
+            ``max(1, |objective|)``; in practice ~1e-15), and minimise the sorted PMF, largest mass first
+            (:func:`optnoise.canonical.lexicographic_minimax`, which explains the
+            choice). It is unique for the LP notions; in Theorem 3(c)'s last
+            segment it is the paper's (40)-(41). Costs up to ``(n+1)^d - 1``
+            extra solves. ``DesignResult.canonical`` says whether it succeeded;
+            when a stage fails or times out, the first-stage optimum is returned
+            with ``canonical = False`` and the reason in ``message``. The
+            reported objective is re-computed from the returned PMF;
+            ``backend_objective`` stays the first stage's.
         """
         check_choice("solver", solver, SOLVERS)
         if self.budget is not None and self.budget.is_conic:
+            if canonical:
+                raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={self.privacy!r}")
             return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
         if self.budget is not None and solver == "highs" and options is None:
             # profile LPs with tiny delta_j (e.g. 1e-20 far out on a Gaussian's profile) stall HiGHS' simplex;
@@ -576,6 +598,8 @@ class NoiseDesign:
             opts["options"] = dict(options)
         if formulation != "hull":
             opts["formulation"] = formulation
+        if canonical:
+            opts["canonical"] = True
         path = Path(cache) / f"{self.key(**opts)}.json" if cache is not None else None
         if path is not None and path.exists():
             try:
@@ -583,20 +607,53 @@ class NoiseDesign:
             except (ValueError, KeyError, json.JSONDecodeError):
                 path.unlink(missing_ok=True)  # corrupt cache entry: solve again
         model = self.build_model(formulation=formulation)
-        out = solve_model(
-            model, solver=solver, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options
-        )
-        backend_objective = out.objective
-        if solver != "highs" and out.x is not None:
-            # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
-            out = polish_with_highs(model, out)
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+
+        def backend(m: LinearModel, limit: float | None, start: np.ndarray | None = None) -> SolverOutput:
+            """One solve with the chosen backend (HiGHS-polished when it is another one)."""
+            out = solve_model(
+                m, solver=solver, time_limit=limit, mip_gap=mip_gap, verbose=verbose, options=options, start=start
+            )
+            raw = out.objective
+            if solver != "highs" and out.x is not None:
+                # PDP indicators are re-verified at 1e-8, finer than PuLP's ~8-digit solution files.
+                out = polish_with_highs(m, out)
+            return replace(out, info={**out.info, "backend_objective": raw})
+
+        def stage(m: LinearModel, start: np.ndarray) -> SolverOutput:
+            """One canonical stage, within what is left of ``time_limit``."""
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
+            return backend(m, remaining, start)
+
+        out = backend(model, time_limit)
+        res = self._result(model, out, solver, out.info["backend_objective"])
+        if canonical:
+            res = self._canonical(model, out, res, stage)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(res.to_dict()))
+            os.replace(tmp, path)
+        return res
+
+    def _result(
+        self,
+        model: LinearModel,
+        out: SolverOutput,
+        solver: str,
+        backend_objective: float | None,
+        canonical: bool | None = None,
+    ) -> DesignResult:
+        """The :class:`DesignResult` of one solver output (PMF clipped and renormalised)."""
         pmf = None
         if out.x is not None:
             raw = out.x[model.block("f")]
             # Solver round-off can leave -1e-12 entries; the PMF is reported clipped and renormalised.
             clipped = np.clip(raw, 0.0, None)
             pmf = (clipped / clipped.sum()).reshape(self.shape)
-        res = DesignResult(
+        return DesignResult(
             design=self,
             status=out.status,
             pmf=pmf,
@@ -609,12 +666,34 @@ class NoiseDesign:
                 float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None) else None
             ),
             backend_objective=backend_objective,
+            canonical=canonical,
         ).mark_unverified()
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(res.to_dict()))
-            os.replace(tmp, path)
+
+    def _canonical(self, model: LinearModel, out: SolverOutput, first: DesignResult, run: Any) -> DesignResult:
+        """The canonical optimum (see :meth:`solve`), or ``first`` marked non-canonical with the reason."""
+
+        def keep(reason: str) -> DesignResult:
+            first.canonical = False
+            first.message = f"{first.message}; {reason}; the first-stage optimum is returned".lstrip("; ")
+            return first
+
+        if out.status != "optimal" or out.x is None or not first.verify():
+            return keep(f"canonical stages skipped (first stage {out.status!r})")
+        lex = lexicographic_minimax(model, out.x, "f", run, total=1.0)
+        first.solve_time += lex.solve_time
+        if lex.x is None:
+            return keep(lex.message)
+        stages = replace(out, x=lex.x, solve_time=first.solve_time, message=out.message)
+        res = self._result(model, stages, first.solver, first.backend_objective, canonical=True)
+        res.message = f"{out.message}; canonical optimum after {lex.stages} lexicographic stage(s)".lstrip("; ")
+        # Re-check from the PMF alone: the backend holds the objective row to CANONICAL_TOL (its
+        # feasibility tolerance) and the PMF is renormalised after clipping (the same again,
+        # relative), hence twice CANONICAL_TOL.
+        z = float(model.c @ out.x + model.offset)
+        value = res.distortion if self.objective == "distortion" else res.delta_objective
+        slack = 2 * CANONICAL_TOL * max(1.0, abs(z))
+        if not (value is not None and value <= z + slack and res.verify()):
+            return keep("the canonical PMF failed its re-verification")
         return res
 
     def _solve_conic(self, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str) -> DesignResult:
@@ -666,7 +745,12 @@ class DesignResult:
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`).
+        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`);
+        with ``canonical=True``, the first stage's.
+    canonical : bool or None
+        ``None`` unless the canonical optimum was requested; then ``True`` when
+        the PMF is the canonical optimum, ``False`` when a canonical stage failed
+        and the first-stage optimum is returned (reason in ``message``).
     """
 
     design: NoiseDesign
@@ -679,6 +763,7 @@ class DesignResult:
     message: str = ""
     delta_objective: float | None = None
     backend_objective: float | None = None
+    canonical: bool | None = None
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
@@ -780,6 +865,7 @@ class DesignResult:
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "backend_objective": self.backend_objective,
+            "canonical": self.canonical,
             "model_size": self.model_size,
             "message": self.message,
         }
@@ -798,6 +884,7 @@ class DesignResult:
             gap=data.get("gap"),
             message=data.get("message", ""),
             backend_objective=data.get("backend_objective"),
+            canonical=data.get("canonical"),
             delta_objective=data["delta"] if design.objective == "delta" else None,
         )
 

@@ -2,16 +2,16 @@
 
 The paper compares its optimal noise with five baselines (Figs. 5-8):
 
-============================  =========  =======================================
-mechanism                     parameter  reference
-============================  =========  =======================================
-two-sided geometric           ``alpha``  Ghosh, Roughgarden, Sundararajan 2009
-discrete Gaussian             ``sigma2`` Canonne, Kamath, Steinke 2020
-exponential mechanism         ``beta``   McSherry-Talwar 2007 via Gumbel noise
-                                         (Adams 2013; the paper's footnote 6)
-discrete count mechanism      ``rho``    Sadeghi, Asoodeh, Calmon 2020
-data-independent              ``rho``    Ravi et al. 2022
-============================  =========  =======================================
+============================  ==========  ========================================
+mechanism                     parameter   reference
+============================  ==========  ========================================
+two-sided geometric           ``alpha``   Ghosh, Roughgarden, Sundararajan 2009
+discrete Gaussian             ``sigma2``  Canonne, Kamath, Steinke 2020
+exponential mechanism         ``beta``    McSherry-Talwar 2007 via Gumbel noise
+                                          (Adams 2013; the paper's footnote 6)
+discrete count mechanism      ``rho``     Sadeghi, Asoodeh, Calmon 2020
+data-independent              ``rho``     Ravi et al. 2022
+============================  ==========  ========================================
 
 Every mechanism is returned as a :class:`Mechanism`: the matrix
 ``P[q, k] = Pr(q~ = k | q)`` over ``q, k in {0..n}``, in one of the variants
@@ -595,6 +595,7 @@ def calibrate(
     N: int | None = None,
     grid: int = 100,
     tol: float = 0.0,
+    margin: float = 0.0,
 ) -> float:
     """Least-noise parameter of ``family`` with ``delta(eps) <= delta`` (the baselines of Fig. 5).
 
@@ -602,6 +603,16 @@ def calibrate(
     ``grid`` points; the boundary between the last point that fails and the
     first that meets the target is then bisected, so the result meets it.
     The count mechanism's weights are designed for ``eps`` at every point.
+
+    ``margin`` (relative, in ``[0, 1]``) asks for ``delta(eps (1 - margin)) <= delta``
+    instead, the safe direction (every delta curve is non-increasing in eps).
+    Definition 2's indicator is the strict ``f(eta) > e^eps f(eta+mu)``, and
+    the least-noise PDP parameter sits exactly where a likelihood ratio equals
+    ``e^eps``: without a margin, e.g. the discrete Gaussian at eps = 1 comes out
+    as ``sigma^2 = 0.5000000000000009``, where whether ``f(0)/f(1) = e`` counts as
+    a leak (delta 0.782) or not (0.218) is decided by the last bit of the
+    floating-point evaluation. With a margin every output that is counted as
+    not leaking has privacy loss at most ``eps (1 - margin)``.
 
     Returns
     -------
@@ -612,10 +623,11 @@ def calibrate(
     eps = check_eps(eps)
     delta = check_delta(delta)
     grid = check_int("grid", grid, minimum=2)
+    at = eps * (1.0 - check_probability("margin", margin))
 
     def ok(t: float) -> bool:
         mech = build(family, n, _param_of(family, t, n), variant=variant, eps=eps, N=N)
-        return bool(mech.delta(eps, notion=notion, neighborhood=neighborhood, tol=tol) <= delta)
+        return bool(mech.delta(at, notion=notion, neighborhood=neighborhood, tol=tol) <= delta)
 
     ts = np.linspace(_T_LO, _T_HI, grid)
     first = next((i for i, t in enumerate(ts) if ok(float(t))), None)

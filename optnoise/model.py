@@ -145,6 +145,22 @@ class ModelBuilder:
         self._blocks: dict[str, np.ndarray] = {}
         self._cones: list[PowerCones | RelEntrCones] = []
 
+    @classmethod
+    def from_model(cls, model: LinearModel) -> ModelBuilder:
+        """A builder holding ``model``'s variables, rows, objective and blocks, to be extended."""
+        mb = cls()
+        mb._lb, mb._ub, mb._int = [model.col_lower.copy()], [model.col_upper.copy()], [model.integrality.copy()]
+        mb._n = int(model.shape[1])
+        coo = model.A.tocoo()
+        mb._rows, mb._cols, mb._vals = [coo.row.astype(np.int64)], [coo.col.astype(np.int64)], [coo.data.copy()]
+        mb._rlo, mb._rup = [model.row_lower.copy()], [model.row_upper.copy()]
+        mb._m = int(model.shape[0])
+        nz = np.nonzero(model.c)[0]
+        mb._obj = (nz.astype(np.int64), model.c[nz].astype(float))
+        mb._offset = float(model.offset)
+        mb._blocks = {k: v.copy() for k, v in model.blocks.items()}
+        return mb
+
     @property
     def num_vars(self) -> int:
         return self._n

@@ -36,6 +36,8 @@ from .solvers import SolverOutput, solve_model
 __all__ = [
     "crossover_points",
     "pi_opt",
+    "pi_opt_continuous",
+    "pi_opt_continuous_inverse",
     "pi_opt_recursive",
     "PartitionLP",
     "partition_lp",
@@ -75,9 +77,9 @@ def _log_n1_argument(eps: float, delta: float) -> float:
 
 
 def _geom_sum(n: Any, eps: float) -> Any:
-    """``(e^{n eps} - 1)/(e^eps - 1)`` for ``n >= 0`` in logs (finite whenever the result is)."""
+    """``(e^{n eps} - 1)/(e^eps - 1)`` for real ``n >= 0`` in logs (finite whenever the result is)."""
     nf = np.asarray(n, dtype=float)
-    pos = np.maximum(nf, 1.0)
+    pos = np.where(nf > 0, nf, 1.0)  # any real n > 0; the placeholder 1 keeps log(0) out at n = 0
     with np.errstate(over="ignore"):
         val = np.exp((pos - 1.0) * eps + np.log(-np.expm1(-pos * eps)) - math.log(-math.expm1(-eps)))
     return np.where(nf > 0, val, 0.0)
@@ -145,15 +147,81 @@ def pi_opt(n: Any, eps: float, delta: float) -> Any:
     elif delta == 1.0:
         out = (nf >= 1).astype(float)
     else:
-        n1, n2 = crossover_points(eps, delta)
-        pi_n1 = delta * float(_geom_sum(n1, eps))
-        low = delta * _geom_sum(np.minimum(nf, n1), eps)
-        m = np.maximum(nf - n1, 0.0)
-        # delta / (e^eps - 1) = delta e^-eps / (1 - e^-eps), finite for any eps
-        d_over = delta * math.exp(-eps) / -math.expm1(-eps)
-        mid = -np.expm1(-m * eps) * (1.0 + d_over) + np.exp(-m * eps) * pi_n1
-        out = np.where(nf <= n1, low, np.where(nf <= n2, np.minimum(mid, 1.0), 1.0))
+        n2 = crossover_points(eps, delta)[1]
+        out = np.where(nf <= n2, _theorem1_real(nf, eps, delta), 1.0)
     return float(out) if scalar else out
+
+
+def _d_over(eps: float, delta: float) -> float:
+    """``delta / (e^eps - 1)`` as ``delta e^-eps / (1 - e^-eps)``, finite for any eps > 0."""
+    return delta * math.exp(-eps) / -math.expm1(-eps)
+
+
+def _theorem1_real(nf: np.ndarray, eps: float, delta: float) -> np.ndarray:
+    """Theorem 1's two formulas at real ``n >= 0`` (``eps > 0``, ``0 < delta < 1``), capped at 1.
+
+    ``delta (e^{n eps} - 1)/(e^eps - 1)`` up to ``n1``, then
+    ``(1 - e^{-m eps})(1 + delta/(e^eps - 1)) + e^{-m eps} pi(n1)`` with
+    ``m = n - n1``. The second formula reaches 1 at ``m* = ln(1 + (e^eps - 1)(1 - pi(n1))/delta)/eps``
+    and ``n2 = n1 + floor(m*)``, so the cap is Theorem 1's "1 otherwise" at every integer.
+    """
+    n1 = crossover_points(eps, delta)[0]
+    pi_n1 = delta * float(_geom_sum(n1, eps))
+    low = delta * _geom_sum(np.minimum(nf, n1), eps)
+    m = np.maximum(nf - n1, 0.0)
+    mid = -np.expm1(-m * eps) * (1.0 + _d_over(eps, delta)) + np.exp(-m * eps) * pi_n1
+    return np.where(nf <= n1, low, np.minimum(mid, 1.0))
+
+
+def pi_opt_continuous(n: Any, eps: float, delta: float) -> Any:
+    """Theorem 1's closed form of ``pi_opt`` extended to real ``n >= 0``.
+
+    The two formulas of Theorem 1 evaluated at real ``n`` (``m = n - n1``
+    real) and capped at 1: continuous and increasing, equal to :func:`pi_opt`
+    at every integer. This is the percentile convention of the paper's
+    Figs. 2-4 (:func:`selection_percentile`), the same one as the real-valued
+    percentiles of the Laplace and Gaussian baselines.
+
+    Parameters
+    ----------
+    n : float or array_like
+        Real numbers of users, ``>= 0``.
+    eps : float
+        ``eps > 0``.
+    delta : float
+        ``0 < delta < 1``.
+    """
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {delta!r}")
+    arr = np.asarray(n, dtype=float)
+    if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr < 0)):
+        raise ValueError("n must contain finite real numbers >= 0")
+    out = _theorem1_real(arr, eps, delta)
+    return float(out) if arr.ndim == 0 else out
+
+
+def pi_opt_continuous_inverse(q: float, eps: float, delta: float) -> float:
+    """The real ``n`` with ``pi_opt_continuous(n, eps, delta) = q``, for ``0 < q < 1`` (closed form).
+
+    Below ``pi(n1)``: ``n = ln(1 + q (e^eps - 1)/delta)/eps``; above:
+    ``n = n1 + ln((1 + d - pi(n1))/(1 + d - q))/eps`` with ``d = delta/(e^eps - 1)``.
+    """
+    q = check_probability("q", q)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"q must be in (0, 1); got {q!r}")
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {delta!r}")
+    n1 = crossover_points(eps, delta)[0]
+    pi_n1 = delta * float(_geom_sum(n1, eps))
+    if q <= pi_n1:
+        # ln(1 + q (e^eps - 1)/delta), with ln(e^eps - 1) = eps + ln(1 - e^-eps)
+        return float(np.logaddexp(0.0, math.log(q) + eps + math.log(-math.expm1(-eps)) - math.log(delta))) / eps
+    d = _d_over(eps, delta)
+    return n1 + math.log((1.0 + d - pi_n1) / (1.0 + d - q)) / eps
 
 
 def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 1) -> np.ndarray:
@@ -587,13 +655,19 @@ def pi_gaussian(n: Any, eps: float, delta: float, *, kappa: int = 1) -> Any:
 
 
 def selection_percentile(q: float, eps: float, delta: float, *, method: str = "opt", kappa: int = 1) -> float:
-    """The ``n`` with ``P[rho(n) = keep] = q`` (Figs. 2-4).
+    """The real ``n`` with ``P[rho(n) = keep] = q`` (Figs. 2-4).
+
+    One convention for every method: each release probability is read as a
+    function of real ``n`` and solved for ``q``. For ``"opt"`` that function
+    is Theorem 1's closed form at real ``n`` (:func:`pi_opt_continuous`,
+    equal to ``pi_opt`` at every integer); for the continuous-noise baselines
+    it is their own formula (for Laplace at q = 1/2, "simply the threshold").
+    Since ``pi_opt >= pi_Lap`` at every integer (Theorem 1) and both are
+    read the same way, the optimal percentile is the smaller one.
 
     ``kappa > 1`` divides the budget by kappa for ``"opt"`` and ``"laplace"``
     (Sec. 5); ``"gaussian"`` uses sensitivity ``sqrt(kappa)`` and the optimised
-    delta split. For ``"opt"`` counts are integers, so this is the smallest
-    integer ``n`` with ``pi_opt(n) >= q``; for the continuous-noise baselines
-    it is the real solution (for Laplace at q = 1/2, "simply the threshold").
+    delta split.
     """
     q = check_probability("q", q)
     if not 0.0 < q < 1.0:
@@ -603,16 +677,7 @@ def selection_percentile(q: float, eps: float, delta: float, *, method: str = "o
     eps = check_eps(eps)
     delta = check_delta(delta)
     if method == "opt":
-        e, d = eps / kappa, delta / kappa
-        _, n2 = crossover_points(e, d)
-        lo, hi = 0, n2 + 1  # pi(lo) < q <= pi(hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if pi_opt(mid, e, d) >= q:
-                hi = mid
-            else:
-                lo = mid
-        return float(hi)
+        return pi_opt_continuous_inverse(q, eps / kappa, delta / kappa)
     if method == "laplace":
         e, d = eps / kappa, delta / kappa
         b = 1.0 / e

@@ -2,11 +2,15 @@
 
 ``solve_model(model, solver=...)`` is the single entry point:
 
-``"highs"``  HiGHS through highspy, model passed in memory (the default).
-``"cbc"``    COIN-OR CBC through PuLP (ships with PuLP).
-``"gurobi"`` / ``"cplex"``  through PuLP, when the user has them installed and licensed.
-``"cvxpy"``  cvxpy, for the LP variants and convex extensions (Clarabel for LPs
-             and conic models, SCS on request, HiGHS through cvxpy for MILPs).
+``"highs"``
+    HiGHS through highspy, model passed in memory (the default).
+``"cbc"``
+    COIN-OR CBC through PuLP (ships with PuLP).
+``"gurobi"`` / ``"cplex"``
+    Through PuLP, when the user has them installed and licensed.
+``"cvxpy"``
+    cvxpy, for the LP variants and convex extensions (Clarabel for LPs and
+    conic models, SCS on request, HiGHS through cvxpy for MILPs).
 
 Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
 is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
@@ -249,10 +253,16 @@ def _solve_highs(
     mip_gap: float,
     verbose: bool,
     options: Mapping[str, Any] | None = None,
+    start: np.ndarray | None = None,
 ) -> SolverOutput:
     import highspy
 
     h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
+    if start is not None and model.is_mip:
+        sol = highspy.HighsSolution()
+        sol.col_value = np.asarray(start, dtype=float).tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
     t0 = time.perf_counter()
     h.run()
     dt = time.perf_counter() - t0
@@ -506,6 +516,7 @@ def solve_model(
     mip_gap: float = MIP_REL_GAP,
     verbose: bool = False,
     options: Mapping[str, Any] | None = None,
+    start: np.ndarray | None = None,
     conic_solver: str = "clarabel",
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
@@ -523,6 +534,9 @@ def solve_model(
     options : mapping, optional
         Raw HiGHS options for ``solver="highs"`` (e.g. ``{"mip_allow_restart": False}``).
         They change how the optimum is searched for, never the model.
+    start : ndarray, optional
+        A feasible point of ``model`` (all columns). HiGHS uses it as the
+        incumbent of a MILP (a MIP start); LPs and the other backends ignore it.
     conic_solver : {"clarabel", "scs"}
         The cvxpy solver of continuous models with ``solver="cvxpy"`` (conic models need it).
     """
@@ -535,7 +549,7 @@ def solve_model(
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
     if solver == "highs":
-        return _solve_highs(model, time_limit, mip_gap, verbose, options)
+        return _solve_highs(model, time_limit, mip_gap, verbose, options, start)
     if solver == "cvxpy":
         return _solve_cvxpy(model, time_limit, verbose, conic_solver)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)

@@ -552,13 +552,27 @@ def test_ordered_least_squares_against_isotonic_and_cvxpy():
         iso = np.clip(optimize.isotonic_regression(y, increasing=False).x, 0, None)
         np.testing.assert_allclose(got, iso, atol=1e-8)
         c = cp.Variable(y.size)
-        cp.Problem(cp.Minimize(cp.sum_squares(y - c)), [c[:-1] >= c[1:]]).solve()
+        # Clarabel, not cvxpy's default OSQP: OSQP segfaults in a process where CBC (PuLP) has run.
+        cp.Problem(cp.Minimize(cp.sum_squares(y - c)), [c[:-1] >= c[1:]]).solve(solver=cp.CLARABEL)
         np.testing.assert_allclose(C.ordered_least_squares(y, nonnegative=False), c.value, atol=1e-5)
     y = np.array([3.0, 5.0, 1.0, -2.0])
     np.testing.assert_allclose(C.ordered_least_squares(y), [4.0, 4.0, 1.0, 0.0], atol=1e-10)  # PAVA by hand
     np.testing.assert_allclose(C.ordered_least_squares(y, nonnegative=False), [4.0, 4.0, 1.0, -2.0], atol=1e-10)
     out = C.ordered_gaussian_counts([649, 545, 383, 338, 331], 15.0, rng=1)
     assert out.shape == (5,) and np.all(np.diff(out) <= 1e-9) and np.all(out >= 0)
+
+
+def test_ordered_gaussian_counts_many_releases_at_once():
+    c = np.array([60.0, 50.0, 12.0, 11.0, 10.0, 1.0])
+    out = C.ordered_gaussian_counts(c, 6.0, rng=7, size=400)
+    assert out.shape == (400, c.size)
+    # the same noise, drawn the same way, projected one release at a time by PAVA (scipy)
+    noisy = c + np.random.default_rng(7).normal(0.0, 6.0, size=(400, c.size))
+    ref = np.array([np.clip(optimize.isotonic_regression(y, increasing=False).x, 0, None) for y in noisy])
+    np.testing.assert_allclose(out, ref, atol=1e-8)
+    assert np.all(np.diff(out, axis=1) <= 1e-9) and np.all(out >= 0)
+    with pytest.raises(ValueError, match="size"):
+        C.ordered_gaussian_counts(c, 6.0, size=0)
 
 
 def test_truncated_gaussian_pdf_and_sampler():

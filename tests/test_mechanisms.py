@@ -291,6 +291,32 @@ def test_calibrate_geometric_dp_closed_form():
     assert p == pytest.approx(math.exp(-1.0), rel=1e-6)
 
 
+def test_calibrate_margin_keeps_the_pdp_boundary_on_the_safe_side():
+    """Fig. 5's Gaussian at eps = 1: the least-noise PDP sigma^2 is 1/(2 eps) = 0.5, where f(0)/f(1) = e
+    exactly and Definition 2's strict ">" is decided by rounding. With a margin m the calibrated noise has
+    ln f(0)/f(1) <= eps (1 - m) in exact arithmetic (mpmath, 50 digits), and the MSE moves by ~1e-6."""
+    mpmath = pytest.importorskip("mpmath")
+    nb = Neighborhood.bd(1)
+    plain = calibrate("gaussian", 8, 1.0, 0.3, notion="pdp", neighborhood=nb)
+    safe = calibrate("gaussian", 8, 1.0, 0.3, notion="pdp", neighborhood=nb, margin=1e-6)
+    assert plain == pytest.approx(0.5, abs=1e-12)  # on the boundary: the reason for the margin
+    assert safe == pytest.approx(0.5 / (1 - 1e-6), rel=1e-9)
+    mpmath.mp.dps = 50
+    s2 = mpmath.mpf(safe)
+    # wrapped modulo 9; every other term of the wrap is below e^-60 of these
+    f0 = sum(mpmath.exp(-(mpmath.mpf(k * 9) ** 2) / (2 * s2)) for k in range(-3, 4))
+    f1 = sum(mpmath.exp(-(mpmath.mpf(1 + k * 9) ** 2) / (2 * s2)) for k in range(-3, 4))
+    assert mpmath.log(f0 / f1) <= mpmath.mpf(1) * (1 - mpmath.mpf("1e-6")) + mpmath.mpf("1e-15")
+    for p in (plain, safe):  # both sides of the boundary have delta 0.218 in floating point
+        assert discrete_gaussian(8, p).delta(1.0, notion="pdp") == pytest.approx(0.21793, abs=1e-5)
+    assert discrete_gaussian(8, safe * (1 - 1e-5)).delta(1.0, notion="pdp") > 0.7  # below it: 0.782
+    assert discrete_gaussian(8, safe).mse(distance="circular") - discrete_gaussian(8, plain).mse(
+        distance="circular"
+    ) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="margin"):
+        calibrate("gaussian", 8, 1.0, 0.3, margin=1.5)
+
+
 def test_calibrate_returns_nan_when_impossible():
     # pure eps-DP with eps = 1e-9 asks for noise within 1e-9 of uniform; alpha stops at 0.9999
     assert math.isnan(calibrate("geometric", 5, 1e-9, 0.0, notion="dp"))

@@ -200,6 +200,35 @@ def test_eps_for_expected_error_roundtrip():
         S.eps_for_expected_error(np.array([0.0, -1.0]), 0.6)
 
 
+def test_eps_for_expected_error_on_patent_mode_where_float_cancellation_fools_a_bracket():
+    """PATENT's mode task in the authors' quality units (q = 2 x, counts up to 59,602).
+
+    ``q* - pmf @ q`` loses every digit once EM concentrates: at eps = 0.125 it is
+    one rounding unit below zero (-1.46e-11), and a clip of negative errors to
+    the uniform error ``q* - mean(q)`` turns that into a jump from 64,618 to 0,
+    which a bracketing root-finder takes for the root of ``err(eps) = 50``
+    (the authors' public ``expected_epsilon`` returns eps = 0.1257 there). The
+    gap form stays non-negative, the error decreases with eps, and the root is
+    where EM's error really is 50.
+    """
+    q = 2.0 * load_dpbench("PATENT")
+    pmf = S.em_pmf(q, 0.125)
+    naive, gap = q.max() - pmf @ q, S.expected_error(pmf, q)
+    assert 0 < gap < 1e-11  # about 4.5e-13, below one rounding unit of q* (1.46e-11) ...
+    assert naive <= 0  # ... so the naive form has no digit left: 0 or -1.46e-11 depending on the softmax's rounding
+    grid = np.geomspace(1e-4, 1.0, 200)
+    err = np.array([S.expected_error(S.em_pmf(q, e), q) for e in grid])
+    assert np.all(err >= 0) and np.all(np.diff(err) <= 0)  # monotone: one root for any target
+    assert err[0] < q.max() - q.mean() and err[grid > 0.125][0] < 1e-9
+    eps = S.eps_for_expected_error(q, 50.0, mechanism="em")
+    assert 0.008 < eps < 0.009  # not 0.1257
+    # an independent evaluation of EM's error at that eps: softmax in log space, by hand
+    z = eps * (q - q.max()) / 2
+    w = np.exp(z - np.logaddexp.reduce(z))
+    assert float(w @ (q.max() - q)) == pytest.approx(50.0, rel=1e-8)
+    assert 25.0 < S.expected_error(S.pf_pmf(q, eps), q) < 50.0  # PF's bar is real, not 0
+
+
 # --------------------------------------------------------------------------- worst case (Sec. 4.1)
 
 

@@ -1,4 +1,6 @@
-"""Fig. 2 of Cesar & Rogers (ALT 2021): optimal non-adaptive composition of k eps-DP and T-k eps-BR mechanisms (Theorem 3).
+"""Fig. 2 of Cesar & Rogers (ALT 2021): optimal non-adaptive composition of eps-DP and eps-BR mechanisms.
+
+k eps-DP and T-k eps-BR mechanisms, Theorem 3.
 
 Overall epsilon at delta = 1e-6 against the per-mechanism epsilon, T = 50,
 k = 0, 10, 25, 40, 50 eps-DP mechanisms (the rest eps-BR), same grid as Fig. 1.

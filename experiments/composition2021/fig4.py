@@ -1,6 +1,6 @@
 """Fig. 4 of Cesar & Rogers (ALT 2021): Laplace vs Gaussian noise on a histogram, one release, equal variance.
 
-Overall epsilon at delta = 1e-6 against the l0-sensitivity Delta_0 (counts a
+Overall epsilon at delta = 1e-10 against the l0-sensitivity Delta_0 (counts a
 user can change, each by at most Delta_inf = 1), for noise of the same
 variance 2 b^2 with b = 10 (each Laplace count is 0.1-DP; Gaussian sigma =
 sqrt(2) b):

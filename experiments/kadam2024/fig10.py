@@ -11,7 +11,9 @@
     recovered from the MILP alone (_kadam2024.fig10_boundaries: bisection for
     delta_bar_0, the minimal-delta MILP (15) for the flat starts), moved 1e-7
     into their flat regions: at a boundary itself the optimum is not unique
-    (the flat and the linear PMF tie).
+    (the flat and the linear PMF tie). Inside them it is; the bars are the
+    canonical optima (NoiseDesign.solve(canonical=True)) all the same, which
+    would pick one member of a tie.
 
 MILP (13) exactly as published (privacy="pdp-kadam", directed shifts
 {1, 2, 3}). Here b + r = 4 >= mu_bar, outside Theorem 3's stated range, so
@@ -47,7 +49,7 @@ def main(argv=None) -> int:
     progress(fs, "boundaries of the flat regions (about 35 MILPs)")
     deltas_b = fig10_boundaries(fs)
 
-    res = solve(fs, n=N, eps=EPS, delta=0.0, neighborhood=nb, metric="er", privacy="pdp-kadam")
+    res = solve(fs, n=N, eps=EPS, delta=0.0, neighborhood=nb, metric="er", privacy="pdp-kadam", canonical=True)
     if np.max(np.abs(res.pmf - bd_pmf(N, MU_BAR, EPS))) > 1e-9:
         raise RuntimeError("Lemma 4 and the LP disagree")
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -72,7 +74,7 @@ def main(argv=None) -> int:
     names = (r"\overline{\delta}_0", r"\underline{\delta}_1", r"\underline{\delta}_2")
     for i, (d, cap, name, c) in enumerate(zip(deltas_b, FIG10_CAPTION, names, COLORS_B, strict=True)):
         inside = d - 1e-7 if i == 0 else d + 1e-7
-        r = solve(fs, n=N, eps=EPS, delta=inside, neighborhood=nb, metric="er", privacy="pdp-kadam")
+        r = solve(fs, n=N, eps=EPS, delta=inside, neighborhood=nb, metric="er", privacy="pdp-kadam", canonical=True)
         lengths = step_lengths(r.pmf)
         ax.bar(
             eta + (i - 1) * w,

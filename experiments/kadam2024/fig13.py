@@ -9,10 +9,17 @@
     The second largest masses, e^-eps f*(0,0), sit at exactly those shifts.
 
 Both minimise the error rate 1 - f(0,0) with the LP (14) (delta = 0, where all
-privacy notions coincide). Only f*(0,0) is unique: the LP may spread the
-remaining mass in several optimal ways, and the plot shows the one HiGHS
-returns. Heatmaps on a log colour scale; exact zeros are
-white; each cell is labelled with its mass.
+privacy notions coincide). The whole optimal PMF is unique, not only f*(0,0):
+every constraint f(eta) <= e^eps f(eta+mu) bounds f(eta+mu) from below, so
+f(eta) >= e^{-eps d(eta)} f(0,0), where d(eta) is the least number of shifts
+summing to eta (mod n+1); the masses sum to 1, so the largest f(0,0) is
+1 / sum_eta e^{-eps d(eta)} and it makes every bound tight. Hence the small
+masses in (b), down to 2.5e-7, are exact values e^{-3k} f*(0,0), k = 0..5,
+not solver noise: the script checks each against e^{-eps d(eta)} f*(0,0)
+(d by breadth-first search) to 1e-10 absolute, and the PMF is the canonical
+optimum (NoiseDesign.solve(canonical=True)), which would pick one member if
+there were several. Heatmaps on a log colour scale with a tick at each level
+e^{-3k} f*(0,0); each cell is labelled with its mass.
 """
 
 from __future__ import annotations
@@ -41,6 +48,23 @@ PANELS = {
 }
 
 
+def shift_distance(n: int, shifts: list[tuple[int, int]]) -> np.ndarray:
+    """d(eta): the least number of shifts summing to eta (mod n+1), by breadth-first search."""
+    d = np.full((n + 1, n + 1), -1)
+    d[0, 0] = 0
+    frontier = [(0, 0)]
+    while frontier:
+        nxt = []
+        for a, b in frontier:
+            for s1, s2 in shifts:
+                c = ((a + s1) % (n + 1), (b + s2) % (n + 1))
+                if d[c] < 0:
+                    d[c] = d[a, b] + 1
+                    nxt.append(c)
+        frontier = nxt
+    return d
+
+
 def main(argv=None) -> int:
     fs = FigureScript("kadam2024", "fig13", argv, description=__doc__)
     for panel, (n, shifts, what) in PANELS.items():
@@ -53,21 +77,19 @@ def main(argv=None) -> int:
             neighborhood=Neighborhood.shifts(shifts, directed=True),
             metric="er",
             privacy="pdp-kadam",
+            canonical=True,
         )
         f = res.pmf
-        fig, ax = plt.subplots(figsize=(5.6, 4.8))
-        masked = np.ma.masked_less_equal(f, 1e-12)
-        im = ax.imshow(masked, cmap="viridis", norm=LogNorm(vmin=max(masked.min(), 1e-6), vmax=1.0))
+        dist = shift_distance(n, shifts)
+        if np.any(dist < 0) or not np.allclose(f, f[0, 0] * np.exp(-EPS * dist), rtol=0, atol=1e-10):
+            raise RuntimeError(f"panel {panel}: the LP optimum is not e^(-eps d) f(0,0)")
+        levels = f[0, 0] * np.exp(-EPS * np.arange(dist.max() + 1))
+        fig, ax = plt.subplots(figsize=(6.4, 5.2))
+        im = ax.imshow(f, cmap="viridis", norm=LogNorm(vmin=levels[-1] / 2, vmax=1.0))
         for (i, j), v in np.ndenumerate(f):
-            txt = "0" if v <= 1e-12 else (f"{v:.4f}" if v >= 1e-3 else f"{v:.0e}")
+            txt = f"{v:.4f}" if v >= 1e-3 else f"{v:.1e}"
             ax.text(
-                j,
-                i,
-                txt,
-                ha="center",
-                va="center",
-                fontsize=7 if n > 4 else 8,
-                color="white" if 1e-12 < v < 0.05 else "black",
+                j, i, txt, ha="center", va="center", fontsize=7 if n > 4 else 8, color="white" if v < 0.05 else "black"
             )
         for a, b in shifts:
             ax.add_patch(plt.Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec="C3", lw=1.5))
@@ -78,10 +100,14 @@ def main(argv=None) -> int:
         ax.set_title(
             rf"Fig. 13{panel}: $n={n}$, $\varepsilon={EPS:g}$, $\delta=0$, {what}"
             + "\n"
-            + r"(red boxes: the shifts $\mu$)",
-            fontsize=9,
+            + r"(red boxes: the shifts $\mu$). Unique optimum $f^\star(\eta)=e^{-\varepsilon d(\eta)}f^\star(0,0)$,"
+            + "\n"
+            + r"$d(\eta)$ = fewest shifts summing to $\eta$: small masses are exact, not solver noise",
+            fontsize=8.5,
         )
-        fig.colorbar(im, ax=ax, label=r"$f^\star(\eta_1,\eta_2)$ (log scale)")
+        cb = fig.colorbar(im, ax=ax, label=r"$f^\star(\eta_1,\eta_2)$ (log scale)")
+        cb.set_ticks(levels, labels=[rf"$d={k}$: {v:.2g}" for k, v in enumerate(levels)], fontsize=8)
+        cb.minorticks_off()
         fig.tight_layout()
         i1, i2 = np.indices(f.shape)
         fs.save(
@@ -91,6 +117,7 @@ def main(argv=None) -> int:
                 "eta2": i2.ravel(),
                 "pmf": f.ravel(),
                 "is_shift": [int((a, b) in shifts) for a, b in zip(i1.ravel(), i2.ravel(), strict=True)],
+                "shift_distance": dist.ravel(),
             },
             name=f"fig13{panel}",
         )

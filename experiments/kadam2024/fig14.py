@@ -21,6 +21,12 @@ data/meters, or $OPTNOISE_DATA/meters; see its README). Choices:
   signed differences Q(X) - Q(X') (the paper's (6), directed), "symmetric"
   adds the reverse (add-one) pairs;
 * design: eps = 1, delta = 0.1, error rate, MILP (13) (pdp-kadam).
+
+Every PMF is the canonical optimum (NoiseDesign.solve(canonical=True)): with
+delta > 0 the tails are not unique (e.g. in fig14b the mass the optimum leaves
+free after the e^-2 f(0) step can sit on any of eta = 12..16), and the plain
+solve shows whichever vertex HiGHS reaches; the canonical one spreads it
+evenly (the lexicographic minimax optimum, see optnoise.canonical).
 Removing a heavy user lowers a circuit's mean by one to three levels, removing
 a light one can raise it by one, so the observed sets are {1, 2, -1} (n = 10)
 and {1, 2, 3, -1} (n = 16), not the paper's: the data, circuits and
@@ -84,7 +90,7 @@ def main(argv=None) -> int:
         nb = Neighborhood.shifts(list(shifts), directed=True)
         series, table = [], {"eta": np.arange(n + 1)}
         for p in ("pdp-kadam", "pdp"):
-            f = solve(fs, n=n, eps=EPS, delta=DELTA, neighborhood=nb, metric="er", privacy=p).pmf
+            f = solve(fs, n=n, eps=EPS, delta=DELTA, neighborhood=nb, metric="er", privacy=p, canonical=True).pmf
             series.append((NOTION_STYLE[p]["label"] + f": $f(0)={f[0]:.3f}$", f, NOTION_STYLE[p]["color"]))
             table[p] = f
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -112,7 +118,9 @@ def main(argv=None) -> int:
             ("as observed (remove-one)", signed, "C0"),
             ("symmetric (remove- and add-one)", Neighborhood(signed.raw, False, "shifts"), "C1"),
         ):
-            f = solve(fs, n=n, eps=EPS, delta=DELTA, neighborhood=nb, metric="er", privacy="pdp-kadam").pmf
+            f = solve(
+                fs, n=n, eps=EPS, delta=DELTA, neighborhood=nb, metric="er", privacy="pdp-kadam", canonical=True
+            ).pmf
             series.append((f"{name}: $f(0)={f[0]:.3f}$", f, color))
             rows += [
                 {

@@ -66,7 +66,10 @@ def main(argv=None) -> int:
     fs.save(
         fig,
         [{"series": "closed_form", "delta": float(d), "error_rate": float(r)} for d, r in zip(delta, rho, strict=True)]
-        + [{"series": "milp_pdp_kadam", "delta": float(d), "error_rate": float(r)} for d, r in zip(d_milp, rho_milp, strict=True)]
+        + [
+            {"series": "milp_pdp_kadam", "delta": float(d), "error_rate": float(r)}
+            for d, r in zip(d_milp, rho_milp, strict=True)
+        ]
         + [{"series": "delta_low_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(low)]
         + [{"series": "delta_bar_k", "delta": float(v), "error_rate": "", "k": k} for k, v in enumerate(bar)],
     )

@@ -1,8 +1,9 @@
 """Fig. 3 of Kadam et al. (2024): the BD optimum is a staircase, (a) in a flat and (b) in a linear region.
 
 The paper's Fig. 3 is a sketch without parameters. We draw n = 11,
-mu_bar = 5 (b = 2, r = 1, so b + r < mu_bar as Theorem 3 needs), eps = 1, where the regions are flat 0 for delta <= 0.1032, linear up
-to 0.1057, flat 1 up to 0.2873, then f(0) = delta.
+mu_bar = 5 (b = 2, r = 1, so b + r < mu_bar as Theorem 3 needs), eps = 1,
+where the regions are flat 0 for delta <= 0.1032, linear up to 0.1057,
+flat 1 up to 0.2873, then f(0) = delta.
 
 (a) delta = 0.2, flat region k = 1 ((h, j) = (1, 1)): b + 1 steps after
     eta = 0 with lengths (31) and heights phi_i = phi_0 e^{-i eps} (30).
@@ -11,10 +12,14 @@ to 0.1057, flat 1 up to 0.2873, then f(0) = delta.
     mass. This is the PMF the paper prints; (38)-(39) are valid here because
     j = h (for j < h they leak, see optnoise.closed_form.bd_pmf).
 
-Grey outlines: the flat-region staircases on either side. Both panels are
-checked against the MILP (13) (pdp-kadam, directed shifts {1..5}): the flat
-PMF is unique and must coincide; in the linear region only f(0) is unique,
-and the printed PMF must be feasible at that delta.
+Grey outlines: the flat-region staircases on either side. Step labels sit
+above the bars and the outlines, so they never cross a line. Both panels are
+checked against the MILP (13) (pdp-kadam, directed shifts {1..5}), canonical
+optimum: the flat PMF is unique and must coincide; in the linear region only
+f(0) is unique, and the printed PMF must be feasible at that delta. There the
+canonical MILP optimum (in the CSV) is another optimal PMF: the staircase of
+flat region 1 at the same f(0), with the remaining mass spread evenly over its
+last group (optnoise.closed_form.bd_pmf's choice), not the printed singleton.
 """
 
 from __future__ import annotations
@@ -51,21 +56,24 @@ def printed_linear_pmf(delta: float) -> tuple[np.ndarray, tuple[int, ...], np.nd
     return np.repeat(psi, lengths), tuple(int(v) for v in lengths), psi
 
 
-def draw(ax, pmf, lengths, heights, sym, title, outlines):
+def draw(ax, pmf, lengths, sym, title, outlines):
     eta = np.arange(N + 1)
     for (f, lab), (col, ls) in zip(outlines, (("0.5", "--"), ("C3", ":")), strict=False):
         ax.step(eta, f, where="mid", color=col, lw=1.2, ls=ls, label=lab)
     colors = np.repeat(np.arange(len(lengths)) % 2, lengths)
     ax.bar(eta, pmf, color=np.where(colors == 0, "C0", "C9"), edgecolor="k", lw=0.5, width=0.85)
+    # the outlines are drawn with where="mid": over a group they reach into the half cells on each side
+    tops = np.max([pmf] + [f for f, _ in outlines], axis=0)
     start = 0
-    for i, (ell, h) in enumerate(zip(lengths, heights, strict=True)):
+    for i, ell in enumerate(lengths):
         if ell == 0:
             continue
         mid = start + (ell - 1) / 2
+        top = tops[max(start - 1, 0) : start + ell + 1].max() if ell == 1 else tops[start : start + ell].max()
         ax.annotate(
             rf"${sym}_{{{i}}}$" + "\n" + rf"$\ell_{{{i}}}={ell}$",
-            (mid, pmf[start]),
-            xytext=(0, 4),
+            (mid, top),
+            xytext=(0, 3),
             textcoords="offset points",
             ha="center",
             va="bottom",
@@ -73,7 +81,7 @@ def draw(ax, pmf, lengths, heights, sym, title, outlines):
         )
         start += ell
     ax.set_yscale("log")
-    ax.set_ylim(3e-3, 1.5)
+    ax.set_ylim(3e-3, 2.0)
     ax.set_xticks(eta)
     ax.set_xlabel(r"noise value $\eta$")
     ax.set_ylabel(r"$f^\star(\eta)$ (log scale)")
@@ -90,22 +98,24 @@ def main(argv=None) -> int:
     progress(fs, "2 MILPs")
     flat = bd_pmf(N, MU_BAR, EPS, delta=D_FLAT)
     flat_len = bd_step_lengths(N, MU_BAR, H, J)
-    milp_flat = solve(fs, n=N, eps=EPS, delta=D_FLAT, neighborhood=nb, metric="er", privacy="pdp-kadam").pmf
+    milp_flat = solve(
+        fs, n=N, eps=EPS, delta=D_FLAT, neighborhood=nb, metric="er", privacy="pdp-kadam", canonical=True
+    ).pmf
     if np.max(np.abs(milp_flat - flat)) > 1e-7:
         raise RuntimeError(f"flat region: Theorem 3 {flat} vs MILP {milp_flat}")
-    lin, lin_len, psi = printed_linear_pmf(D_LINEAR)
-    milp_lin = solve(fs, n=N, eps=EPS, delta=D_LINEAR, neighborhood=nb, metric="er", privacy="pdp-kadam").pmf
+    lin, lin_len, _ = printed_linear_pmf(D_LINEAR)
+    milp_lin = solve(
+        fs, n=N, eps=EPS, delta=D_LINEAR, neighborhood=nb, metric="er", privacy="pdp-kadam", canonical=True
+    ).pmf
     if abs(milp_lin[0] - lin[0]) > 1e-7 or delta_pdp_kadam(lin, nb, EPS, tol=1e-12) > D_LINEAR + 1e-9:
         raise RuntimeError(f"linear region: printed (39) {lin} vs MILP {milp_lin}")
     f_before = bd_pmf(N, MU_BAR, EPS, delta=0.0)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    phi = reg.phi0[1] * np.exp(-EPS * np.arange(len(flat_len)))
     draw(
         axes[0],
         flat,
         flat_len,
-        phi,
         r"\phi^{1}",
         rf"(a) flat region $k=1$, $\delta={D_FLAT}$: $b+1={B + 1}$ steps after $\eta=0$",
         [(f_before, r"flat region $k=0$ ($\delta\leq$" + f"{reg.delta_bar[0]:.4f})")],
@@ -114,7 +124,6 @@ def main(argv=None) -> int:
         axes[1],
         lin,
         lin_len,
-        psi,
         r"\psi^{1}",
         rf"(b) linear region, $\delta={D_LINEAR}$: $b+2={B + 2}$ steps (singleton $\ell_{{{B - H + J + 1}}}=1$)",
         [(f_before, r"flat $k=0$"), (flat, r"flat $k=1$")],

@@ -90,7 +90,10 @@ def main(argv=None) -> int:
     fs.save(
         fig,
         [{"series": "closed_form", "delta": float(d), "f0": float(v)} for d, v in zip(delta, f0, strict=True)]
-        + [{"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)} for d, v in zip(d_milp, f0_milp, strict=True)]
+        + [
+            {"series": "milp_pdp_kadam", "delta": float(d), "f0": float(v)}
+            for d, v in zip(d_milp, f0_milp, strict=True)
+        ]
         + [
             {
                 "series": "flat_region",

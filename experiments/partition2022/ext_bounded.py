@@ -36,14 +36,16 @@ def main(argv=None) -> int:
         half[shown],
         "s--",
         ms=3,
-        label=rf"factor 2: $\pi_{{\mathrm{{opt}}}}(\varepsilon/2,\delta/2)$, $\delta$={bounded_dp_delta(half, EPS):.2g}",
+        label=rf"factor 2: $\pi_{{\mathrm{{opt}}}}(\varepsilon/2,\delta/2)$, "
+        rf"$\delta$={bounded_dp_delta(half, EPS):.2g}",
     )
     ax.plot(
         n[shown],
         best.pi[shown],
         "o-",
         ms=3,
-        label=rf"LP, $\varepsilon_{{\uparrow}}$={best.extra['eps_up']:.3g}, $\delta$={best.extra['achieved_delta']:.2g}",
+        label=rf"LP, $\varepsilon_{{\uparrow}}$={best.extra['eps_up']:.3g}, "
+        rf"$\delta$={best.extra['achieved_delta']:.2g}",
     )
     ax.plot(n[shown], full[shown], ":", color="gray", label=r"unbounded $\pi_{\mathrm{opt}}(\varepsilon,\delta)$")
     ax.set_title(r"bounded DP, $\varepsilon=1$, $\delta=10^{-5}$")

@@ -1,19 +1,26 @@
 """Fig. 2 of Desfontaines et al. (PoPETs 2022): 5th/50th/95th percentile n against eps, delta = 1e-5.
 
-The percentile is the n with P[rho(n) = keep] = q (q = 0.05, 0.5, 0.95):
-for pi_opt the smallest integer n with pi_opt(n) >= q, for Laplace the real
-solution (at q = 1/2, the threshold). Left panel eps in [0.01, 0.1], right
-panel eps in [0.1, 3] (the paper's two panels; log eps axis).
+The percentile is the real n with P[rho(n) = keep] = q (q = 0.05, 0.5, 0.95),
+one convention for both mechanisms: pi_opt is Theorem 1's closed form read at
+real n (``pi_opt_continuous``; equal to pi_opt at every integer), Laplace its
+own formula (at q = 1/2, the threshold). Left panel eps in [0.01, 0.1], right
+panel eps in [0.1, 3] (the paper's two panels; log eps axis). The y-ranges
+follow the paper's tick labels, which stop at 1000 and 100: they show every
+midpoint, while Laplace's 95th percentile (up to 1313 and 132) leaves the top
+at the smallest eps, as in the paper.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FormatStrFormatter
 
 from optnoise.figures import FigureScript
 from optnoise.partition import selection_percentile
 
 DELTA = 1e-5
 QS = (0.05, 0.5, 0.95)
+#: Upper y-limits of the two panels: ticks end at 1000 and 100, as the paper's do.
+YMAX = (1150.0, 115.0)
 
 
 def main(argv=None) -> int:
@@ -22,7 +29,7 @@ def main(argv=None) -> int:
     ranges = [np.geomspace(0.01, 0.1, k), np.geomspace(0.1, 3.0, k)]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     rows = []
-    for ax, eps in zip(axes, ranges, strict=False):
+    for ax, eps, ymax in zip(axes, ranges, YMAX, strict=True):
         for method, color, name in (("opt", "C0", r"$\pi_{\mathrm{opt}}$"), ("laplace", "C1", r"$\pi_{\mathrm{Lap}}$")):
             for q in QS:
                 y = np.array([selection_percentile(q, e, DELTA, method=method) for e in eps])
@@ -34,8 +41,12 @@ def main(argv=None) -> int:
                     lw=1.8 if q == 0.5 else 1.0,
                     label=name if q == 0.5 else None,
                 )
-                rows += [{"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y, strict=True)]
+                rows += [
+                    {"eps": float(e), "method": method, "q": q, "n": float(v)} for e, v in zip(eps, y, strict=True)
+                ]
         ax.set_xscale("log")
+        ax.set_ylim(0, ymax)
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))  # 0.01, 0.1, 1 as in the paper
         ax.set_xlabel(r"$\varepsilon$")
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")
         ax.grid(alpha=0.3, which="both")

@@ -1,7 +1,8 @@
 """Fig. 3 of Desfontaines et al. (PoPETs 2022): 5th/50th/95th percentile n against delta.
 
 delta from 1e-12 to 1e-4 (log axis); left eps = 0.1, right eps = 1. Same
-percentile definition as fig2 (integer n for pi_opt, real n for Laplace).
+percentile convention as fig2 for both mechanisms (the real n where the
+release probability is q; for pi_opt Theorem 1's closed form at real n).
 """
 
 import matplotlib.pyplot as plt
@@ -31,9 +32,11 @@ def main(argv=None) -> int:
                     label=name if q == 0.5 else None,
                 )
                 rows += [
-                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)} for d, v in zip(deltas, y, strict=True)
+                    {"eps": eps, "delta": float(d), "method": method, "q": q, "n": float(v)}
+                    for d, v in zip(deltas, y, strict=True)
                 ]
         ax.set_xscale("log")
+        ax.set_ylim(0, None)  # the paper's y axes start at 0 (ticks 0-300 and 0-30)
         ax.set_xlabel(r"$\delta$")
         ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=0.05, 0.5, 0.95$")
         ax.set_title(rf"$\varepsilon={eps:g}$")

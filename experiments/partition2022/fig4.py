@@ -5,7 +5,8 @@ eps = 1, delta = 1e-5, kappa = 1..7. pi_opt and Laplace split the budget,
 (Balle-Wang) with L2 sensitivity sqrt(kappa) and the delta split between
 noise and threshold that minimises the threshold (a user's kappa singleton
 partitions appear with total probability 1 - (1 - q)^kappa = delta_threshold).
-Midpoint of pi_opt: smallest integer n with pi_opt(n) >= 1/2.
+Midpoints: the real n where the release probability is 1/2, for every
+mechanism (for pi_opt, Theorem 1's closed form at real n).
 """
 
 import matplotlib.pyplot as plt
@@ -30,6 +31,7 @@ def main(argv=None) -> int:
         y = np.array([selection_percentile(0.5, EPS, DELTA, method=method, kappa=int(k)) for k in kappa])
         table[f"midpoint_{method}"] = y
         ax.plot(kappa, y, marker=marker, label=name)
+    ax.set_ylim(0, None)  # the paper's axis starts at 0
     ax.set_xlabel(r"$\kappa$")
     ax.set_ylabel(r"$n$ s.t. $\mathbb{P}[\rho(n)=\mathrm{keep}]=1/2$")
     ax.set_title(r"$\varepsilon=1$, $\delta=10^{-5}$, budget split over $\kappa$")

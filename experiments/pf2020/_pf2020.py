@@ -20,23 +20,32 @@ from optnoise.selection import (
 #: Colours used for every figure of this paper.
 COLORS = {"em": "tab:green", "pf": "tab:purple", "rnm": "tab:orange", "ub": "tab:red", "lb": "tab:blue"}
 LABELS = {"em": r"$\mathcal{M}_{EM}$", "pf": r"$\mathcal{M}_{PF}$", "rnm": r"$\mathcal{M}_{RNM}$"}
-#: Expected error of EM that fixes eps in the bar charts (the authors' notebook uses 50).
+#: EM's expected error, in quality units, that fixes eps in the bar charts (the authors' ``get_bar``:
+#: ``expected_epsilon(q, 50.0, pmf=em_pmf)``, then PF's error at that eps).
 BAR_TARGET = 50.0
+#: The mechanism whose expected error is fixed at :data:`BAR_TARGET` in the primary bar charts.
+BAR_ANCHOR = "em"
+#: Quality units per count of the mode task: the authors score a bin by ``q = 2 x``.
+MODE_SCALE = 2.0
+#: Y-axis label of every real-data panel: errors are differences of quality scores.
+ERROR_LABEL = {"mode": "expected error (quality units, $q = 2x$)", "median": "expected error (quality units)"}
 
 
 def task_scores(dataset: str, task: str) -> tuple[np.ndarray, bool]:
     """Quality scores of a DPBench task on 1024 bins, and whether to use the monotonic variant.
 
-    Mode: ``q = counts``, sensitivity 1; counts only grow when an individual is
-    added, so the monotonic variant of Remark 1 applies (the authors' notebook
-    gets the same pmf from ``q = 2 x`` with the standard factor; its plotted
-    errors are therefore in units of 2 counts, ours in counts). Median: minus
-    the individuals to add or remove to make the bin the (lower) median,
-    sensitivity 1, standard (non-monotonic) mechanisms.
+    Both tasks are scored in the authors' quality units, so every error is a
+    difference of their scores. Mode: ``q = 2 x`` (x = counts) with the
+    standard mechanisms, as in the authors' notebook: the count has
+    sensitivity 1 and only grows when an individual is added, so the monotonic
+    variant of Remark 1 applies, and ``eps (2x) / 2 = eps x`` is exactly its
+    exponent; one quality unit is half a count. Median: minus the individuals
+    to add or remove to make the bin the (lower) median, sensitivity 1,
+    standard (non-monotonic) mechanisms.
     """
     x = load_dpbench(dataset)
     if task == "mode":
-        return mode_quality(x), True
+        return MODE_SCALE * mode_quality(x), False
     if task == "median":
         return median_quality(x), False
     raise ValueError(f"task must be 'mode' or 'median'; got {task!r}")
@@ -50,7 +59,7 @@ def errors(q: np.ndarray, eps_grid: np.ndarray, monotonic: bool) -> tuple[np.nda
 
 
 def line_grid(q: np.ndarray, monotonic: bool, n: int) -> np.ndarray:
-    """The authors' eps range: linear from 1e-4 to the eps where EM's expected error is 1.
+    """The authors' eps range: linear from 1e-4 to the eps where EM's expected error is 1 quality unit.
 
     When that eps is itself tiny (INCOME's counts reach 3 million, so EM's error
     is 1 at eps ~ 7e-6) the start moves down to 1% of it, otherwise the range
@@ -87,7 +96,7 @@ def eps_ratio_peak(q: np.ndarray, monotonic: bool, eps_grid: np.ndarray) -> dict
 
 
 def bar_values(
-    q: np.ndarray, monotonic: bool, target: float = BAR_TARGET, *, anchor: str = "pf"
+    q: np.ndarray, monotonic: bool, target: float = BAR_TARGET, *, anchor: str = BAR_ANCHOR
 ) -> tuple[float, float, float]:
     """(eps, EM error, PF error) at the eps where ``anchor``'s expected error is ``target``."""
     eps = eps_for_expected_error(q, target, mechanism=anchor, monotonic=monotonic)
@@ -117,6 +126,71 @@ def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray) -> dict:
     return out
 
 
+#: Fig. 2's eps grid in the authors' ``linear-program.ipynb``: ``np.logspace(-2, 1, 250)``.
+FIG2_EPS_POINTS = 250
+#: The y-ranges of the authors' Fig. 2 panels (``pf_opt.pdf``, ``pf_opt2.pdf``; ``em_opt3.pdf``).
+PF_RATIO_YLIM = (0.9995, 1.0115)
+EM_RATIO_YLIM = (0.99, 2.0)
+
+
+#: The extra deeper-lattice panels of Fig. 2 use 21 eps: each of their LPs is 10-100 times larger.
+DEEP_EPS_POINTS = 21
+
+
+def fig2_eps(fast: bool, points: int = FIG2_EPS_POINTS) -> np.ndarray:
+    """The authors' eps grid, ``points`` log-spaced values on [0.01, 10] (6 in fast mode)."""
+    return np.logspace(-2, 1, 6 if fast else points)
+
+
+def ratio_panel(
+    fs,
+    name: str,
+    eps: np.ndarray,
+    curves: dict,
+    key: str,
+    *,
+    label,
+    title: str,
+    ylim: tuple[float, float] | None,
+    cmap=None,
+) -> None:
+    """One Fig. 2 panel: optimality ratio of ``key`` ("pf" or "em") against eps; saves ``<name>.png/csv``.
+
+    ``curves`` maps ``(m, k)`` to :func:`lp_ratio_curves` output on ``eps``.
+    Solid: the regular-mechanism LP; dashed: the LP as printed in Appendix D
+    with the authors' box weighting. ``label(m, k)`` names each curve.
+    """
+    import matplotlib.pyplot as plt
+
+    from optnoise.selection import GOLDEN_EPS
+
+    cmap = cmap or plt.cm.viridis
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    rows = []
+    for i, ((m, k), cur) in enumerate(curves.items()):
+        col = cmap(i / max(len(curves) - 1, 1) * 0.9)
+        ax.plot(eps, cur[f"regular_{key}"], lw=2.2, color=col, label=label(m, k))
+        ax.plot(eps, cur[f"paper_{key}"], "--", lw=1.2, color=col)
+        rows += [
+            {"m": m, "k": k, "eps": e, f"{key}_ratio_regular_lp": a, f"{key}_ratio_paper_lp": b}
+            for e, a, b in zip(eps, cur[f"regular_{key}"], cur[f"paper_{key}"], strict=True)
+        ]
+    ax.axvline(GOLDEN_EPS, color="gray", ls=":", lw=1.5, label=r"$\ln\frac{3+\sqrt{5}}{2}$")
+    ax.plot([], [], "k--", lw=1.2, label="LP as printed")
+    ax.set_xscale("log")
+    ax.set_xlabel(r"$\varepsilon$")
+    who = LABELS[key]
+    ratio = r"$\mathbb{E}[\mathcal{E}]\,/\,\mathbb{E}[\mathcal{E}(\mathrm{OPT})]$"
+    ax.set_ylabel(f"optimality ratio of {who}: {ratio}")
+    ax.set_title(title, fontsize=10)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    # where no curve is: PF's ratio is exactly 1 above the threshold, EM's is close to 1 at small eps
+    ax.legend(fontsize=8, ncol=1 if key == "pf" else 2, loc="upper right" if key == "pf" else "upper left")
+    ax.grid(alpha=0.3, which="both")
+    fs.save(fig, rows, name=name)
+
+
 def real_data_panel(ax, dataset: str, task: str, n: int, *, annotate: bool = True) -> list[dict]:
     """Expected error of EM and PF against eps on one DPBench task; returns the plotted rows.
 
@@ -137,7 +211,7 @@ def real_data_panel(ax, dataset: str, task: str, n: int, *, annotate: bool = Tru
     ax.xaxis.set_major_formatter(mticker.ScalarFormatter(useMathText=True))
     ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
     ax.set_xlabel(r"$\varepsilon$")
-    ax.set_ylabel("expected error" + (" (counts)" if task == "mode" else " (individuals)"))
+    ax.set_ylabel(ERROR_LABEL[task])
     ax.set_title(f"{dataset}, {task}", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     rows = [
@@ -185,11 +259,13 @@ def real_data_panel(ax, dataset: str, task: str, n: int, *, annotate: bool = Tru
     return rows
 
 
-def bar_panel(ax, datasets, task: str, *, anchor: str = "pf") -> list[dict]:
+def bar_panel(ax, datasets, task: str, *, anchor: str = BAR_ANCHOR) -> list[dict]:
     """Bars of EM's and PF's expected error at the eps where ``anchor``'s error is :data:`BAR_TARGET`.
 
-    ``anchor="pf"`` follows the issue (PF's error fixed); ``"em"`` the authors'
-    notebook. The paper's sentence naming the mechanism was lost in extraction.
+    ``anchor="em"`` is the authors' setting (their notebook fixes EM's error at
+    50 quality units and reports PF's at that eps; the paper's sentence naming
+    the mechanism was lost in extraction). Errors are in quality units
+    (:func:`task_scores`).
     """
     rows = []
     for d in datasets:
@@ -222,10 +298,11 @@ def bar_panel(ax, datasets, task: str, *, anchor: str = "pf") -> list[dict]:
     ax.set_xticks(x)
     ax.set_xticklabels(datasets, rotation=20, fontsize=8)
     ax.set_ylim(0, 1.3 * max(max(r["em_expected_error"] for r in rows), BAR_TARGET))
-    ax.set_ylabel("expected error" + (" (counts)" if task == "mode" else " (individuals)"))
+    ax.set_ylabel(ERROR_LABEL[task])
     who = anchor.upper()
     ax.set_title(
-        rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$",
+        rf"{task}: $\varepsilon$ where $\mathbb{{E}}[\mathcal{{E}}(\mathcal{{M}}_{{{who}}})] = {BAR_TARGET:g}$"
+        " (labels: EM/PF)",
         fontsize=10,
     )
     ax.grid(alpha=0.3, axis="y")

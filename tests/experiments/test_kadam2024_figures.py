@@ -6,6 +6,7 @@ import csv
 import math
 import runpy
 
+import numpy as np
 import pytest
 from _figure_checks import scripts
 
@@ -58,3 +59,22 @@ def _is_number(v: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_figs_5_and_7_full_grids_have_at_least_200_eps():
+    """The jumps of Corollaries 1-2 need a fine grid: the full runs use >= 200 eps, and the committed CSVs too."""
+    helpers = runpy.run_path(str(next(s for s in SCRIPTS if s.stem == "fig5").parent / "_kadam2024.py"))
+    grid = helpers["EPS_GRID"]
+    assert grid.size >= 200 and np.all(np.diff(grid) > 0) and grid[0] == 0.1 and grid[-1] == 3.0
+    assert np.all(np.isin(np.round(np.arange(0.1, 3.01, 0.1), 4), grid))  # the values the README quotes
+    committed = SCRIPTS[0].parents[2] / "figures" / "kadam2024"
+    for stem in ("fig5a", "fig5b", "fig7a", "fig7b", "fig5a_exact", "fig5b_exact", "fig7a_exact", "fig7b_exact"):
+        path = committed / f"{stem}.csv"
+        if not path.exists():
+            pytest.skip("figures not generated")
+        with path.open() as fh:
+            rows = list(csv.DictReader(fh))
+        curves: dict[str, set[float]] = {}
+        for r in rows:
+            curves.setdefault(r["curve"], set()).add(float(r["eps"]))
+        assert all(len(e) >= 200 for e in curves.values()), stem
