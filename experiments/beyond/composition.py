@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from matplotlib.ticker import NullFormatter
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.accounting import InfiniteLossWarning
@@ -99,6 +100,8 @@ def panel_zcdp(fs: FigureScript):
     ax.plot(x, [100 * (1 - r["ratio"]) for r in rows], "o-", label="optimal zCDP noise vs $N_\\mathbb{Z}$")
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xscale("log")
+    ax.set_xticks(x, [f"{v:g}" for v in x])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(r"$\rho$ (zCDP), count query, circular MSE")
     ax.set_ylabel("MSE saved vs discrete Gaussian (%)")
     ax.set_title(r"(a) optimal $\rho$-zCDP noise vs discrete Gaussian (same achieved $\rho$)")
@@ -239,6 +242,8 @@ def panel_k(fs: FigureScript):
     ax.plot(kk, [r["mse_dp_design"] for r in rows], "v:", label=r"optimal single-release $(\varepsilon_0, \delta/2k)$")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(kk, [str(k) for k in kk])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("k (releases composed)")
     ax.set_ylabel("per-release MSE")
     ax.set_title(rf"(c) k-fold composition to ($\varepsilon$={EPS_TOTAL:g}, $\delta$={DELTA_TOTAL:g})")
