@@ -589,10 +589,6 @@ class NoiseDesign:
             if canonical:
                 raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={self.privacy!r}")
             return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
-        if self.budget is not None and solver == "highs" and options is None:
-            # profile LPs with tiny delta_j (e.g. 1e-20 far out on a Gaussian's profile) stall HiGHS' simplex;
-            # its interior-point method (with crossover) solves them (measured: n = 42, 61 pairs, 5 s vs > 20 s)
-            options = {"solver": "ipm"}
         opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)

@@ -27,6 +27,10 @@ written relative to its delta_j (``s = delta_j u``, ``sum u <= 1``) so that it
 holds relatively, and the re-verified profile is accepted when
 ``delta_f(eps_j) <= delta_j (1 + PROFILE_RTOL) + PROFILE_ATOL`` for every j
 (:func:`profile_satisfied`); otherwise the result is ``"unverified"``.
+Pairs with ``delta_j`` far below the LP's resolution (say 1e-20, far out on a
+Gaussian's profile) are enforced only to ``PROFILE_ATOL`` and can stall HiGHS'
+simplex (measured); the baseline helpers therefore leave out points with
+``delta < min_delta`` (default :data:`MIN_DELTA`).
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ PROFILE_RTOL = 1e-6
 PROFILE_ATOL = 1e-10
 #: Budget rows are scaled by max(delta_j, SCALE_FLOOR) (see :func:`add_profile_rows`).
 SCALE_FLOOR = 1e-9
+#: Default smallest delta a baseline profile helper keeps (see the module docstring).
+MIN_DELTA = 1e-9
 #: Largest number of pairs in one profile.
 MAX_PAIRS = 10_000
 
@@ -133,7 +139,9 @@ def profile_satisfied(achieved: Any, profile: tuple[tuple[float, float], ...]) -
     return bool(np.all(np.asarray(achieved) <= target * (1.0 + PROFILE_RTOL) + PROFILE_ATOL))
 
 
-def profile_of(baseline: Any, eps: Any, *, shifts: Any = None, sensitivity: int = 1) -> list[tuple[float, float]]:
+def profile_of(
+    baseline: Any, eps: Any, *, shifts: Any = None, sensitivity: int = 1, min_delta: float = MIN_DELTA
+) -> list[tuple[float, float]]:
     """The exact privacy profile ``[(eps_j, delta(eps_j))]`` of a baseline on a grid of eps.
 
     Parameters
@@ -150,6 +158,9 @@ def profile_of(baseline: Any, eps: Any, *, shifts: Any = None, sensitivity: int 
         Required for a PMF baseline.
     sensitivity : int
         For integer noises and mechanisms.
+    min_delta : float
+        Grid points where the baseline's delta is below this are left out (an LP
+        resolves masses only to about 1e-10); 0 keeps every point.
     """
     grid = check_finite_array("eps", np.atleast_1d(np.asarray(eps, dtype=float)))
     if np.any(grid < 0):
@@ -163,10 +174,14 @@ def profile_of(baseline: Any, eps: Any, *, shifts: Any = None, sensitivity: int 
         if shifts is None:
             raise ValueError("shifts is required when the baseline is a PMF (e.g. Neighborhood.bd(1))")
         vals = delta_dp(baseline, shifts, grid)
-    return [(float(e), float(min(1.0, max(0.0, d)))) for e, d in zip(grid, np.atleast_1d(vals), strict=True)]
+    floor = check_positive("min_delta", min_delta, allow_zero=True)
+    pairs = [(float(e), float(min(1.0, max(0.0, d)))) for e, d in zip(grid, np.atleast_1d(vals), strict=True)]
+    return [(e, d) for e, d in pairs if d >= floor]
 
 
-def discrete_gaussian_profile(sigma: float, eps: Any, *, sensitivity: int = 1) -> list[tuple[float, float]]:
+def discrete_gaussian_profile(
+    sigma: float, eps: Any, *, sensitivity: int = 1, min_delta: float = MIN_DELTA
+) -> list[tuple[float, float]]:
     """Exact profile of the discrete Gaussian ``N_Z(0, sigma^2)`` on the integers at every eps of a grid.
 
     Example: ``NoiseDesign(n=60, neighborhood=Neighborhood.bd(1), metric="circular-mse",
@@ -174,4 +189,4 @@ def discrete_gaussian_profile(sigma: float, eps: Any, *, sensitivity: int = 1) -
     least-MSE noise at least as private as ``N_Z(0, 9)`` at every eps of the grid.
     """
     s = check_positive("sigma", sigma)
-    return profile_of(discrete_gaussian_noise(s * s), eps, sensitivity=sensitivity)
+    return profile_of(discrete_gaussian_noise(s * s), eps, sensitivity=sensitivity, min_delta=min_delta)

@@ -49,7 +49,9 @@ def test_dominating_the_discrete_gaussian_never_costs_more(sigma):
     assert res.status == "optimal", res.message
     wrapped = discrete_gaussian_noise(sigma**2).wrapped(n)
     # the wrapped Gaussian is a post-processing of the Gaussian on Z, hence feasible
-    assert np.all(delta_dp(wrapped, NB, grid) <= np.array([d for _, d in prof]) + 1e-15)
+    kept = np.array([e for e, _ in prof])  # points with delta >= 1e-9 (the helper's min_delta)
+    assert kept.size >= 8
+    assert np.all(delta_dp(wrapped, NB, kept) <= np.array([d for _, d in prof]) + 1e-15)
     dg_cost = float(np.sum(res.design.cost * wrapped))
     assert res.distortion <= dg_cost * (1 + 1e-8)
     assert res.achieved["profile"] <= PROFILE_RTOL + PROFILE_ATOL / min(d for _, d in prof)
@@ -68,18 +70,19 @@ def test_geometric_is_optimal_for_its_pure_profile():
     """Pure eps-DP (delta = 0 at eps): the geometric mechanism's own profile admits almost nothing cheaper
     (only the wrap-around on {0..n}: 5e-5 relative at n = 40)."""
     noise = geometric_noise(np.exp(-0.7))
-    res = _solve(profile_of(noise, [0.35, 0.7]), n=40)
+    res = _solve(profile_of(noise, [0.35, 0.7], min_delta=0.0), n=40)
     base = float(np.sum(res.design.cost * noise.wrapped(40)))
     assert 0.9995 * base <= res.distortion <= base
 
 
 def test_profile_of_pmf_and_mechanism_agree():
     f = geometric_noise(0.5).wrapped(20)
-    a = profile_of(f, [0.2, 0.6], shifts=NB)
-    b = profile_of(geometric_noise(0.5).mechanism(20), [0.2, 0.6])
+    a = profile_of(f, [0.2, 0.6], shifts=NB, min_delta=0.0)
+    b = profile_of(geometric_noise(0.5).mechanism(20), [0.2, 0.6], min_delta=0.0)
     np.testing.assert_allclose([d for _, d in a], [d for _, d in b], atol=1e-15)
     # on Z the geometric is pure ln 2-DP
-    assert profile_of(geometric_noise(0.5), [np.log(2)])[0][1] == pytest.approx(0.0, abs=1e-15)
+    assert profile_of(geometric_noise(0.5), [np.log(2)], min_delta=0.0)[0][1] == pytest.approx(0.0, abs=1e-15)
+    assert profile_of(geometric_noise(0.5), [np.log(2)]) == []  # below the default min_delta
 
 
 def test_spec_round_trip_and_repr():

@@ -34,12 +34,11 @@ from optnoise.profile import discrete_gaussian_profile
 
 NB = Neighborhood.bd(1)
 EPS_TOTAL, DELTA_TOTAL = 1.0, 1e-5
-#: Profile points with a smaller delta are left out: an LP resolves masses only to ~1e-10 absolute.
-DELTA_MIN = 1e-9
 
 
 def _dg_profile(sigma: float, grid) -> list[tuple[float, float]]:
-    return [(e, d) for e, d in discrete_gaussian_profile(sigma, grid) if d >= DELTA_MIN]
+    """The Gaussian's profile on the grid, points with delta >= 1e-9 (the helper's default min_delta)."""
+    return discrete_gaussian_profile(sigma, grid)
 
 
 def _n_for(sigma: float) -> int:
