@@ -147,7 +147,7 @@ def panel_profile(fs: FigureScript):
     ax.set_ylabel("MSE of optimal dominating noise / Gaussian MSE")
     ax.set_title("(b) least-MSE noise dominating $N_\\mathbb{Z}(0,\\sigma^2)$'s profile")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="lower left")
     fs.save(fig, rows, name="composition_profile")
     return rows
 
