@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[test,docs]'
+	$(PY) -m pip install -e '.[test,docs,opendp]'
 	touch $(STAMP)
 
 reproduce: $(STAMP)

@@ -128,6 +128,7 @@ from typing import Any
 
 import numpy as np
 
+from . import accounting, interop, plotting
 from ._io import atomic_write_text, read_json
 from ._validation import check_choice, check_delta, check_eps, check_int, check_output_path, check_positive
 from .model import ModelBuilder
@@ -939,6 +940,33 @@ class CertifiedDesign(_Certified):
         np.subtract(out, n + 1, out=out, where=out > n)
         return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
 
+    # ------------------------------------------------------------------ accounting and interop
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting PLD of the exact PMF (as floats); see :meth:`optnoise.design.DesignResult.pld`."""
+        return accounting.result_pld(self.pmf_float, self.design.shifts, discretization, shift)
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold composition (``.epsilon(delta)``, ``.delta(eps)``) of the exact PMF; see :mod:`optnoise.accounting`.
+
+        The weights ``w / 2**bits`` are converted to floats (relative error
+        ~1e-16, far below the PLD discretisation).
+        """
+        return accounting.compose(self.pmf_float, self.design.shifts, k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None) -> Any:
+        """PMF and privacy profile of the exact PMF; see :func:`optnoise.plotting.plot_design`."""
+        label = f"certified ({self.notion}, eps={self.eps:g})"
+        return plotting.plot_design(
+            self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label
+        )
+
+    def to_opendp(self, *, rng: np.random.Generator | None = None) -> Any:
+        """An OpenDP measurement sampling with this exact sampler and carrying the certificate as its privacy map.
+
+        See :func:`optnoise.interop.to_opendp` (needs ``pip install optnoise[opendp]``).
+        """
+        return interop.to_opendp(self, rng=rng)
+
     def summary(self) -> str:
         """A few human-readable lines."""
         d = self.design
@@ -1377,6 +1405,11 @@ def certify_result(
             f"MechanismDesign.solve()); got {type(result).__name__}"
         )
     design = result.design
+    if design.privacy not in NOTIONS:
+        raise CertificationError(
+            f"certification covers privacy in {', '.join(NOTIONS)}; a {design.privacy!r} design has no single "
+            "(eps, delta) to certify (account for it with result.compose(k) or result.pld())"
+        )
     sol = _solution_of(result)
     ok_status = (
         result.status == "optimal"

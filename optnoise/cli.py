@@ -2,7 +2,7 @@
 
 Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
 ``release``, ``mechanism`` (the optimal general mechanism,
-:class:`~optnoise.mechanism_design.MechanismDesign`) and ``mechanism-sweep``.
+:class:`~optnoise.mechanism_design.MechanismDesign`), ``mechanism-sweep`` and ``plot``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
@@ -242,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
+    p.add_argument("--plot", default=None, help="also draw the PMF and its privacy profile to this .png/.pdf/.svg")
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     _add_problem_args(p, grid=True)
@@ -277,6 +278,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_certify_cli(sub)
     _add_mechanism_cli(sub)
+
+    p = sub.add_parser("plot", help="plot columns of a sweep CSV (one line per --hue value)")
+    p.add_argument("csv", help="a CSV written by `optnoise sweep`")
+    p.add_argument("--x", required=True, help="column on the x axis (e.g. eps)")
+    p.add_argument("--y", required=True, help="column on the y axis (e.g. distortion)")
+    p.add_argument("--hue", default=None, help="column whose values get one line each (e.g. delta)")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument("--out", required=True, help="output image (.png, .pdf or .svg)")
+    p.set_defaults(handler=_cmd_plot)
     return parser
 
 
@@ -378,11 +389,17 @@ def _solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str
 
 
 def _cmd_solve(a: argparse.Namespace) -> int:
+    from .plotting import check_plot_path, save_figure
+
+    if a.plot:
+        check_plot_path(a.plot)
     design = _design_from_args(a)
     solved = _solve_with_flags(design, a)
     if solved is None:
         return EXIT_OK
     res, d = solved
+    if a.plot and res.pmf is not None:
+        save_figure(res.plot(), a.plot)
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
@@ -898,6 +915,16 @@ def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
         if not isinstance(p["neighbors"], str):
             p["label"] = "pairs:" + ",".join(f"{x}-{y}" for x, y in p["neighbors"])
     return _run_sweep_command(points, a, MECHANISM_ROW_KEYS)
+
+
+def _cmd_plot(a: argparse.Namespace) -> int:
+    from .plotting import check_plot_path, plot_sweep, save_figure
+
+    check_plot_path(a.out)
+    fig = plot_sweep(a.csv, x=a.x, y=a.y, hue=a.hue, logx=a.logx, logy=a.logy)
+    path = save_figure(fig, a.out)
+    print(f"wrote {path}")
+    return EXIT_OK
 
 
 _COMMANDS = {"solve": _cmd_solve, "sweep": _cmd_sweep, "verify": _cmd_verify, "figures": _cmd_figures}

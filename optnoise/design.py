@@ -25,6 +25,21 @@ Privacy notions (``privacy=``), for a neighbourhood's shift set M:
 With ``delta = 0`` all three are pure eps-DP and the model is the LP (14).
 On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
 
+Budgets beyond one (eps, delta) (:mod:`optnoise.budget`; eps and delta unset):
+
+``"profile"``
+    ``profile=[(eps_1, delta_1), ...]``: the ``"dp"`` hockey stick at every
+    listed pair at once, an LP (:mod:`optnoise.profile`).
+``"rdp"`` / ``"zcdp"``
+    ``rdp=[(alpha, eps_alpha), ...]`` or ``rho=...`` (optional ``alphas`` grid):
+    a convex conic model solved through cvxpy (:mod:`optnoise.renyi`, which
+    states how the finite alpha grid relates to the full zCDP guarantee).
+
+Their PMFs are re-verified from the PMF alone, and a status ``"optimal"`` whose
+PMF fails re-verification becomes ``"unverified"``. Composition accounting
+of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
+(:mod:`optnoise.accounting`); pictures: :meth:`DesignResult.plot`.
+
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`) and judged by the one rule of
 :mod:`optnoise.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
@@ -52,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from . import accounting, plotting
 from ._validation import (
     MAX_COST,
     MAX_EPS,
@@ -66,6 +82,7 @@ from ._validation import (
     check_positive,
     real_array,
 )
+from .budget import BUDGET_NOTIONS, Budget
 from .cache import entry_path, load_entry, problem_key, store_entry
 from .canonical import CANONICAL_TOL, lexicographic_minimax
 from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
@@ -121,6 +138,8 @@ ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
 POLISH_RTOL = 1e-6
 #: Set while an unverified result is being repaired, so that the repair's re-solves are not repaired again.
 _POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
+#: Every value of ``privacy=``.
+DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS
 
 
 def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
@@ -194,7 +213,7 @@ class NoiseDesign:
     metric : str or array_like
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
-    privacy : {"pdp", "pdp-kadam", "dp"}
+    privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp"}
         The notion to guarantee (see module docstring).
     objective : {"distortion", "delta"}
         Minimise the distortion at ``delta`` (13a), or minimise delta subject to
@@ -217,13 +236,17 @@ class NoiseDesign:
         ``y - q = -n..n``) is charged on the released error, averaged over a
         uniform answer. Certified as its induced matrix
         (:class:`~optnoise.certify.CertifiedMechanism`).
+    profile, rdp, rho, alphas : optional
+        The budget of ``privacy="profile"`` (``[(eps, delta), ...]``), ``"rdp"``
+        (``[(alpha, eps_alpha), ...]``) or ``"zcdp"`` (``rho``, optional grid
+        ``alphas``), held as :attr:`budget` (:class:`optnoise.budget.Budget`).
     """
 
     def __init__(
         self,
         *,
         n: int,
-        eps: float,
+        eps: float | None = None,
         delta: float | None = None,
         neighborhood: Neighborhood,
         metric: str | Any = "er",
@@ -232,21 +255,39 @@ class NoiseDesign:
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
         release: str = "modulo",
+        profile: Any = None,
+        rdp: Any = None,
+        rho: float | None = None,
+        alphas: Any = None,
     ) -> None:
         self.n = check_int("n", n, minimum=1)
-        self.eps = check_eps(eps)
-        if self.eps > MAX_EPS:
-            raise ValueError(
-                f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
-                f"refuse coefficients above 1e15 (at such eps the optimum puts all but ~e^-eps of the mass on "
-                f"the true answer); got {eps!r}"
-            )
+        budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
+        self.budget: Budget | None = None
+        self.eps: float | None = None  # None exactly for the budget notions
+        if privacy in BUDGET_NOTIONS:
+            if eps is not None or delta is not None or objective != "distortion":
+                raise ValueError(
+                    f"privacy={privacy!r} takes its budget instead of eps/delta, with objective='distortion'"
+                )
+            if release != "modulo":
+                raise ValueError(f"release must be 'modulo' with privacy={privacy!r}; got {release!r}")
+        else:
+            given = [k for k, v in budget_fields.items() if v is not None]
+            if given:
+                raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
+            self.eps = check_eps(eps)
+            if self.eps > MAX_EPS:
+                raise ValueError(
+                    f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
+                    f"refuse coefficients above 1e15 (at such eps the optimum puts all but ~e^-eps of the mass on "
+                    f"the true answer); got {eps!r}"
+                )
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
             )
         self.neighborhood = neighborhood
-        self.privacy = check_choice("privacy", privacy, NOTIONS)
+        self.privacy = check_choice("privacy", privacy, DESIGN_NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
         self.release = check_choice("release", release, RELEASES)
         dim = neighborhood.dim
@@ -277,7 +318,16 @@ class NoiseDesign:
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
-        if self.objective == "distortion":
+        if self.privacy in BUDGET_NOTIONS:
+            # every budget has at least one row per (shift, eta): refuse an oversized design before shift_index()
+            K, N = len(self.shifts), self.size
+            check_model_size(
+                {"rows": 1 + K * N, "cols": N, "integers": 0, "nonzeros": N + 2 * K * N},
+                what=f"the {self.privacy!r} model of this design",
+            )
+            self.budget = Budget.create(privacy, n=self.n, shifts=self.shifts, idx=self.shift_index(), **budget_fields)
+            self.delta = self.max_distortion = None
+        elif self.objective == "distortion":
             self.delta = 0.0 if delta is None else check_delta(delta)
             if max_distortion is not None:
                 raise ValueError("max_distortion applies only with objective='delta'")
@@ -371,6 +421,22 @@ class NoiseDesign:
             )
         N, K = self.size, len(self.shifts)
         rows, cols, nnz, ints = 1, N, N, 0  # f and (13b)
+        if self.budget is not None and not self.budget.is_conic:
+            for _, delta in self.budget.profile or ():  # optnoise.profile.add_profile_rows
+                if delta == 0.0:
+                    rows, nnz = rows + K * N, nnz + 2 * K * N
+                else:
+                    rows, cols, nnz = rows + K * N + K, cols + K * N, nnz + 4 * K * N
+            return {"rows": rows, "cols": cols, "integers": 0, "nonzeros": nnz}
+        if self.budget is not None:
+            # conic (optnoise.renyi): an estimate, about two cone entries per (order, shift, eta)
+            J = len(self.budget.orders()) + 1
+            return {
+                "rows": rows + 2 * J * K * N,
+                "cols": cols + 2 * J * K * N,
+                "integers": 0,
+                "nonzeros": 6 * J * K * N,
+            }
         t = 0
         if self.objective == "delta":
             t = 1
@@ -425,6 +491,7 @@ class NoiseDesign:
             "objective": self.objective,
             "max_distortion": self.max_distortion,
             **({"release": self.release} if self.release != "modulo" else {}),
+            **(self.budget.spec() if self.budget else {}),
         }
 
     @classmethod
@@ -444,16 +511,19 @@ class NoiseDesign:
                     raise ValueError("spec has metric 'custom' but no 'cost' array")
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
-            kw: dict[str, Any] = {}
-            if objective == "delta":
+            kw: dict[str, Any] = {k: spec[k] for k in ("profile", "rdp", "rho", "alphas") if spec.get(k) is not None}
+            if spec["privacy"] in BUDGET_NOTIONS:
+                kw["eps"] = spec.get("eps")
+            elif objective == "delta":
                 kw["max_distortion"] = spec["max_distortion"]
             else:
                 kw["delta"] = spec["delta"]
             release = spec.get("release", "modulo")
             shape = spec.get("shape") if release == "modulo" else None
+            if "eps" not in kw:
+                kw["eps"] = spec["eps"]
             design = cls(
                 n=spec["n"],
-                eps=spec["eps"],
                 neighborhood=nb,
                 metric=metric,
                 privacy=spec["privacy"],
@@ -482,8 +552,9 @@ class NoiseDesign:
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
+        budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
         return (
-            f"NoiseDesign(n={self.n}, eps={self.eps}, {d}, neighborhood={self.neighborhood.describe()}, "
+            f"NoiseDesign(n={self.n}, {budget}, neighborhood={self.neighborhood.describe()}, "
             f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r}"
             + (f", release={self.release!r})" if self.release != "modulo" else ")")
         )
@@ -504,6 +575,7 @@ class NoiseDesign:
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
         if self.release == "clamp":
+            assert self.eps is not None  # release="clamp" excludes the budget notions
             return clamp_model(
                 n=self.n,
                 eps=self.eps,
@@ -517,6 +589,8 @@ class NoiseDesign:
             )
         N, K = self.size, len(self.shifts)
         idx = self.shift_index()  # (K, N)
+        if self.budget is not None and self.budget.is_conic:
+            return self.budget.conic_model(self.cost, idx, self.shape)
         mb = ModelBuilder()
         f = mb.add_vars(N, lb=0.0, ub=1.0, name="f")
         mb.add_row(f, 1.0, lower=1.0, upper=1.0)  # (13b)
@@ -528,6 +602,10 @@ class NoiseDesign:
         else:
             t = None
             mb.set_objective(f, cost)  # (13a)
+        if self.budget is not None:
+            self.budget.add_rows(mb, f, idx)
+            return mb.build()
+        assert self.eps is not None  # every notion without a Budget has one (eps, delta)
         notion = "pure" if self.is_pure else "dp" if self.privacy == "dp" else "pdp"
         # one entry per (shift, eta): f(eta) against f(eta + mu), budgeted per shift
         add_pair_rows(
@@ -591,6 +669,7 @@ class NoiseDesign:
         P = clamp_matrix(pmf, self.n)
         e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
         distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
+        assert self.eps is not None  # release="clamp" excludes the budget notions
         achieved = {
             "dp": float(mechanism_delta(P, self.pairs, self.eps, notion="dp")),
             "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
@@ -612,6 +691,7 @@ class NoiseDesign:
         cache: str | os.PathLike | None = None,
         formulation: str = "hull",
         options: dict[str, Any] | None = None,
+        conic_solver: str = "clarabel",
         canonical: bool = False,
         concurrent: bool = True,
     ) -> DesignResult:
@@ -647,6 +727,10 @@ class NoiseDesign:
         concurrent : bool
             ``solver="auto"`` only: ``False`` solves in this process alone (sweep workers do,
             so that parallel sweeps do not start more processes than cores).
+        conic_solver : {"clarabel", "scs"}
+            ``rdp``/``zcdp`` designs are conic: they are solved through cvxpy with
+            this solver (``solver`` must then be ``"auto"`` or ``"cvxpy"``) and
+            are not cached.
         canonical : bool
             Return the canonical optimum instead of the solver's choice among
             tied optima: further lexicographic stages with the same backend
@@ -682,6 +766,10 @@ class NoiseDesign:
         if time_limit is not None:
             time_limit = check_positive("time_limit", time_limit)
         mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+        if self.budget is not None and self.budget.is_conic:
+            if canonical:
+                raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={self.privacy!r}")
+            return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
         opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
         if options:
             opts["options"] = dict(options)
@@ -835,6 +923,7 @@ class NoiseDesign:
             return None
         d0 = float(res.distortion)
         if self.release == "clamp":  # the certificate is of the induced matrix, not of a noise PMF
+            assert self.eps is not None  # release="clamp" excludes the budget notions
             target = float(self.delta or 0.0)
             repaired = clamp_repair(
                 res.pmf,
@@ -931,6 +1020,25 @@ class NoiseDesign:
             return keep("the canonical PMF failed its re-verification")
         return res
 
+    def _solve_conic(self, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str) -> DesignResult:
+        """Solve an ``rdp``/``zcdp`` design through cvxpy (:mod:`optnoise.renyi`)."""
+        if solver not in ("auto", "cvxpy") or self.budget is None:
+            raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={self.privacy!r}; got {solver!r}")
+        out, pmf, size = self.budget.solve_conic(
+            self.cost, self.shift_index(), self.shape, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver
+        )
+        return DesignResult(
+            design=self,
+            status=out.status,
+            pmf=pmf,
+            solver=f"cvxpy/{conic_solver}",
+            solve_time=out.solve_time,
+            model_size=size,
+            gap=out.gap,
+            message=out.message,
+            backend_objective=out.objective,
+        )
+
 
 @dataclass
 class DesignResult:
@@ -1004,7 +1112,18 @@ class DesignResult:
         self.pmf = self.pmf.reshape(d.shape)
         if d.release == "clamp":
             self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
+        elif d.budget is not None:
+            self.distortion = float(np.sum(d.cost * self.pmf))
+            self.achieved = d.budget.achieved(self.pmf, d.shifts)
+            self.actual = modulo_errors(self.pmf)
+            # a budget has no single target delta: its own re-verification decides (optnoise.budget)
+            if self.status in ("optimal", "time_limit") and not d.budget.satisfied(self.achieved):
+                why = f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
+                self.status = UNVERIFIED
+                self.message = why + (f"; solver said: {self.message}" if self.message else "")
+            return
         else:
+            assert d.eps is not None  # a design without a budget has one eps
             self.distortion = float(np.sum(d.cost * self.pmf))
             self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
             self.actual = modulo_errors(self.pmf)
@@ -1041,9 +1160,41 @@ class DesignResult:
         The rule is :func:`optnoise.tolerance.within_delta`:
         ``achieved <= target * (1 + 1e-6) + 1e-12``.
         """
-        if self.pmf is None or self.target is None:
+        if self.pmf is None:
+            return False
+        if self.design.budget is not None:
+            return self.design.budget.satisfied(self.achieved)
+        if self.target is None:
             return False
         return within_delta(self.achieved[self.design.privacy], float(self.target))
+
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.accounting`).
+
+        Default: a dominating pair of every ``(f, f(. + mu))`` of the
+        neighbourhood (both orders of each neighbouring pair when it is
+        symmetric), valid for adaptive composition whatever shift each round
+        uses. ``shift=mu``: that one pair's PLD (remove and add directions).
+        Warns (:class:`~optnoise.accounting.InfiniteLossWarning`) on mass of
+        infinite privacy loss.
+        """
+        return accounting.result_pld(self._require_pmf(), self.design.shifts, discretization, shift)
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold composition of this design: an object with ``.epsilon(delta)`` and ``.delta(eps)``."""
+        return accounting.compose(self._require_pmf(), self.design.shifts, k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
+        """Draw the PMF and its privacy profile delta(eps); see :func:`optnoise.plotting.plot_design`."""
+        label = label or f"optimal ({self.design.privacy}, {self.design.metric})"
+        return plotting.plot_design(
+            self._require_pmf(), self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label
+        )
+
+    def _require_pmf(self) -> np.ndarray:
+        if self.pmf is None:
+            raise ValueError(f"this result has no PMF (status {self.status!r})")
+        return self.pmf
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
@@ -1063,6 +1214,7 @@ class DesignResult:
             "objective": d.objective,
             "max_distortion": d.max_distortion,
             "release": d.release,
+            **(d.budget.spec() if d.budget else {}),
             "status": self.status,
             "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),

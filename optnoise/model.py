@@ -9,6 +9,11 @@ partition-selection LP, the count-query LP) is written once as a
                 col_lower <=     x <= col_upper
                 x[j] integer where integrality[j]
 
+Convex extensions. A model may also carry *cones* over its columns
+(:class:`PowerCones`, :class:`RelEntrCones`): it is then a convex conic
+program that only the ``"cvxpy"`` backend solves (Clarabel or SCS). The
+Renyi-DP and zCDP designs of :mod:`optnoise.renyi` are built this way.
+
 Example
 -------
 >>> mb = ModelBuilder()
@@ -28,7 +33,32 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearModel", "ModelBuilder"]
+__all__ = ["LinearModel", "ModelBuilder", "PowerCones", "RelEntrCones"]
+
+
+@dataclass(frozen=True)
+class PowerCones:
+    """Elementwise 3-D power cones ``x^a y^(1-a) >= |c z|``, ``x, y >= 0``, ``0 < a < 1``.
+
+    ``x``, ``y``, ``z`` are column indices, ``alpha`` the exponents ``a`` and
+    ``scale`` the coefficients ``c`` (a scale keeps cone entries of order 1
+    where the unscaled cone would need huge numbers).
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    alpha: np.ndarray
+    scale: np.ndarray
+
+
+@dataclass(frozen=True)
+class RelEntrCones:
+    """Elementwise relative entropy ``x log(x / y) <= t`` (exponential cones; column indices)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    t: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -47,6 +77,7 @@ class LinearModel:
     #: Which LP algorithm solves this problem class fastest (``"simplex"`` or ``"ipm"``), as measured
     #: in ``benchmarks/``; used by ``solver="auto"``. ``None``: dual simplex.
     lp_algorithm: str | None = None
+    cones: tuple[PowerCones | RelEntrCones, ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -59,6 +90,11 @@ class LinearModel:
         return bool(np.any(self.integrality))
 
     @property
+    def is_conic(self) -> bool:
+        """True when the model carries cones (solvable by the ``"cvxpy"`` backend only)."""
+        return bool(self.cones)
+
+    @property
     def size(self) -> dict[str, int]:
         """Rows, columns, integer columns and nonzeros, for reports."""
         return {
@@ -66,6 +102,7 @@ class LinearModel:
             "cols": int(self.A.shape[1]),
             "integers": int(np.count_nonzero(self.integrality)),
             "nonzeros": int(self.A.nnz),
+            **({"cones": sum(int(np.size(c.x)) for c in self.cones)} if self.cones else {}),
         }
 
     def block(self, name: str) -> np.ndarray:
@@ -109,6 +146,7 @@ class ModelBuilder:
         self._obj: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._offset = 0.0
         self._blocks: dict[str, np.ndarray] = {}
+        self._cones: list[PowerCones | RelEntrCones] = []
 
     @classmethod
     def from_model(cls, model: LinearModel) -> ModelBuilder:
@@ -183,6 +221,31 @@ class ModelBuilder:
         cols = np.asarray(cols, dtype=np.int64).ravel()
         return int(self.add_rows(np.zeros(cols.size, dtype=np.int64), cols, vals, lower=lower, upper=upper)[0])
 
+    def _cone_cols(self, *arrays: Any) -> list[np.ndarray]:
+        out = [np.asarray(a, dtype=np.int64).ravel() for a in arrays]
+        if len({a.size for a in out}) != 1:
+            raise ValueError("cone column arrays must have equal lengths")
+        for a in out:
+            if a.size and (a.min() < 0 or a.max() >= self._n):
+                raise IndexError("column index out of range")
+        return out
+
+    def add_power_cones(self, x: Any, y: Any, z: Any, alpha: Any, scale: Any = 1.0) -> None:
+        """Add ``x^a y^(1-a) >= |c z|`` elementwise over column arrays, ``0 < a < 1`` (``a``, ``c`` broadcast)."""
+        cx, cy, cz = self._cone_cols(x, y, z)
+        a = np.broadcast_to(np.asarray(alpha, dtype=float), cx.shape).copy()
+        c = np.broadcast_to(np.asarray(scale, dtype=float), cx.shape).copy()
+        if np.any(~(a > 0)) or np.any(~(a < 1)):
+            raise ValueError("power cone alpha must lie in (0, 1)")
+        if not np.all(np.isfinite(c)):
+            raise ValueError("power cone scale must be finite")
+        self._cones.append(PowerCones(cx, cy, cz, a, c))
+
+    def add_rel_entr(self, x: Any, y: Any, t: Any) -> None:
+        """Add ``x log(x / y) <= t`` elementwise over column arrays."""
+        cx, cy, ct = self._cone_cols(x, y, t)
+        self._cones.append(RelEntrCones(cx, cy, ct))
+
     def set_objective(self, cols: Any, vals: Any, *, offset: float = 0.0) -> None:
         """Minimise ``sum vals * x[cols] + offset`` (replaces any earlier objective)."""
         cols = np.asarray(cols, dtype=np.int64).ravel()
@@ -222,4 +285,5 @@ class ModelBuilder:
             offset=self._offset,
             blocks=dict(self._blocks),
             lp_algorithm=lp_algorithm,
+            cones=tuple(self._cones),
         )

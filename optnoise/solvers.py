@@ -14,8 +14,8 @@
 ``"gurobi"`` / ``"cplex"``
     Through PuLP, when the user has them installed and licensed.
 ``"cvxpy"``
-    cvxpy, for the LP variants and convex extensions (Clarabel for LPs, HiGHS
-    through cvxpy for MILPs).
+    cvxpy, for the LP variants and convex extensions (Clarabel for LPs and
+    conic models, SCS on request, HiGHS through cvxpy for MILPs).
 
 Whatever the backend, the outcome is a :class:`SolverOutput` whose ``status``
 is one of :data:`STATUSES`; infeasibility and time limits are statuses, never
@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_mapping, check_positive
-from .model import LinearModel
+from .model import LinearModel, PowerCones
 
 __all__ = [
     "SOLVERS",
+    "CONIC_SOLVERS",
     "STATUSES",
     "AUTO_SOLO_SECONDS",
     "SolverOutput",
@@ -70,6 +71,8 @@ _banner_absorbed = False
 
 #: Solver names accepted by :func:`solve_model`.
 SOLVERS = ("auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy")
+#: cvxpy solvers of continuous (LP or conic) models with ``solver="cvxpy"``.
+CONIC_SOLVERS = ("clarabel", "scs")
 #: Possible values of :attr:`SolverOutput.status`.
 STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
 
@@ -160,6 +163,8 @@ def write_mps(model: LinearModel, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if path.suffix.lower() != ".mps":
         raise ValueError(f"path must end in .mps; got {str(path)!r}")
+    if model.is_conic:
+        raise ValueError("a conic model (power/exponential cones) cannot be written as MPS")
     h = highs_instance(model)
     status = h.writeModel(str(path))
     if str(status).endswith("kError"):
@@ -743,7 +748,22 @@ def _solve_pulp_inner(
 # --------------------------------------------------------------------------
 
 
-def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) -> SolverOutput:
+def _cone_constraints(model: LinearModel, x: Any) -> list[Any]:
+    """cvxpy constraints of the model's cones over the (all continuous) variable vector ``x``."""
+    import cvxpy as cp
+
+    cons: list[Any] = []
+    for cone in model.cones:
+        if isinstance(cone, PowerCones):
+            cons.append(cp.PowCone3D(x[cone.x], x[cone.y], cp.multiply(cone.scale, x[cone.z]), cone.alpha))
+        else:
+            cons.append(cp.rel_entr(x[cone.x], x[cone.y]) <= x[cone.t])
+    return cons
+
+
+def _solve_cvxpy(
+    model: LinearModel, time_limit: float | None, verbose: bool, conic_solver: str = "clarabel"
+) -> SolverOutput:
     import cvxpy as cp
 
     integ = model.integrality
@@ -757,6 +777,10 @@ def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) ->
             blocks.append(A[:, idx] @ v)
     ax = sum(blocks[1:], blocks[0])
     cons = []
+    if model.is_conic:
+        if model.is_mip:
+            raise ValueError("a conic model must be continuous (no integer variables)")
+        cons += _cone_constraints(model, parts[0][1])
     lo_rows = np.isfinite(model.row_lower)
     up_rows = np.isfinite(model.row_upper)
     if np.any(lo_rows):
@@ -781,6 +805,11 @@ def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) ->
             absorb_highs_banner()
         if time_limit is not None and kwargs["solver"] == cp.HIGHS:
             kwargs["time_limit"] = float(time_limit)
+    elif conic_solver == "scs":
+        kwargs["solver"] = cp.SCS
+        if time_limit is not None:
+            kwargs["time_limit_secs"] = float(time_limit)
+        kwargs.update(eps_abs=1e-9, eps_rel=1e-9, max_iters=200_000)
     else:
         kwargs["solver"] = cp.CLARABEL
         if time_limit is not None:
@@ -788,7 +817,11 @@ def _solve_cvxpy(model: LinearModel, time_limit: float | None, verbose: bool) ->
         kwargs.update(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
     t0 = time.perf_counter()
     try:
-        prob.solve(**kwargs)
+        with warnings.catch_warnings():
+            # "Solution may be inaccurate": the status says so ("optimal_inaccurate" in the message), and
+            # callers re-verify every returned point
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            prob.solve(**kwargs)
     except cp.error.SolverError as exc:
         return SolverOutput("error", None, None, None, None, time.perf_counter() - t0, "cvxpy", message=str(exc))
     dt = time.perf_counter() - t0
@@ -850,6 +883,7 @@ def solve_model(
     options: Mapping[str, Any] | None = None,
     concurrent: bool = True,
     start: np.ndarray | None = None,
+    conic_solver: str = "clarabel",
 ) -> SolverOutput:
     """Solve ``model`` with the named backend.
 
@@ -879,8 +913,17 @@ def solve_model(
     start : ndarray, optional
         A feasible point of ``model`` (all columns). HiGHS and SCIP use it as the first
         incumbent of a MILP (a MIP start); LPs and the other backends ignore it.
+    conic_solver : {"clarabel", "scs"}
+        The cvxpy solver of continuous models with ``solver="cvxpy"`` (conic models need it).
     """
     check_choice("solver", solver, SOLVERS)
+    check_choice("conic_solver", conic_solver, CONIC_SOLVERS)
+    if model.is_conic and solver == "auto":
+        solver = "cvxpy"  # the only backend of cones
+    if model.is_conic and solver != "cvxpy":
+        raise ValueError(
+            f"solver must be 'cvxpy' or 'auto' for a conic model (power/exponential cones); got {solver!r}"
+        )
     check_highs_options(options, solver)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
@@ -895,7 +938,7 @@ def solve_model(
     if solver == "scip":
         return _solve_scip(model, time_limit, mip_gap, verbose, start=start)
     if solver == "cvxpy":
-        return _solve_cvxpy(model, time_limit, verbose)
+        return _solve_cvxpy(model, time_limit, verbose, conic_solver)
     return _solve_pulp(model, solver, time_limit, mip_gap, verbose)
 
 

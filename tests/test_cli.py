@@ -812,3 +812,52 @@ def test_clamp_solve_certify_release_round_trip(capsys, tmp_path):
     code, out, err = run(capsys, ["release", "--design", str(design_file), "--value", "0,6", "--count", "50"])
     assert code == 0, err
     assert all(0 <= int(v) <= 6 for line in out.splitlines() for v in line.split(","))
+
+
+# --------------------------------------------------------------------------------------------
+# pictures: solve --plot and the plot sub-command (issue #15)
+# --------------------------------------------------------------------------------------------
+
+
+def test_solve_plot_writes_png(capsys, tmp_path):
+    png = tmp_path / "design.png"
+    code, _, _ = run(capsys, SOLVE + ["--plot", str(png)])
+    assert code == 0 and png.read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, SOLVE + ["--plot", str(tmp_path / "design.jpg")])
+    assert code == 2 and "must end in .png" in err and err.count("\n") == 1
+
+
+def test_plot_sweep_csv(capsys, tmp_path):
+    csv_path = tmp_path / "sweep.csv"
+    code, _, _ = run(
+        capsys,
+        [
+            "sweep",
+            "--n",
+            "6",
+            "--eps",
+            "0.5,1,2",
+            "--delta",
+            "0,0.01",
+            "--neighborhood",
+            "bd:1",
+            "--privacy",
+            "dp",
+            "--no-cache",
+            "--quiet",
+            "--out",
+            str(csv_path),
+        ],
+    )
+    assert code == 0
+    png = tmp_path / "sweep.png"
+    code, out, _ = run(
+        capsys, ["plot", str(csv_path), "--x", "eps", "--y", "distortion", "--hue", "delta", "--out", str(png)]
+    )
+    assert code == 0 and "wrote" in out and png.read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, ["plot", str(csv_path), "--x", "eps", "--y", "nope", "--out", str(png)])
+    assert code == 2 and "column 'nope'" in err
+    code, _, err = run(
+        capsys, ["plot", str(tmp_path / "missing.csv"), "--x", "eps", "--y", "distortion", "--out", str(png)]
+    )
+    assert code == 2 and err.count("\n") == 1

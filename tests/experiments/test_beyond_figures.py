@@ -7,12 +7,15 @@ import numpy as np
 import pytest
 from _figure_checks import run_fast, scripts
 
+from optnoise.figures import PAPERS
+
 SCRIPTS = scripts("beyond")
 FIGURES = Path(__file__).resolve().parents[2] / "figures" / "beyond"
 
 
 def test_scripts_found():
-    assert "no_wraparound" in {p.stem for p in SCRIPTS}
+    assert {"no_wraparound", "composition"} <= {p.stem for p in SCRIPTS}
+    assert PAPERS.count("beyond") == 1
 
 
 @pytest.mark.xdist_group("beyond")
@@ -67,3 +70,20 @@ def test_committed_error_rates_equal_closed_forms():
         geo = 1 - ((n - 1) * (1 - a) / (1 + a) + 2 / (1 + a)) / (n + 1)
         assert r["general_er"] == pytest.approx(geo, rel=2e-6)
         assert r["modulo_er"] == pytest.approx(1 - 1 / np.sum(a**d), rel=2e-6)
+
+
+def _rows(stem):
+    with open(FIGURES / f"{stem}.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_committed_zcdp_optimum_costs_at_most_the_gaussian():
+    """(a): the optimum costs at most the discrete Gaussian at the same achieved rho."""
+    rows = _rows("composition_zcdp")
+    assert rows and all(r["status"] == "optimal" and float(r["ratio"]) <= 1 + 1e-7 for r in rows)
+
+
+def test_committed_compositions_meet_the_total_budget():
+    """(c): every calibrated design meets the total (eps, delta) = (1, 1e-5) by its own PLD accounting."""
+    rows = _rows("composition_k")
+    assert rows and all(float(r["eps_profile_design"]) <= 1.0 and float(r["eps_dp_design"]) <= 1.0 for r in rows)
