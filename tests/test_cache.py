@@ -100,6 +100,6 @@ def test_both_designs_hit_their_cache(tmp_path):
     md = MechanismDesign(n=5, eps=1.0, delta=0.1)
     for d in (nd, md):
         first = d.solve(cache=tmp_path)
-        entry = tmp_path / f"{d.key(solver='highs', time_limit=None, mip_gap=1e-9)}.json"
+        entry = tmp_path / f"{d.key(solver='auto', time_limit=None, mip_gap=1e-9)}.json"
         assert entry.exists() and json.loads(entry.read_text())["result"]["status"] == "optimal"
         assert d.solve(cache=tmp_path).to_dict()["solve_time_s"] == first.solve_time
