@@ -42,7 +42,9 @@ solution satisfies every row of the full model, so the result is the full
 model's optimum. In a restricted model, an entry that appears in no row is
 useful only as the cheapest such entry of its row, so the others are left
 out. Small designs (the initial rows already cover half of all) solve the
-full model at once.
+full model at once, and so does the error rate: its flat loss spreads the
+optimum over far outputs, so the lazy rounds cost more than the full model
+by dual simplex (measured in ``benchmarks/RESULTS.md``).
 
 Clamped additive noise (``NoiseDesign(..., release="clamp")``) is the same
 LP with ``P`` tied to a noise PMF on ``{-n..n}``: :func:`clamp_model`.
@@ -747,6 +749,11 @@ class MechanismDesign:
         Entry ``(k, y)`` of pair ``(x, x')`` is included when ``y`` is among the
         ``2 w0 + 1`` cheapest outputs of ``x`` or of ``x'`` (module docstring).
         """
+        if self.loss == "er":
+            # a flat loss spreads the optimum over far outputs: the lazy rounds (3 at n = 100 and 500)
+            # cost more than the full model by dual simplex (0.85 s and 21 s against 4.2 s and 60 s,
+            # benchmarks/RESULTS.md)
+            return None
         depth = self.delta if self.objective != "delta" and self.delta > 0 else PURE_DEPTH
         w0 = int(math.ceil(math.log(1.0 / depth) / self.eps)) + 2
         if 2 * w0 + 1 >= self.outputs.size:
@@ -801,7 +808,8 @@ class MechanismDesign:
             max_loss=self.max_loss,
             formulation=formulation,
         )
-        return mb.build(), entries
+        # the error rate's full model solves fastest by dual simplex, also when large (see initial_rows)
+        return mb.build(lp_algorithm="simplex" if active is None and self.loss == "er" else None), entries
 
     def build_model(self, *, formulation: str = "hull", active: np.ndarray | None = None) -> LinearModel:
         """The LP/MILP as a solver-neutral sparse model.
@@ -895,6 +903,12 @@ class MechanismDesign:
             return hit
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
         lp = not (self.privacy == "pdp" and not self.is_pure)
+        large = (res.model_size or {}).get("rows", 0) >= IPM_ROWS
+        if res.status == UNVERIFIED and self.objective != "delta" and large:
+            # on a large LP the exact repair first: it costs seconds where an interior-point re-solve costs
+            # minutes (n = 500, error rate: 7.7 s against 81 s); small LPs try the re-solve first, whose
+            # optimum is exact rather than within POLISH_RTOL
+            res = self._polish(res, solver) or res
         if res.status == UNVERIFIED and solver in ("highs", "auto") and lp and "solver" not in (options or {}):
             # tiny pure-DP tails beside zeros are met within dual simplex's tolerance only; interior point
             # with crossover meets those rows to ~1e-16
@@ -1062,7 +1076,12 @@ def _solve_lp(
     if solver != "highs":
         return run(options)
     first = options
-    if not model.is_mip and not (options and "solver" in options) and model.shape[0] >= IPM_ROWS:
+    if (
+        not model.is_mip
+        and not (options and "solver" in options)
+        and model.lp_algorithm is None
+        and model.shape[0] >= IPM_ROWS
+    ):
         first = {**(options or {}), "solver": "ipm"}
     out = run(first)
     if not spurious(out):
