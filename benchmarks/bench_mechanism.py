@@ -47,7 +47,7 @@ def run(n: int, eps: float, loss: str, time_limit: float) -> dict:
     t1 = time.perf_counter()
     full = design.build_model()
     build = time.perf_counter() - t1
-    ref = solve_model(full, time_limit=time_limit)
+    ref = solve_model(full, solver="highs", time_limit=time_limit)
     naive = time.perf_counter() - t1
     agree = None
     if ref.status == "optimal" and res.loss is not None and ref.objective is not None:
@@ -170,7 +170,11 @@ def main(argv=None) -> int:
         "The lazy rows (see `optnoise/mechanism_design.py`) start from the rows of the outputs near each "
         "input, add every row the solution violates and repeat (`rounds`); the last model's optimum is the "
         "full model's. Restricted LPs of 20,000 rows or more use HiGHS' interior point method, and a dual "
-        "simplex solve error is retried with it.",
+        "simplex solve error is retried with it. The error rate (a flat loss) solves the full model at once by "
+        "dual simplex: its lazy rounds took 4.2 s (n = 100) and 60 s (n = 500) where the full model takes 0.9 s "
+        "and 21 s. Its solution misses the relative delta rule by a hair and is repaired exactly "
+        "(`optnoise.certify`), which costs at most 1e-6 of the loss (`agree` ~6e-8) and 8 s at n = 500; the "
+        "full-model column is the unrepaired solver optimum.",
     ]
     body = "\n".join(lines)
     print(body)
