@@ -76,7 +76,6 @@ from ._validation import (
     check_delta,
     check_eps,
     check_int,
-    check_mapping,
     check_model_size,
     check_pmf,
     check_positive,
@@ -94,9 +93,8 @@ from .privacy import NOTIONS, achieved_deltas, mechanism_delta
 from .privacy_rows import add_pair_rows
 from .solvers import (
     MIP_REL_GAP,
-    SOLVERS,
     SolverOutput,
-    check_highs_options,
+    check_solve_args,
     polish_with_highs,
     solve_model,
     write_mps,
@@ -104,8 +102,8 @@ from .solvers import (
 from .tolerance import (
     RESULT_STATUSES,
     UNVERIFIED,
+    CheckedResult,
     pdp_rtol,
-    settle_status,
     within_delta,
 )
 
@@ -758,23 +756,13 @@ class NoiseDesign:
         or ``"error"``; an ``"infeasible"`` that survives is reported as
         ``"error"``, never as infeasible.
         """
-        check_choice("solver", solver, SOLVERS)
-        check_choice("formulation", formulation, ("hull", "bigm"))
-        if options is not None:
-            options = check_mapping("options", options)
-        check_highs_options(options, solver)
-        if time_limit is not None:
-            time_limit = check_positive("time_limit", time_limit)
-        mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+        options, time_limit, mip_gap, opts = check_solve_args(
+            solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap
+        )
         if self.budget is not None and self.budget.is_conic:
             if canonical:
                 raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={self.privacy!r}")
             return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
-        opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
-        if options:
-            opts["options"] = dict(options)
-        if formulation != "hull":
-            opts["formulation"] = formulation
         if canonical:
             opts["canonical"] = True
         path = entry_path(cache, self.key(**opts))
@@ -1041,7 +1029,7 @@ class NoiseDesign:
 
 
 @dataclass
-class DesignResult:
+class DesignResult(CheckedResult):
     """The outcome of :meth:`NoiseDesign.solve`.
 
     Attributes
@@ -1128,45 +1116,18 @@ class DesignResult:
             self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
             self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        status, why = settle_status(
-            self.status,
-            self.achieved[d.privacy],
-            self.target,
-            notion=d.privacy,
-            value=self.distortion,
-            cap=float(d.max_distortion or 0.0) if d.objective == "delta" else None,
-        )
-        if status != self.status:
-            self.status = status
-            self.message = why + (f"; solver said: {self.message}" if self.message else "")
-
-    @property
-    def target(self) -> float | None:
-        """The delta the PMF must meet: the design's, or the minimised one (``objective="delta"``)."""
-        return self.design.delta if self.design.objective == "distortion" else self.delta_objective
-
-    @property
-    def delta(self) -> float | None:
-        """The delta this PMF guarantees under the design's notion (requested or minimised)."""
-        if self.pmf is None:
-            return None
-        if self.design.objective == "delta":
-            return self.achieved[self.design.privacy]
-        return self.design.delta
+        self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
 
     def verify(self) -> bool:
         """True when the re-verified delta of the design's notion meets its target.
 
         The rule is :func:`optnoise.tolerance.within_delta`:
-        ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        ``achieved <= target * (1 + 1e-6) + 1e-12``; a budget notion
+        (profile, rdp, zcdp) is judged by :meth:`optnoise.budget.Budget.satisfied`.
         """
-        if self.pmf is None:
-            return False
-        if self.design.budget is not None:
+        if self.pmf is not None and self.design.budget is not None:
             return self.design.budget.satisfied(self.achieved)
-        if self.target is None:
-            return False
-        return within_delta(self.achieved[self.design.privacy], float(self.target))
+        return super().verify()
 
     def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
         """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.accounting`).

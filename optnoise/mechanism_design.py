@@ -72,10 +72,8 @@ from ._validation import (
     check_eps,
     check_finite,
     check_int,
-    check_mapping,
     check_model_size,
     check_pmf,
-    check_positive,
     real_array,
 )
 from .cache import entry_path, load_entry, problem_key, store_entry
@@ -85,8 +83,20 @@ from .model import LinearModel, ModelBuilder
 from .neighborhood import Neighborhood
 from .privacy import mechanism_delta
 from .privacy_rows import add_pair_rows
-from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options, polish_with_highs, solve_model, write_mps
-from .tolerance import RESULT_STATUSES, UNVERIFIED, delta_allowance, pdp_rtol, settle_status, within_delta
+from .solvers import (
+    MIP_REL_GAP,
+    check_solve_args,
+    polish_with_highs,
+    solve_model,
+    write_mps,
+)
+from .tolerance import (
+    RESULT_STATUSES,
+    UNVERIFIED,
+    CheckedResult,
+    delta_allowance,
+    pdp_rtol,
+)
 
 __all__ = [
     "MechanismDesign",
@@ -884,19 +894,9 @@ class MechanismDesign:
         loss objective, so a solver's ``"infeasible"`` there is retried
         (:func:`_solve_lp`) and, if it persists, reported as ``"error"``.
         """
-        check_choice("solver", solver, SOLVERS)
-        check_choice("formulation", formulation, ("hull", "bigm"))
-        if options is not None:
-            options = check_mapping("options", options)
-        check_highs_options(options, solver)
-        if time_limit is not None:
-            time_limit = check_positive("time_limit", time_limit)
-        mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
-        opts: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
-        if options:
-            opts["options"] = dict(options)
-        if formulation != "hull":
-            opts["formulation"] = formulation
+        options, time_limit, mip_gap, opts = check_solve_args(
+            solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap
+        )
         path = entry_path(cache, self.key(**opts))
         hit = load_entry(path, self.spec(), lambda data: MechanismResult.from_dict(data, design=self))
         if hit is not None:
@@ -1104,7 +1104,7 @@ def _solve_lp(
 
 
 @dataclass
-class MechanismResult:
+class MechanismResult(CheckedResult):
     """The outcome of :meth:`MechanismDesign.solve`.
 
     Attributes
@@ -1136,6 +1136,8 @@ class MechanismResult:
     gap, message, delta_objective, backend_objective
         As for :class:`optnoise.DesignResult`.
     """
+
+    _SOLUTION = "matrix"
 
     design: MechanismDesign
     status: str
@@ -1170,43 +1172,12 @@ class MechanismResult:
         }
         self.actual = matrix_errors(P, d.outputs)
         # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        status, why = settle_status(
-            self.status,
-            self.achieved[d.privacy],
-            self.target,
-            notion=d.privacy,
-            value=self.loss,
-            cap=float(d.max_loss or 0.0) if d.objective == "delta" else None,
+        self._settle(
+            self.loss,
+            float(d.max_loss or 0.0) if d.objective == "delta" else None,
             measure="Bayes loss",
             cap_name="max_loss",
         )
-        if status != self.status:
-            self.status = status
-            self.message = why + (f"; solver said: {self.message}" if self.message else "")
-
-    @property
-    def target(self) -> float | None:
-        """The delta the matrix must meet: the design's, or the minimised one (``objective="delta"``)."""
-        return self.design.delta if self.design.objective != "delta" else self.delta_objective
-
-    @property
-    def delta(self) -> float | None:
-        """The delta this matrix guarantees under the design's notion (requested or minimised)."""
-        if self.matrix is None:
-            return None
-        if self.design.objective == "delta":
-            return self.achieved[self.design.privacy]
-        return self.design.delta
-
-    def verify(self) -> bool:
-        """True when the re-verified delta of the design's notion meets its target.
-
-        The rule is :func:`optnoise.tolerance.within_delta`:
-        ``achieved <= target * (1 + 1e-6) + 1e-12``.
-        """
-        if self.matrix is None or self.target is None:
-            return False
-        return within_delta(self.achieved[self.design.privacy], float(self.target))
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate and exact sampler (a :class:`~optnoise.certify.CertifiedMechanism`).

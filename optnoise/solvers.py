@@ -59,6 +59,7 @@ __all__ = [
     "polish_with_highs",
     "solve_with_cuts",
     "check_highs_options",
+    "check_solve_args",
     "new_highs",
     "absorb_highs_banner",
     "HIGHS_OPTION_LIMITS",
@@ -258,6 +259,37 @@ def new_highs(*, verbose: bool = False) -> Any:
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     return h
+
+
+def check_solve_args(
+    solver: str,
+    *,
+    formulation: str,
+    options: Any,
+    time_limit: Any,
+    mip_gap: Any,
+) -> tuple[dict[str, Any] | None, float | None, float, dict[str, Any]]:
+    """Validate the solver arguments of a design's ``solve()``, before anything is built.
+
+    Shared by :meth:`optnoise.NoiseDesign.solve` and
+    :meth:`optnoise.MechanismDesign.solve`. Returns the checked ``options``,
+    ``time_limit`` and ``mip_gap``, and the options that determine the result
+    (part of the cache key).
+    """
+    check_choice("solver", solver, SOLVERS)
+    check_choice("formulation", formulation, ("hull", "bigm"))
+    if options is not None:
+        options = check_mapping("options", options)
+    check_highs_options(options, solver)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
+    mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    key: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+    if options:
+        key["options"] = dict(options)
+    if formulation != "hull":
+        key["formulation"] = formulation
+    return options, time_limit, mip_gap, key
 
 
 def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs") -> None:

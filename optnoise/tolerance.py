@@ -57,6 +57,7 @@ __all__ = [
     "within_delta",
     "check_tol",
     "settle_status",
+    "CheckedResult",
 ]
 
 #: Relative slack of the delta rule: ``achieved <= delta * (1 + DELTA_RTOL) + DELTA_ATOL``.
@@ -142,3 +143,59 @@ def settle_status(
         f"{float(achieved):.6g} > {delta_allowance(target):.6g} (target {float(target):.6g} with the "
         f"tolerance rule of optnoise.tolerance)"
     )
+
+
+class CheckedResult:
+    """What every design result shares: its target, the delta it guarantees, ``verify()`` and its status.
+
+    Mixed into :class:`optnoise.DesignResult` (solution ``pmf``) and
+    :class:`optnoise.MechanismResult` (solution ``matrix``), so that both are
+    judged by the one rule of this module. The result class names its solution
+    attribute in ``_SOLUTION`` and has ``design``, ``status``, ``message``,
+    ``achieved`` and ``delta_objective``.
+    """
+
+    _SOLUTION = "pmf"
+    design: Any
+    status: str
+    message: str
+    achieved: dict[str, float]
+    delta_objective: float | None
+
+    @property
+    def target(self) -> float | None:
+        """The delta the solution must meet: the design's, or the minimised one (``objective="delta"``)."""
+        return self.design.delta if self.design.objective != "delta" else self.delta_objective
+
+    @property
+    def delta(self) -> float | None:
+        """The delta this solution guarantees under the design's notion (requested or minimised)."""
+        if getattr(self, self._SOLUTION) is None:
+            return None
+        if self.design.objective == "delta":
+            return self.achieved[self.design.privacy]
+        return self.design.delta
+
+    def verify(self) -> bool:
+        """True when the re-verified delta of the design's notion meets its target.
+
+        The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        """
+        if getattr(self, self._SOLUTION) is None or self.target is None:
+            return False
+        return within_delta(self.achieved[self.design.privacy], float(self.target))
+
+    def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
+        """Apply :func:`settle_status` to this result: an unmet claim becomes ``"unverified"`` with the reason."""
+        status, why = settle_status(
+            self.status,
+            self.achieved[self.design.privacy],
+            self.target,
+            notion=self.design.privacy,
+            value=value,
+            cap=cap,
+            **names,
+        )
+        if status != self.status:
+            self.status = status
+            self.message = why + (f"; solver said: {self.message}" if self.message else "")
