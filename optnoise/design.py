@@ -58,7 +58,6 @@ within the limits of :mod:`optnoise._validation`.
 from __future__ import annotations
 
 import contextvars
-import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -1199,58 +1198,22 @@ class DesignResult(CheckedResult):
         Raises ``ValueError`` naming the field that is missing or malformed; a
         PMF that fails re-verification comes back ``"unverified"``.
         """
-        if not isinstance(data, dict):
-            raise ValueError("result must be a JSON object (DesignResult.to_dict() output)")
-
-        def field_(name: str) -> Any:
-            if name not in data:
-                raise ValueError(f"result lacks the field {name!r}")
-            return data[name]
-
-        def opt_float(name: str) -> float | None:
-            v = data.get(name)
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ValueError(f"result field {name!r} must be a number or null; got {v!r}")
-            return float(v)
-
-        status = field_("status")
-        if not isinstance(status, str) or status not in RESULT_STATUSES:
-            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
-        raw = field_("pmf")
+        common = cls._common_fields(data, "DesignResult")
+        if "pmf" not in data:
+            raise ValueError("result lacks the field 'pmf'")
+        raw = data["pmf"]
         pmf = None if raw is None else check_pmf("result field 'pmf'", raw, atol=1e-6)
-        solver = field_("solver")
-        if not isinstance(solver, str):
-            raise ValueError(f"result field 'solver' must be a string; got {solver!r}")
-        solve_time = opt_float("solve_time_s")
-        sizes = field_("model_size")
-        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
-            raise ValueError("result field 'model_size' must map names to integers")
-        message = data.get("message", "")
-        if not isinstance(message, str):
-            raise ValueError(f"result field 'message' must be a string; got {message!r}")
         canonical = data.get("canonical")
         if canonical is not None and not isinstance(canonical, bool):
             raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
-        delta_objective = None
-        if design.objective == "delta":
-            delta_objective = opt_float("delta")
-            if delta_objective is not None and not math.isfinite(delta_objective):
-                raise ValueError(f"result field 'delta' must be finite; got {delta_objective!r}")
+        delta = common.pop("delta")
         return cls(
             design=design,
-            status=status,
             pmf=pmf,
-            solver=solver,
             backend=str(data.get("backend") or ""),
-            solve_time=0.0 if solve_time is None else solve_time,
-            model_size=dict(sizes),
-            gap=opt_float("gap"),
-            message=message,
-            backend_objective=opt_float("backend_objective"),
             canonical=canonical,
-            delta_objective=delta_objective,
+            delta_objective=delta if design.objective == "delta" else None,
+            **common,
         )
 
     def __repr__(self) -> str:

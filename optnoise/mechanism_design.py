@@ -1225,45 +1225,21 @@ class MechanismResult(CheckedResult):
         Raises ``ValueError`` naming the field that is missing or malformed; a
         matrix that fails re-verification comes back ``"unverified"``.
         """
-        if not isinstance(data, dict):
-            raise ValueError("result must be a JSON object (MechanismResult.to_dict() output)")
-        for name in ("status", "matrix", "solver", "solve_time_s", "model_size"):
-            if name not in data:
-                raise ValueError(f"result lacks the field {name!r}")
-
-        def number(name: str) -> float | None:
-            v = data.get(name)
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
-            return float(v)
-
-        if not isinstance(data["status"], str) or not isinstance(data["solver"], str):
-            raise ValueError("result fields 'status' and 'solver' must be strings")
-        sizes = data["model_size"]
-        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
-            raise ValueError("result field 'model_size' must map names to integers")
+        common = cls._common_fields(data, "MechanismResult")
+        if "matrix" not in data:
+            raise ValueError("result lacks the field 'matrix'")
         rounds = data.get("rounds", 1)
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"result field 'rounds' must be a positive integer; got {rounds!r}")
-        message = data.get("message", "")
-        if not isinstance(message, str):
-            raise ValueError(f"result field 'message' must be a string; got {message!r}")
         raw = data["matrix"]
         matrix = None if raw is None else real_array("result field 'matrix'", raw)
+        delta = common.pop("delta")
         return cls(
             design=design,
-            status=data["status"],
             matrix=matrix,
-            solver=data["solver"],
-            solve_time=number("solve_time_s") or 0.0,
-            model_size=dict(sizes),
-            gap=number("gap"),
-            message=message,
-            backend_objective=number("backend_objective"),
-            delta_objective=number("delta") if design.objective == "delta" else None,
+            delta_objective=delta if design.objective == "delta" else None,
             rounds=rounds,
+            **common,
         )
 
     def __repr__(self) -> str:

@@ -199,3 +199,46 @@ class CheckedResult:
         if status != self.status:
             self.status = status
             self.message = why + (f"; solver said: {self.message}" if self.message else "")
+
+    @staticmethod
+    def _common_fields(data: Any, what: str) -> dict[str, Any]:
+        """The checked fields every result's ``to_dict()`` has, from ``data``; ``ValueError`` names a bad one.
+
+        Returns ``status``, ``solver``, ``solve_time``, ``model_size``, ``gap``,
+        ``message``, ``backend_objective`` and ``delta`` (the stored delta).
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"result must be a JSON object ({what}.to_dict() output)")
+        for name in ("status", "solver", "model_size"):
+            if name not in data:
+                raise ValueError(f"result lacks the field {name!r}")
+
+        def number(name: str) -> float | None:
+            v = data.get(name)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
+            return float(v)
+
+        status = data["status"]
+        if not isinstance(status, str) or status not in RESULT_STATUSES:
+            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
+        if not isinstance(data["solver"], str):
+            raise ValueError(f"result field 'solver' must be a string; got {data['solver']!r}")
+        sizes = data["model_size"]
+        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+            raise ValueError("result field 'model_size' must map names to integers")
+        message = data.get("message", "")
+        if not isinstance(message, str):
+            raise ValueError(f"result field 'message' must be a string; got {message!r}")
+        return {
+            "status": status,
+            "solver": data["solver"],
+            "solve_time": number("solve_time_s") or 0.0,
+            "model_size": dict(sizes),
+            "gap": number("gap"),
+            "message": message,
+            "backend_objective": number("backend_objective"),
+            "delta": number("delta"),
+        }
