@@ -59,10 +59,11 @@ LATTICE_BEFORE = (
 TRIED = [
     "Tried and not adopted (one-off runs, 2026-11-23, shared machine):",
     "",
-    "- SCIP feasibility tolerance on the n=64 error-rate instance (SCIP alone, 60 s): 1e-6 (SCIP's default) "
-    "proved 0.84467341 in 57.8 s, 1e-7 in 56.5 s, 1e-8 in 40.9 s; 1e-9 (adopted, HiGHS' tolerance) stopped at "
-    "gap 7e-6 in one run and 2.5e-3 in another. Runs vary by 2x with the load; every tolerance gives the same "
-    "optimum after the HiGHS polish. 1e-9 is kept so that SCIP's own points pass re-verification unpolished.",
+    "- SCIP tightened to HiGHS' 1e-9 feasibility tolerance (the first version): on the n=64 error-rate instance "
+    "SCIP alone stopped at gap 7e-6 after 60 s (idle core), where at its defaults (1e-6 primal, 1e-7 dual; "
+    "adopted) it proves 0.84467341 in 26-38 s (in memory or read from MPS, the other core busy); under load "
+    "8-14: 57.8 s at 1e-6, 40.9 s at 1e-8. Every SCIP point is now polished by HiGHS at 1e-9 (integers fixed, "
+    "LP re-solved) and re-verified; its gap is recomputed against SCIP's bound, still a valid bound.",
     "- The `pdp-kadam` optimum as a first incumbent for the n=64 error rate: HiGHS proves it in 10 s, but its "
     "error rate 0.8485 is far from the optimum 0.84467 (HiGHS' own incumbents after 1 s are handed to SCIP instead).",
     "- Lattice LP, all rows at once by interior point instead of lazy rows: m=5, k=12: 3.1-3.8 s at eps 0.1 "

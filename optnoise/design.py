@@ -826,7 +826,7 @@ class NoiseDesign:
             concurrent=concurrent,
         )
         raw = out.objective
-        if out.solver != "highs" and out.x is not None:
+        if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
             # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
             out = polish_with_highs(m, out)
         return replace(out, info={**out.info, "backend_objective": raw})

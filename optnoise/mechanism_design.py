@@ -957,7 +957,7 @@ class MechanismDesign:
             left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
             out = _solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
             backend_objective = out.objective
-            if out.solver != "highs" and out.x is not None:
+            if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
                 # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
                 out = polish_with_highs(model, out)
             total += out.solve_time

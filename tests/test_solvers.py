@@ -178,14 +178,18 @@ def test_scip_and_auto_statuses(solver):
     assert out.x is None or out.bound <= out.objective + 1e-9
 
 
-def test_scip_meets_rows_to_the_tight_tolerance():
-    # SCIP's default 1e-6 feasibility would let PDP indicators sit on the wrong side of f(eta) = e^eps f(eta+mu)
+def test_scip_points_are_polished_to_the_tight_tolerance():
+    # SCIP works at its default 1e-6 feasibility, which would let PDP indicators sit on the wrong side of
+    # f(eta) = e^eps f(eta+mu): every SCIP point is polished by HiGHS at 1e-9, and its gap recomputed
     d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
     model = d.build_model()
     out = solve_model(model, solver="scip")
-    assert out.status == "optimal"
+    assert out.status == "optimal" and "polished by HiGHS" in out.message
     assert model.residuals(out.x)["rows"] <= 1e-8
     assert out.objective == pytest.approx(solve_model(model, solver="highs").objective, rel=1e-8)
+    assert out.gap == pytest.approx(max(0.0, (out.objective - out.bound) / out.objective), abs=1e-15)
+    res = d.solve(solver="scip")
+    assert res.status == "optimal" and res.verify() and res.backend == "scip"
 
 
 def _children() -> list:
