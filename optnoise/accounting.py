@@ -2,7 +2,7 @@
 
 A design releases ``q + eta (mod n+1)`` with ``eta ~ f``; neighbouring
 datasets differ by a shift ``mu`` of the answer, so one release is the pair of
-output distributions ``(P, Q) = (f, f(. + mu))`` for every shift of the
+output distributions ``(P, Q) = (f, f(.+mu))`` for every shift of the
 design's neighbourhood (a symmetric neighbourhood lists ``mu`` and ``-mu``,
 which covers both orders of every neighbouring pair).
 
@@ -11,7 +11,7 @@ neighbouring pair in every round, so a single pair's PLD is not enough when the
 pairs differ. :func:`design_pld` therefore builds a *dominating pair*: the
 privacy profile
 
-    ``delta*(eps) = max_mu H_{e^eps}(f || f(. + mu))``   for every real eps
+    ``delta*(eps) = max_mu H_{e^eps}(f || f(.+mu))``   for every real eps
 
 (``H_gamma(P||Q) = sum_o [P(o) - gamma Q(o)]_+``; for ``eps < 0`` through
 ``H_gamma(P||Q) = 1 - gamma + gamma H_{1/gamma}(Q||P)``) is a maximum of
@@ -96,7 +96,7 @@ def _pair_profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
 
 
 def privacy_profile(pmf: Any, shifts: Any, eps: Any) -> Any:
-    """Worst-case hockey stick ``max_mu H_{e^eps}(f || f(. + mu))`` at eps of any sign.
+    """Worst-case hockey stick ``max_mu H_{e^eps}(f || f(.+mu))`` at eps of any sign.
 
     For ``eps >= 0`` this is :func:`optnoise.privacy.delta_dp`; negative eps are
     the part of the curve a dominating pair also needs (module docstring).
@@ -131,7 +131,7 @@ def _warn_infinite(mass: float, stacklevel: int = 3) -> None:
 
 
 def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Any:
-    """dp-accounting PLD of a dominating pair of every ``(f, f(. + mu))`` (module docstring).
+    """dp-accounting PLD of a dominating pair of every ``(f, f(.+mu))`` (module docstring).
 
     Parameters
     ----------
@@ -176,7 +176,7 @@ def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION,
 
 
 def pair_pld(pmf: Any, shift: Any, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Any:
-    """dp-accounting PLD of the one pair ``(f, f(. + mu))``, both directions (remove and add).
+    """dp-accounting PLD of the one pair ``(f, f(.+mu))``, both directions (remove and add).
 
     Built with dp-accounting's ``from_two_probability_mass_functions`` from the
     two PMFs (pessimistic rounding of each loss up to the grid ``h``). It

@@ -154,7 +154,7 @@ def renyi_divergence(p: Any, q: Any, alpha: Any) -> Any:
 
 
 def renyi_curve(pmf: Any, shifts: Any, alpha: Any) -> Any:
-    """``max_mu D_alpha(f || f(. + mu))`` over the shifts; vectorised over alpha."""
+    """``max_mu D_alpha(f || f(.+mu))`` over the shifts; vectorised over alpha."""
     f, g = shifted_pmfs(pmf, shifts)
     vals = np.max(np.stack([np.atleast_1d(renyi_divergence(f, gm, alpha)) for gm in g]), axis=0)
     return float(vals[0]) if np.ndim(alpha) == 0 else vals
@@ -228,7 +228,7 @@ def grid_margin(alphas: Any) -> float:
 
 
 def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tuple[float, float]:
-    """Upper bound on ``sup_{alpha > 1} max_mu D_alpha(f || f(. + mu)) / alpha``, and where it is attained.
+    """Upper bound on ``sup_{alpha > 1} max_mu D_alpha(f || f(.+mu)) / alpha``, and where it is attained.
 
     Evaluates ``K_mu`` in float64 on a fine grid (``density`` points per
     decade of ``alpha - 1``, from 1e-6 up to ``D_inf / rho``-coverage) and bounds

@@ -432,7 +432,7 @@ def scip_instance(
     every SCIP solution is polished by HiGHS at 1e-9 (:func:`polish_with_highs`: the integers
     fixed, the LP re-solved) and then re-verified; the gap is recomputed from the polished
     objective and SCIP's dual bound, which stays a valid bound (a looser tolerance only relaxes
-    the problem). Tightening SCIP itself to 1e-9 stopped its proofs: pdp, n = 64, |M| = 10,
+    the problem). Tightening SCIP itself to 1e-9 stopped its proofs: pdp, n = 64, ``|M| = 10``,
     error rate: proved in 26-38 s at SCIP's defaults, gap 7e-6 after 60 s at 1e-9
     (``benchmarks/RESULTS.md``).
     """

@@ -87,3 +87,10 @@ def test_committed_compositions_meet_the_total_budget():
     """(c): every calibrated design meets the total (eps, delta) = (1, 1e-5) by its own PLD accounting."""
     rows = _rows("composition_k")
     assert rows and all(float(r["eps_profile_design"]) <= 1.0 and float(r["eps_dp_design"]) <= 1.0 for r in rows)
+
+
+def test_committed_profile_design_never_costs_more_than_the_gaussian():
+    """(c): the wrapped Gaussian is feasible for the profile it defines, so the optimum costs at most its MSE."""
+    for r in _rows("composition_k"):
+        assert float(r["mse_profile_design"]) <= float(r["mse_gaussian"]) * (1 + 1e-9)
+        assert float(r["sigma_profile"]) <= float(r["sigma_gaussian"]) * (1 + 1e-12)
