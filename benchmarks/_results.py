@@ -14,8 +14,12 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# Benchmarks\n\nEach section is written by its own script.\n"
 
 
+#: The 1-minute load average when the benchmark started (before its own work), for the record.
+LOAD_AT_START = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
 def machine() -> str:
-    """CPU model, core count, Python, numpy and OS, for the record."""
+    """CPU model, core count, Python, numpy and OS, and the load when the run started, for the record."""
     cpu = platform.processor() or "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -28,7 +32,8 @@ def machine() -> str:
 
     return (
         f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
-        f"{platform.system()} {platform.release()}"
+        f"{platform.system()} {platform.release()}; load average {LOAD_AT_START:.1f} when the run started "
+        "(wall times on a shared machine are noisy)"
     )
 
 

@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     lines = [
         "## `pdp` at n=100, |M|=10 (`benchmarks/bench_pdp_m10.py`)",
         "",
-        f"Machine: {machine()}; shared with other jobs while measured.",
+        f"Machine: {machine()}.",
         f"Command: `python benchmarks/bench_pdp_m10.py{' --quick' if a.quick else ''} --variants {','.join(variants)}` "
         f"(time limit {a.time_limit:g} s; {', '.join(parallel) or 'none'}: {a.jobs} solves at a time, HiGHS "
         f"single-threaded; {', '.join(v for v in variants if v in SERIAL) or 'none'}: one solve at a time, "

@@ -80,7 +80,7 @@ def section(rows, cmd, quick):
     lines = [
         "## Permute-and-flip: optimal regular mechanism LP (Theorem 3, Fig. 2)",
         "",
-        f"Machine: {machine()}; shared with other jobs. Solver: HiGHS via `optnoise.solvers.solve_model`.",
+        f"Machine: {machine()}. Solver: HiGHS via `optnoise.solvers.solve_model`.",
         f"Command: `{cmd}`{' (quick grid)' if quick else ''}. Date: {time.strftime('%Y-%m-%d')}.",
         "",
         "One LP variable per symmetry class (sorted scores, level of the candidate); only the worst-neighbour",

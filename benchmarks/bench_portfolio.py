@@ -307,8 +307,7 @@ def main(argv=None) -> int:
     lines = [
         "## Portfolio, SCIP and the lattice LP against naive references (`benchmarks/bench_portfolio.py`)",
         "",
-        f"Machine: {machine()}; shared with other jobs while measured, so wall times are noisy (cpu = CPU "
-        "seconds of the process and its SCIP child).",
+        f"Machine: {machine()}. cpu = CPU seconds of the process and its SCIP child.",
         f"Command: `python benchmarks/bench_portfolio.py{' --quick' if a.quick else ''}{' --m7' if a.m7 else ''}`. "
         f"Date: {time.strftime('%Y-%m-%d')}. Every ratio compares two solves of this one run.",
         "",

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     lines = [
         "## Cold and warm reproduction (`benchmarks/bench_reproduce.py`)",
         "",
-        f"Machine: {machine()}; shared with other jobs while measured.",
+        f"Machine: {machine()}.",
         f"Command: `python benchmarks/bench_reproduce.py{' --fast' if a.fast else ''}` "
         f"(`optnoise figures all --jobs {a.jobs}`, as `make reproduce`, twice: empty cache, then the cache the "
         f"first run left). Date: {time.strftime('%Y-%m-%d')}. The warm run skips every script whose "
