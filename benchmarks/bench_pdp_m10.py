@@ -182,14 +182,15 @@ def main(argv=None) -> int:
         return "-" if r["to_1e-4"] is None else f"{r['to_1e-4']:.1f}"
 
     parallel = [v for v in variants if v not in SERIAL]
+    serial = [v for v in variants if v in SERIAL]
+    how = [f"{', '.join(parallel)}: {a.jobs} solves at a time, HiGHS single-threaded"] if parallel else []
+    how += [f"{', '.join(serial)}: one solve at a time, it uses both cores"] if serial else []
     lines = [
         "## `pdp` at n=100, |M|=10 (`benchmarks/bench_pdp_m10.py`)",
         "",
         f"Machine: {machine()}.",
         f"Command: `python benchmarks/bench_pdp_m10.py{' --quick' if a.quick else ''} --variants {','.join(variants)}` "
-        f"(time limit {a.time_limit:g} s; {', '.join(parallel) or 'none'}: {a.jobs} solves at a time, HiGHS "
-        f"single-threaded; {', '.join(v for v in variants if v in SERIAL) or 'none'}: one solve at a time, "
-        "it uses both cores). Date: " + time.strftime("%Y-%m-%d") + ".",
+        f"(time limit {a.time_limit:g} s; {'; '.join(how)}). Date: " + time.strftime("%Y-%m-%d") + ".",
         'Problem: n=100, directed BD(10) = shifts {1..10}, `privacy="pdp"`. `proof s` = seconds to optimality '
         "at optnoise's default relative gap 1e-9 (build + solve; for `auto`, `NoiseDesign.solve()` with the "
         "default portfolio, the winning backend in brackets), with the CPU seconds of the busiest process beside "
