@@ -64,6 +64,10 @@ TRIED = [
     "adopted) it proves 0.84467341 in 26-38 s (in memory or read from MPS, the other core busy); under load "
     "8-14: 57.8 s at 1e-6, 40.9 s at 1e-8. Every SCIP point is now polished by HiGHS at 1e-9 (integers fixed, "
     "LP re-solved) and re-verified; its gap is recomputed against SCIP's bound, still a valid bound.",
+    "- SCIP emphasis settings on the n=64 error rate (SCIP alone at 1e-9 tolerances, CPU-time limits, "
+    "2026-11-23): default settings found the optimum 0.84467341 but stopped at gap 7.2e-6 after 65 CPU seconds "
+    "(8449 nodes); aggressive heuristics: gap 3.3e-5 (852 nodes); emphasis optimality: incumbent 0.84550 after "
+    "1 node.",
     "- The `pdp-kadam` optimum as a first incumbent for the n=64 error rate: HiGHS proves it in 10 s, but its "
     "error rate 0.8485 is far from the optimum 0.84467 (HiGHS' own incumbents after 1 s are handed to SCIP instead).",
     "- Lattice LP, all rows at once by interior point instead of lazy rows: m=5, k=12: 3.1-3.8 s at eps 0.1 "
