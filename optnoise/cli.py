@@ -368,6 +368,14 @@ def _fmt_pmf(pmf: np.ndarray) -> str:
     return np.array2string(pmf, precision=6, suppress_small=True, max_line_width=100)
 
 
+def _print_status(res: Any, extra: str = "") -> None:
+    """The table's status line of a design or mechanism result, and the reason when it is not plainly optimal."""
+    gap = f"   gap {res.gap:.3g}" if res.gap else ""
+    print(f"status      {res.status}{gap}   time {res.solve_time:.3f}s{extra}   model {res.model_size}")
+    if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
+        print(f"reason      {' '.join(res.message.split())}")
+
+
 def _exit_for(status: str) -> int:
     if status == "optimal":
         return EXIT_OK
@@ -414,13 +422,7 @@ def _cmd_solve(a: argparse.Namespace) -> int:
         print(f"neighbours  {design.neighborhood.describe(design.n)}")
         won = f" (won: {res.backend})" if a.solver == "auto" else ""
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}{won}")
-        print(
-            f"status      {res.status}"
-            + (f"   gap {res.gap:.3g}" if res.gap else "")
-            + f"   time {res.solve_time:.3f}s   model {res.model_size}"
-        )
-        if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
-            print(f"reason      {' '.join(res.message.split())}")
+        _print_status(res)
         if res.pmf is not None:
             print(f"distortion  {res.distortion:.10g}")
             if design.objective == "delta":
@@ -875,13 +877,7 @@ def _cmd_mechanism(a: argparse.Namespace) -> int:
         print(f"problem     n={design.n}  eps={design.eps:g}  {target}  outputs={design.outputs.size}")
         print(f"neighbours  {design.describe_neighbors()}")
         print(f"notion      {design.privacy}   loss {design.loss}   objective {design.objective}   solver {a.solver}")
-        print(
-            f"status      {res.status}"
-            + (f"   gap {res.gap:.3g}" if res.gap else "")
-            + f"   time {res.solve_time:.3f}s   rounds {res.rounds}   model {res.model_size}"
-        )
-        if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
-            print(f"reason      {' '.join(res.message.split())}")
+        _print_status(res, f"   rounds {res.rounds}")
         if res.matrix is not None and res.loss is not None:
             print(f"loss        {res.loss:.10g}")
             if design.objective == "delta" and res.delta is not None:
