@@ -1075,7 +1075,8 @@ def solve_with_cuts(
             remaining = None if deadline is None else max(deadline - time.time(), 1e-3)
             if h is not None:
                 if remaining is not None:
-                    h.setOptionValue("time_limit", remaining)
+                    # HiGHS compares its limit with the run time it has accumulated over every round so far
+                    h.setOptionValue("time_limit", h.getRunTime() + remaining)
                 got = run_highs()
                 if got is None:
                     out = replace(won[0], info={"race": "all rows at once won"})

@@ -249,3 +249,45 @@ def test_auto_without_concurrency_stays_in_process(monkeypatch):
     d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     res = d.solve("auto", concurrent=False)
     assert res.status == "optimal" and res.backend == "highs"
+
+
+def test_lazy_rounds_get_what_is_left_of_the_time_limit(monkeypatch):
+    # HiGHS compares time_limit with the run time accumulated over all rounds of one instance, so a later
+    # round must be given (run time so far + what is left), or it stops early (m=7 lattice LP: 518 s of 900)
+    import scipy.sparse as sp
+
+    real = solvers.highs_instance
+    seen = []
+
+    def recording(model, **kw):
+        h = real(model, **kw)
+        base = h.setOptionValue
+
+        class Spy:
+            def __getattr__(self, name):
+                return getattr(h, name)
+
+            def __setattr__(self, name, value):
+                setattr(h, name, value)
+
+            def setOptionValue(self, name, value):
+                if name == "time_limit":
+                    seen.append((value, h.getRunTime()))
+                return base(name, value)
+
+            def getRunTime(self):
+                return h.getRunTime() + 1000.0  # as if earlier rounds had run for 1000 s
+
+        return Spy()
+
+    monkeypatch.setattr(solvers, "highs_instance", recording)
+    mb = ModelBuilder()
+    x = mb.add_vars(3, lb=0.0, ub=1.0)
+    mb.set_objective(x, [-1.0, -1.0, -1.0])
+    cuts = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+    out, added, rounds = solvers.solve_with_cuts(
+        mb.build(), cuts, np.array([1.0, 1.0]), solver="highs", time_limit=50.0
+    )
+    assert out.status == "optimal" and rounds == 2 and out.objective == pytest.approx(-2.0)
+    per_round = [v for v, _ in seen]  # one limit per round, set on the instance before it runs
+    assert len(per_round) == 2 and all(v > 1000.0 for v in per_round)
