@@ -825,11 +825,11 @@ class NoiseDesign:
             start=start,
             concurrent=concurrent,
         )
-        raw = out.objective
         if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
             # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
             out = polish_with_highs(m, out)
-        return replace(out, info={**out.info, "backend_objective": raw})
+        # the backend's own objective, before any polish (polish_with_highs keeps it)
+        return replace(out, info={**out.info, "backend_objective": out.info.get("backend_objective", out.objective)})
 
     def _solve_fresh(
         self,
@@ -1105,9 +1105,9 @@ class DesignResult(CheckedResult):
             self.actual = modulo_errors(self.pmf)
             # a budget has no single target delta: its own re-verification decides (optnoise.budget)
             if self.status in ("optimal", "time_limit") and not d.budget.satisfied(self.achieved):
-                why = f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
-                self.status = UNVERIFIED
-                self.message = why + (f"; solver said: {self.message}" if self.message else "")
+                self._demote(
+                    f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
+                )
             return
         else:
             assert d.eps is not None  # a design without a budget has one eps

@@ -904,11 +904,13 @@ class MechanismDesign:
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
         lp = not (self.privacy == "pdp" and not self.is_pure)
         large = (res.model_size or {}).get("rows", 0) >= IPM_ROWS
+        repair_failed: MechanismResult | None = None  # a result whose exact repair was tried and failed
         if res.status == UNVERIFIED and self.objective != "delta" and large:
             # on a large LP the exact repair first: it costs seconds where an interior-point re-solve costs
             # minutes (n = 500, error rate: 7.7 s against 81 s); small LPs try the re-solve first, whose
             # optimum is exact rather than within POLISH_RTOL
             res = self._polish(res, solver) or res
+            repair_failed = res if res.status == UNVERIFIED else None
         if res.status == UNVERIFIED and solver in ("highs", "auto") and lp and "solver" not in (options or {}):
             # tiny pure-DP tails beside zeros are met within dual simplex's tolerance only; interior point
             # with crossover meets those rows to ~1e-16
@@ -919,7 +921,7 @@ class MechanismDesign:
             if again.status == "optimal":
                 again.message = f"{again.message}; re-solved with interior point after: {res.message}"
                 res = again
-        if res.status == UNVERIFIED and self.objective != "delta":
+        if res.status == UNVERIFIED and self.objective != "delta" and res is not repair_failed:
             res = self._polish(res, solver) or res
         if res.status == "infeasible" and self.objective != "delta":
             res.status = "error"
@@ -956,10 +958,10 @@ class MechanismDesign:
             model, entries = self._model(active, formulation)
             left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
             out = _solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
-            backend_objective = out.objective
             if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
                 # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
                 out = polish_with_highs(model, out)
+            backend_objective = out.info.get("backend_objective", out.objective)  # before any polish
             total += out.solve_time
             P: np.ndarray | None = None
             if out.x is not None:

@@ -502,8 +502,7 @@ def _solve_scip(
     gap = 0.0 if status == "optimal" and not model.is_mip else _gap(obj, bound)
     out = SolverOutput(status, x, obj, bound, gap, dt, "scip", message=raw)
     # SCIP works at its own 1e-6 feasibility (see scip_instance): its points are polished at 1e-9
-    polished = polish_with_highs(model, out)
-    return replace(polished, solve_time=time.perf_counter() - t0, info={**polished.info, "scip_objective": obj})
+    return replace(polish_with_highs(model, out), solve_time=time.perf_counter() - t0)
 
 
 # --------------------------------------------------------------------------
@@ -672,7 +671,7 @@ def _race(
         if _proof(out):
             assert out is not None
             message = f"{out.message} (won the race; {race})"
-            return replace(out, solve_time=seconds, message=message, info={"race": race})
+            return replace(out, solve_time=seconds, message=message, info={**out.info, "race": race})
     assert highs_out is not None
     outs = [o for o in (highs_out, scip_out) if o is not None]
     found = [o for o in outs if o.x is not None and o.objective is not None]
@@ -686,7 +685,7 @@ def _race(
         gap=_gap(best.objective, bound),
         solve_time=seconds,
         message=f"{best.message} (best incumbent; {race})",
-        info={"race": race},
+        info={**best.info, "race": race},
     )
 
 
@@ -1127,7 +1126,7 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     at 1e-9 tolerances; for an LP this is a HiGHS re-solve. The gap is
     recomputed from the polished objective and the backend's bound (SCIP works
     at a 1e-6 tolerance, so its bound is that of a relaxation: still valid).
-    Callers that compare backends should keep the backend's own ``objective`` first.
+    The backend's own objective stays in ``info["backend_objective"]``.
     """
     if out.x is None:
         return out
@@ -1140,4 +1139,11 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     if clean.x is None:
         return replace(out, message=f"{out.message}; HiGHS polish failed ({clean.status}), raw backend values kept")
     gap = out.gap if out.bound is None else _gap(clean.objective, out.bound)
-    return replace(out, x=clean.x, objective=clean.objective, gap=gap, message=f"{out.message}; polished by HiGHS")
+    return replace(
+        out,
+        x=clean.x,
+        objective=clean.objective,
+        gap=gap,
+        message=f"{out.message}; polished by HiGHS",
+        info={**out.info, "backend_objective": out.info.get("backend_objective", out.objective)},
+    )

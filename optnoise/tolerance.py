@@ -197,8 +197,12 @@ class CheckedResult:
             **names,
         )
         if status != self.status:
-            self.status = status
-            self.message = why + (f"; solver said: {self.message}" if self.message else "")
+            self._demote(why)
+
+    def _demote(self, why: str) -> None:
+        """Status ``"unverified"``, with ``why`` before the solver's own message."""
+        self.status = UNVERIFIED
+        self.message = why + (f"; solver said: {self.message}" if self.message else "")
 
     @staticmethod
     def _common_fields(data: Any, what: str) -> dict[str, Any]:

@@ -291,3 +291,15 @@ def test_lazy_rounds_get_what_is_left_of_the_time_limit(monkeypatch):
     assert out.status == "optimal" and rounds == 2 and out.objective == pytest.approx(-2.0)
     per_round = [v for v, _ in seen]  # one limit per round, set on the instance before it runs
     assert len(per_round) == 2 and all(v > 1000.0 for v in per_round)
+
+
+def test_polish_keeps_the_backends_own_objective():
+    # backend_objective is the objective as the backend reported it, before the HiGHS polish
+    d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
+    model = d.build_model()
+    out = solve_model(model, solver="scip")
+    raw = out.info["backend_objective"]
+    assert raw is not None and raw == pytest.approx(out.objective, rel=1e-6)
+    again = solvers.polish_with_highs(model, out)
+    assert again.info["backend_objective"] == raw  # a second polish does not overwrite it
+    assert d.solve(solver="scip").backend_objective == pytest.approx(raw, rel=1e-9)
