@@ -46,7 +46,7 @@ from .design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
 from .mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
 from .neighborhood import Neighborhood
 from .privacy import NOTIONS, achieved_deltas
-from .solvers import MIP_REL_GAP, SOLVERS, check_highs_options
+from .solvers import MIP_REL_GAP, SOLVERS, check_solve_args
 from .sweep import (
     CONNECT_TIMEOUT,
     MECHANISM_ROW_KEYS,
@@ -357,10 +357,9 @@ def _design_from_args(a: argparse.Namespace) -> NoiseDesign:
 
 def _solver_args(a: argparse.Namespace) -> dict[str, Any]:
     """The solve flags, validated before any work (so a bad option fails in one line, not after a solve)."""
-    options = dict(a.highs_option) or None
-    check_highs_options(options, a.solver)
-    mip_gap = check_positive("mip_gap", a.mip_gap, allow_zero=True)
-    time_limit = None if a.time_limit is None else check_positive("time_limit", a.time_limit)
+    options, time_limit, mip_gap, _ = check_solve_args(
+        a.solver, formulation="hull", options=dict(a.highs_option) or None, time_limit=a.time_limit, mip_gap=a.mip_gap
+    )
     return {"solver": a.solver, "time_limit": time_limit, "mip_gap": mip_gap, "options": options}
 
 

@@ -961,10 +961,9 @@ def solve_model(
         raise ValueError(
             f"solver must be 'cvxpy' or 'auto' for a conic model (power/exponential cones); got {solver!r}"
         )
-    check_highs_options(options, solver)
-    if time_limit is not None:
-        time_limit = check_positive("time_limit", time_limit)
-    mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    options, time_limit, mip_gap, _ = check_solve_args(
+        solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
+    )
     if solver == "auto" and model.is_mip:
         return _race(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
     if solver == "auto":

@@ -42,7 +42,7 @@ from ._validation import (
 from .design import NoiseDesign
 from .mechanism_design import MechanismDesign
 from .neighborhood import Neighborhood
-from .solvers import MIP_REL_GAP, check_highs_options
+from .solvers import MIP_REL_GAP, check_solve_args
 
 __all__ = [
     "parse_grid",
@@ -497,10 +497,9 @@ def run_sweep(
     backend = check_choice("backend", backend, BACKENDS)
     jobs = check_int("jobs", jobs, minimum=1)
     # Checked before any work starts, so a typo fails in one line rather than once per point.
-    mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
-    check_highs_options(options, solver)
-    if time_limit is not None:
-        time_limit = check_positive("time_limit", time_limit)
+    options, time_limit, mip_gap, _ = check_solve_args(
+        solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
+    )
     connect_timeout = check_positive("connect_timeout", connect_timeout)
     if scheduler is not None and backend != "dask":
         raise ValueError("scheduler is only used with backend 'dask'")
