@@ -63,6 +63,13 @@ def instances(draw, *, positive_delta=False):
     return n, shifts, directed, eps, delta, metric
 
 
+def _drawn_design(inst, notion):
+    """The NoiseDesign of an :func:`instances` draw under ``notion``."""
+    n, shifts, directed, eps, delta, metric = inst
+    nb = Neighborhood.shifts(shifts, directed=directed)
+    return NoiseDesign(n=n, eps=eps, delta=delta, neighborhood=nb, metric=metric, privacy=notion)
+
+
 FLOAT_CHECK = {"dp": delta_dp, "pdp": delta_pdp, "pdp-kadam": delta_pdp_kadam}
 
 
@@ -70,14 +77,7 @@ FLOAT_CHECK = {"dp": delta_dp, "pdp": delta_pdp, "pdp-kadam": delta_pdp_kadam}
 @given(inst=instances(), notion=st.sampled_from(NOTIONS))
 def test_solved_designs_certify_exactly(inst, notion):
     n, shifts, directed, eps, delta, metric = inst
-    d = NoiseDesign(
-        n=n,
-        eps=eps,
-        delta=delta,
-        neighborhood=Neighborhood.shifts(shifts, directed=directed),
-        metric=metric,
-        privacy=notion,
-    )
+    d = _drawn_design(inst, notion)
     res = d.solve()
     assert res.status == "optimal"
     cd = res.certify()
@@ -262,7 +262,7 @@ PY_CASES = [
     ("design-n-zero", lambda f: _design(n=0), "n must be"),
     ("design-n-fraction", lambda f: _design(n=2.5), "n must be an integer"),
     ("design-metric-unknown", lambda f: _design(metric="rmse"), "metric"),
-    ("design-privacy-unknown", lambda f: _design(privacy="rdp"), "privacy"),
+    ("design-privacy-unknown", lambda f: _design(privacy="ldp"), "privacy"),
     ("design-cost-length", lambda f: _design(metric=np.ones(3)), "metric cost array"),
     ("design-cost-nan", lambda f: _design(metric=np.array([0, 1, np.nan, 1, 1.0])), "metric cost array"),
     ("design-objective-delta-no-cap", lambda f: _design(delta=None, objective="delta"), "max_distortion"),
@@ -756,20 +756,13 @@ REFUSED_WORDS = ("loosens a tolerance", "is not accepted")
 @given(
     inst=instances(),
     notion=st.sampled_from(NOTIONS),
-    backend=st.sampled_from(["highs", "highs", "cbc", "cvxpy"]),
+    backend=st.sampled_from(["highs", "highs", "auto", "scip", "cbc", "cvxpy"]),
     options=st.sampled_from(OPTION_SETS),
     mip_gap=st.sampled_from([1e-9, 1e-4, 0.0]),
 )
 def test_optimal_implies_verified(inst, notion, backend, options, mip_gap):
     n, shifts, directed, eps, delta, metric = inst
-    d = NoiseDesign(
-        n=n,
-        eps=eps,
-        delta=delta,
-        neighborhood=Neighborhood.shifts(shifts, directed=directed),
-        metric=metric,
-        privacy=notion,
-    )
+    d = _drawn_design(inst, notion)
     try:
         res = d.solve(solver=backend, options=options, mip_gap=mip_gap)
     except ValueError as exc:
