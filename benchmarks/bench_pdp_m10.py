@@ -72,13 +72,40 @@ TRIED = [
     "rate 6.3 s -> 3.7 s, MSE 17.2 s -> 10.8 s; n=128, |M|=10, error rate: > 60 s -> 33.6 s; but directed "
     "BD(3), n=256, error rate 1.1 s -> 3.8 s. Not adopted: the effect is mixed, and a different model can "
     "return a different one of several optimal PMFs in the paper's figures.",
+    "",
+    "SCIP settings (one-off runs on 2026-11-24, SCIP alone, two runs at a time on the 2 cores, CPU-time "
+    "limits of 60 s; n=64 is the error-rate instance of `bench_portfolio.py`):",
+    "",
+    "- Adopted: cutting-plane separators off (`SCIP_MILP_CUTS = False`). n=64 error rate: 24.8 s to the "
+    "proof instead of 42.4 s (2937 nodes instead of 4847); over seeds 0-3, 14.6-34.9 s. n=100, error rate: "
+    "eps=1, delta=0.05 gap 4.3e-6 instead of 3.1e-4 and delta=0.1 gap 5.1e-6 instead of 4.5e-4 at the "
+    "limit; eps=2, delta=0.05 proved in 30.5 s instead of 34.8 s; MSE: eps=0.5, delta=0.1 proved in 34 s "
+    "instead of gap 6.6e-3, eps=1, delta=0.2 in 19 s instead of 41 s; no instance slower.",
+    "- Also tried with cuts off, not adopted: aggressive presolving (n=64: 35.7 s), heuristics emphasis "
+    "fast (23.4 s) or aggressive (52.8 s), no restarts (23.5 and 37.1 s over two seeds), SCIP's OBBT "
+    "propagator (same tree), conflict analysis off (no proof in 57 s), inference branching first (21.0 "
+    "and 26.0 s over two seeds: within the seed spread), a secondary objective `1e-7 sum |eta| f(eta)` "
+    "that picks one PMF of the degenerate optimal face (46.7 s). Cuts on, other settings: symmetry "
+    "handling off (36.6 s, the same tree: SCIP finds no symmetry), aggressive presolving (33.3 s), "
+    "cuts fast (37.5 s), heuristics off (gap 3e-4 at the limit), depth-first child selection (74.7 s).",
+    "- Big-M rows tightened by OBBT bounds (`f - y <= U(eta)(1 - u)`, U from 65 LPs over the relaxation "
+    "under the optimum's cut-off, 1 s): n=64 error rate, SCIP gap 3.3e-5 and HiGHS gap 2.5e-3 at 70 s, "
+    "where the plain rows prove; it hides the implications SCIP's presolve derives from row (c).",
+    "- The race: HiGHS with its default threads runs one MIP worker per core (1.5 CPU seconds per "
+    "second alone), so beside SCIP it took part of SCIP's core; a race's processes now run HiGHS on one "
+    "thread each. SCIP handed HiGHS' incumbent after the solo second followed a machine-dependent search: "
+    "n=64 error rate, 19 s from one incumbent (0.852), no proof in 58 s from another (0.9), 27 s from none; "
+    "SCIP now starts from the caller's start only.",
 ]
 
 
 #: The previous full run of this script (before the portfolio existed), for comparison.
 BEFORE = (
     "Before the portfolio (this script, earlier on 2026-11-23, HiGHS only, a quieter machine): hull 11/18 proofs "
-    "within 60 s (er 4/9, mse 7/9), hull without restarts 11/18, big-M 3/18."
+    "within 60 s (er 4/9, mse 7/9), hull without restarts 11/18, big-M 3/18. The first portfolio (2026-11-24, "
+    "idle machine; HiGHS with its default threads beside SCIP with cuts, SCIP started from HiGHS' incumbent): "
+    "13/18 (er 4/9, mse 9/9), er eps=1 gaps 3.1e-4 (delta 0.05) and 1.1e-4 (delta 0.1) at 60 s, mse eps=0.5, "
+    "delta=0.1 in 38.3 s, er eps=2, delta=0.05 in 56.8 s."
 )
 
 

@@ -3,7 +3,7 @@
 ``solve_model(model, solver=...)`` is the single entry point:
 
 ``"auto"``
-    The default: HiGHS, raced against SCIP in a second process on MILPs, and the
+    The default: HiGHS, raced against SCIP (one process and one core each) on MILPs, and the
     measured best HiGHS algorithm on LPs (see :func:`solve_model`).
 ``"highs"``
     HiGHS through highspy, model passed in memory; deterministic.
@@ -56,6 +56,8 @@ __all__ = [
     "available_solvers",
     "highs_instance",
     "scip_instance",
+    "SCIP_MILP_CUTS",
+    "one_highs_thread",
     "polish_with_highs",
     "solve_with_cuts",
     "check_highs_options",
@@ -261,6 +263,29 @@ def new_highs(*, verbose: bool = False) -> Any:
     return h
 
 
+def one_highs_thread() -> bool:
+    """Fix HiGHS at one thread in this process; call it before the process's first HiGHS solve.
+
+    HiGHS runs up to one MIP worker per core, and a process fixes HiGHS' thread count at its
+    first solve (a later ``threads`` option that differs is an error). Processes that already run
+    one solve per core, such as sweep workers and the two processes of a ``solver="auto"`` race,
+    call this first so that they do not oversubscribe the cores; later solves there run with
+    HiGHS' default options on one thread. Returns ``False`` when HiGHS had already been fixed at
+    another thread count (nothing changes then).
+    """
+    import highspy
+
+    h = new_highs()
+    h.setOptionValue("threads", 1)
+    lp = highspy.HighsLp()
+    lp.num_col_ = 1
+    lp.col_cost_ = np.array([1.0])
+    lp.col_lower_ = np.array([0.0])
+    lp.col_upper_ = np.array([1.0])
+    h.passModel(lp)
+    return bool(h.run() == highspy.HighsStatus.kOk)
+
+
 def check_solve_args(
     solver: str,
     *,
@@ -418,14 +443,27 @@ _SCIP_STATUS = {
 }
 
 
+#: Whether SCIP separates cutting planes in MILPs. Off: every MILP optnoise builds is a ``pdp``
+#: indicator model, whose bound SCIP's presolve and propagation raise while the separators' rounds
+#: slowed the search (one-off runs, 2026-11-24, CPU-time limits, ``benchmarks/RESULTS.md``): pdp,
+#: n = 64, ``|M| = 10``, error rate 24.8 s instead of 42.4 s to the proof; n = 100: MSE at eps 0.5,
+#: delta 0.1 proved in 34 s instead of gap 6.6e-3 at 60 s, the error rates at eps 1 reach gaps of 5e-6
+#: instead of 3e-4 to 5e-4, and no instance of the |M| = 10 grid got slower.
+SCIP_MILP_CUTS = False
+
+
 def scip_instance(
     model: LinearModel,
     *,
     time_limit: float | None = None,
     mip_gap: float = MIP_REL_GAP,
     verbose: bool = False,
+    cuts: bool | None = None,
 ) -> tuple[Any, list[Any]]:
     """A ``pyscipopt.Model`` holding ``model`` (built in memory) and its variables in column order.
+
+    ``cuts`` switches SCIP's cutting-plane separators on or off; ``None`` (default) turns them
+    off for MILPs (:data:`SCIP_MILP_CUTS`).
 
     SCIP keeps its own feasibility tolerances (primal 1e-6, dual 1e-7). At 1e-6 a solution
     can sit on the wrong side of a PDP indicator's boundary ``f(eta) = e^eps f(eta+mu)``, so
@@ -445,6 +483,8 @@ def scip_instance(
     s.setParam("limits/absgap", 1e-12)
     if time_limit is not None:
         s.setParam("limits/time", float(time_limit))
+    if not (SCIP_MILP_CUTS if cuts is None else cuts) and model.is_mip:
+        s.setSeparating(pyscipopt.SCIP_PARAMSETTING.OFF)
     lo = [None if not np.isfinite(v) else float(v) for v in model.col_lower]
     up = [None if not np.isfinite(v) else float(v) for v in model.col_upper]
     xs = [
@@ -509,10 +549,11 @@ def _solve_scip(
 # auto: a portfolio
 # --------------------------------------------------------------------------
 
-#: Seconds HiGHS works alone before ``solver="auto"`` starts SCIP beside it. Most designs are
-#: solved within it, so they pay neither a second process's start-up nor its second core.
+#: Seconds HiGHS works alone (in the caller's process, all its threads) before ``solver="auto"``
+#: races HiGHS and SCIP in two processes. Most designs are solved within it, so they pay neither
+#: the processes' start-up (about 1 s) nor the second core.
 AUTO_SOLO_SECONDS = 1.0
-#: Seconds past the time limit that a race waits for the second process's answer before stopping it.
+#: Seconds past the time limit that a race waits for its processes' answers before stopping them.
 _RACE_GRACE_SECONDS = 2.0
 #: Marks a race's second process as finished without a proof (stopped, nothing more to poll).
 _NO_CHILD: Any = object()
@@ -532,13 +573,14 @@ def _child_main() -> None:
 
     result = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    one_highs_thread()  # one core per racer (HiGHS, and SCIP's HiGHS polish)
     backend, model, deadline, mip_gap, verbose, start, options = pickle.load(sys.stdin.buffer)
     try:
         limit = None if deadline is None else max(deadline - time.time(), 1e-3)
         if backend == "scip":
             out = _solve_scip(model, limit, mip_gap, verbose, start=start)
         else:
-            out = _solve_highs(model, limit, mip_gap, verbose, options)
+            out = _solve_highs(model, limit, mip_gap, verbose, options, start)
     except Exception as exc:  # reported to the parent as a status, never raised there
         out = SolverOutput("error", None, None, None, None, 0.0, backend, message=f"{type(exc).__name__}: {exc}")
     pickle.dump(out, result)
@@ -625,58 +667,61 @@ def _race(
     concurrent: bool,
     start: np.ndarray | None = None,
 ) -> SolverOutput:
-    """HiGHS in this process and, after :data:`AUTO_SOLO_SECONDS`, SCIP in a spawned one.
+    """HiGHS alone for :data:`AUTO_SOLO_SECONDS`, then HiGHS and SCIP side by side, one core each.
 
-    The first proof (optimal, infeasible or unbounded) wins and the other solver is stopped (HiGHS
-    through its interrupt callback, SCIP's process killed). When both stop at the time limit, the
-    better incumbent is returned with the better of the two dual bounds. SCIP runs in a fresh
-    interpreter (see :func:`_child_main`) and starts from HiGHS' incumbent, if it has one.
+    The solo phase runs in this process with HiGHS' default threads. If it has not finished by
+    then, it is stopped and both solvers go on in two child processes (see
+    :func:`_child_main`): HiGHS on one thread (:func:`one_highs_thread`) and SCIP, which is
+    single-threaded. HiGHS runs up to one MIP worker per core, so left in this process beside SCIP
+    it took part of SCIP's core, and a process fixes HiGHS' thread count at its first solve: only a
+    fresh one can have one thread. HiGHS resumes from its solo incumbent; SCIP starts from the
+    caller's ``start`` only, so that its search does not depend on how far HiGHS got in its first
+    second (a machine-dependent point: pdp, n = 64, ``|M| = 10``, error rate, SCIP proved in 19 s
+    from one such incumbent and not in 58 s from another, 27 s from none).
+    The first proof (optimal, infeasible or unbounded) wins and the other process is killed. When
+    both stop at the time limit, the best incumbent is returned with the best dual bound (the solo
+    phase's included).
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else time.time() + time_limit
     h = highs_instance(model, time_limit=time_limit, mip_gap=mip_gap, verbose=verbose, options=options)
-    incumbent: list[np.ndarray] = []
-
-    def keep(event: Any) -> None:
-        incumbent[:] = [np.array(event.data_out.mip_solution, dtype=float)]
-
-    h.cbMipImprovingSolution.subscribe(keep)
     _set_start(h, model, start)
     h.HandleUserInterrupt = True
     h.startSolve()
     done, _ = h.wait(AUTO_SOLO_SECONDS if concurrent else -1.0)
-    if done:
-        return _highs_output(h, model, time.perf_counter() - t0)
-    scip = _ChildSolve("scip", model, deadline, mip_gap, verbose, start=incumbent[0] if incumbent else start)
-    highs_out: SolverOutput | None = None
-    scip_out: SolverOutput | None = None
-    try:
-        while not (_proof(highs_out) or _proof(scip_out) or (highs_out and scip_out)):
-            if highs_out is not None and deadline is not None and time.time() > deadline + _RACE_GRACE_SECONDS:
-                break  # at the time limit SCIP is not waited for (on a busy machine it may still be starting)
-            if highs_out is None and h.wait(0.02)[0]:
-                highs_out = _highs_output(h, model, time.perf_counter() - t0)
-            if scip_out is None:
-                scip_out = scip.poll(0.0 if highs_out is None else 0.05)
-    finally:
-        scip.stop()
-        if highs_out is None:
-            h.cancelSolve()
-            h.wait()
-    seconds = time.perf_counter() - t0
-    race = {
-        name: (out.status if out is not None else "stopped") for name, out in (("highs", highs_out), ("scip", scip_out))
+    if not done:
+        h.cancelSolve()
+        h.wait()
+    solo = _highs_output(h, model, time.perf_counter() - t0)
+    if done or _proof(solo) or (deadline is not None and time.time() >= deadline):
+        return solo
+    first = solo.x if solo.x is not None else start
+    children = {
+        "highs": _ChildSolve("highs", model, deadline, mip_gap, verbose, start=first, options=options),
+        "scip": _ChildSolve("scip", model, deadline, mip_gap, verbose, start=start),
     }
-    for out in (scip_out, highs_out):
+    outs: dict[str, SolverOutput | None] = dict.fromkeys(children)
+    try:
+        while not any(_proof(o) for o in outs.values()) and any(o is None for o in outs.values()):
+            if deadline is not None and time.time() > deadline + _RACE_GRACE_SECONDS:
+                break  # a process that has not answered by now (a busy machine) is not waited for
+            for name, child in children.items():
+                if outs[name] is None:
+                    outs[name] = child.poll(0.02)
+    finally:
+        for child in children.values():
+            child.stop()
+    seconds = time.perf_counter() - t0
+    race = {name: (out.status if out is not None else "stopped") for name, out in outs.items()}
+    for out in outs.values():
         if _proof(out):
             assert out is not None
             message = f"{out.message} (won the race; {race})"
             return replace(out, solve_time=seconds, message=message, info={**out.info, "race": race})
-    assert highs_out is not None
-    outs = [o for o in (highs_out, scip_out) if o is not None]
-    found = [o for o in outs if o.x is not None and o.objective is not None]
-    best = min(found, key=lambda o: o.objective) if found else highs_out  # type: ignore[arg-type, return-value]
-    bounds = [o.bound for o in outs if o.bound is not None and np.isfinite(o.bound)]
+    candidates = [solo, *(o for o in outs.values() if o is not None)]
+    found = [o for o in candidates if o.x is not None and o.objective is not None]
+    best = min(found, key=lambda o: o.objective) if found else solo  # type: ignore[arg-type, return-value]
+    bounds = [o.bound for o in candidates if o.bound is not None and np.isfinite(o.bound)]
     bound = max(bounds) if bounds else None
     return replace(
         best,
@@ -929,7 +974,8 @@ def solve_model(
     model : LinearModel
     solver : {"auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy"}
         ``"auto"`` (default) is a portfolio: a MILP runs HiGHS and, once HiGHS has worked alone for
-        :data:`AUTO_SOLO_SECONDS`, SCIP in a second process; the first proof wins (see
+        :data:`AUTO_SOLO_SECONDS`, HiGHS (one thread, from its incumbent) and SCIP in two processes,
+        one core each (SCIP without cutting planes, :data:`SCIP_MILP_CUTS`); the first proof wins (see
         :attr:`SolverOutput.solver` for which). An LP runs HiGHS with the algorithm its problem class
         solves fastest (:attr:`LinearModel.lp_algorithm`: interior point with crossover for the
         permute-and-flip lattice LP, dual simplex otherwise). Which optimal vertex a degenerate

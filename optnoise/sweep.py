@@ -42,7 +42,7 @@ from ._validation import (
 from .design import NoiseDesign
 from .mechanism_design import MechanismDesign
 from .neighborhood import Neighborhood
-from .solvers import MIP_REL_GAP, check_solve_args
+from .solvers import MIP_REL_GAP, check_solve_args, one_highs_thread
 
 __all__ = [
     "parse_grid",
@@ -77,9 +77,10 @@ class SweepInterrupted(KeyboardInterrupt):
         self.total = total
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C goes to the parent, which stops the workers itself."""
+def _init_worker() -> None:
+    """Worker initializer: Ctrl-C goes to the parent, which stops the workers itself; HiGHS keeps to one core."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_highs_thread()  # one solve per core: HiGHS' own MIP workers would oversubscribe them
 
 
 @contextmanager
@@ -524,7 +525,7 @@ def run_sweep(
             # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start
             # clean. Workers ignore Ctrl-C; the parent stops them at once (see below).
             pool = ProcessPoolExecutor(
-                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
             )
             try:
                 with _sigint_as_flag() as interrupted:
@@ -586,6 +587,8 @@ def _run_dask(
                 f"({exc.__class__.__name__}); check the address or raise --connect-timeout"
             ) from None
         with client:
+            if cluster is not None:
+                client.run(one_highs_thread)  # one solve per worker process, one core each
             futs = client.map(
                 run_point,
                 list(points),

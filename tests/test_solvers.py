@@ -303,3 +303,90 @@ def test_polish_keeps_the_backends_own_objective():
     again = solvers.polish_with_highs(model, out)
     assert again.info["backend_objective"] == raw  # a second polish does not overwrite it
     assert d.solve(solver="scip").backend_objective == pytest.approx(raw, rel=1e-9)
+
+
+# ---------------------------------------------------------------- one core per solver (issue 17)
+
+
+def test_scip_runs_milps_without_cutting_planes():
+    # measured faster on every pdp MILP of the benchmarks (SCIP_MILP_CUTS); LPs keep SCIP's defaults
+    pyscipopt = pytest.importorskip("pyscipopt")
+    milp = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp").build_model()
+    lp = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="dp").build_model()
+    assert milp.is_mip and not lp.is_mip
+    default = pyscipopt.Model().getParam("separating/gomory/freq")
+    assert default >= 0
+    assert solvers.scip_instance(milp)[0].getParam("separating/gomory/freq") == -1
+    assert solvers.scip_instance(milp, cuts=True)[0].getParam("separating/gomory/freq") == default
+    assert solvers.scip_instance(lp)[0].getParam("separating/gomory/freq") == default
+    out = solve_model(milp, solver="scip")
+    assert out.status == "optimal"
+    assert out.objective == pytest.approx(solve_model(milp, solver="highs").objective, rel=1e-7)
+
+
+def _threads_script(tmp_path, body: str) -> str:
+    script = tmp_path / "threads.py"
+    script.write_text(
+        "from optnoise import Neighborhood, NoiseDesign\n"
+        "from optnoise.solvers import _solve_highs, one_highs_thread\n"
+        "m = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').build_model()\n"
+        + body
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_one_highs_thread_fixes_a_fresh_process_at_one_thread(tmp_path):
+    # HiGHS fixes its thread count at a process's first solve; a later different `threads` is an error
+    body = (
+        "print(one_highs_thread(), one_highs_thread())\n"
+        "print(_solve_highs(m, None, 1e-9, False).status, _solve_highs(m, None, 1e-9, False, {'threads': 2}).status)\n"
+    )
+    assert _threads_script(tmp_path, body) == ["True", "True", "optimal", "error"]
+
+
+@pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
+def test_one_highs_thread_changes_nothing_after_a_first_solve(tmp_path):
+    body = "print(_solve_highs(m, None, 1e-9, False).status, one_highs_thread())\n"
+    assert _threads_script(tmp_path, body) == ["optimal", "False"]
+
+
+def test_race_processes_run_highs_on_one_thread():
+    # the HiGHS racer runs in a process fixed at one thread, so asking it for two is HiGHS' error
+    model = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp").build_model()
+    outs = []
+    for options in (None, {"threads": 2}):
+        child = solvers._ChildSolve("highs", model, None, 1e-9, False, options=options)
+        try:
+            out = None
+            for _ in range(600):
+                out = child.poll(0.1)
+                if out is not None:
+                    break
+        finally:
+            child.stop()
+        outs.append(out.status if out is not None else "no answer")
+    assert outs == ["optimal", "error"]
+
+
+def test_race_scip_starts_from_the_callers_start_only(monkeypatch):
+    # SCIP's search must not depend on how far HiGHS got alone (a machine-dependent point)
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.5)
+    real = solvers._ChildSolve
+    starts = {}
+
+    def recording(backend, *args, **kwargs):
+        starts[backend] = kwargs.get("start")
+        return real(backend, *args, **kwargs)
+
+    monkeypatch.setattr(solvers, "_ChildSolve", recording)
+    hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    out = solve_model(hard.build_model(), solver="auto", time_limit=3.0)
+    assert out.status == "time_limit" and set(starts) == {"highs", "scip"}
+    assert starts["scip"] is None
+    assert starts["highs"] is not None  # HiGHS resumes from its own incumbent of the solo phase
+    assert not _children()

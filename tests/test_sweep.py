@@ -1,5 +1,6 @@
 """Sweeps: grids, caching and resume, process and Dask backends."""
 
+import os
 import time
 
 import numpy as np
@@ -187,3 +188,25 @@ def test_ctrl_c_during_a_pool_only_sets_a_flag():
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
+def test_sweep_workers_keep_highs_to_one_thread(tmp_path):
+    # two workers on two cores: HiGHS' own MIP workers (one per core by default) would oversubscribe them.
+    # Unpinned, the worker's first solve would fix HiGHS at all cores and one_highs_thread() would fail.
+    import subprocess
+    import sys
+
+    script = tmp_path / "worker.py"
+    script.write_text(
+        "import signal\n"
+        "from optnoise import Neighborhood, NoiseDesign\n"
+        "from optnoise.solvers import one_highs_thread\n"
+        "from optnoise.sweep import _init_worker\n"
+        "_init_worker()\n"
+        "NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').solve('highs')\n"
+        "print(one_highs_thread(), signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
