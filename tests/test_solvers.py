@@ -356,11 +356,12 @@ def test_one_highs_thread_changes_nothing_after_a_first_solve(tmp_path):
 
 
 def test_race_processes_run_highs_on_one_thread():
-    # the HiGHS racer runs in a process fixed at one thread, so asking it for two is HiGHS' error
+    # a MILP racer runs in a process fixed at one thread, so asking it for two is HiGHS' error;
+    # without one_thread (the lattice LP's race) the child keeps HiGHS' default and takes two
     model = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp").build_model()
     outs = []
-    for options in (None, {"threads": 2}):
-        child = solvers._ChildSolve("highs", model, None, 1e-9, False, options=options)
+    for options, one_thread in ((None, True), ({"threads": 2}, True), ({"threads": 2}, False)):
+        child = solvers._ChildSolve("highs", model, None, 1e-9, False, options=options, one_thread=one_thread)
         try:
             out = None
             for _ in range(600):
@@ -370,7 +371,7 @@ def test_race_processes_run_highs_on_one_thread():
         finally:
             child.stop()
         outs.append(out.status if out is not None else "no answer")
-    assert outs == ["optimal", "error"]
+    assert outs == ["optimal", "error", "optimal"]
 
 
 def test_race_scip_starts_from_the_callers_start_only(monkeypatch):
