@@ -599,28 +599,45 @@ class _ChildSolve:
     def __init__(
         self,
         backend: str,
-        model: LinearModel,
-        deadline: float | None,
-        mip_gap: float,
-        verbose: bool,
+        model: LinearModel | None = None,
+        deadline: float | None = None,
+        mip_gap: float = MIP_REL_GAP,
+        verbose: bool = False,
         *,
         start: np.ndarray | None = None,
         options: Mapping[str, Any] | None = None,
         one_thread: bool = False,
     ) -> None:
-        import pickle
         import subprocess
 
         self.backend = backend
+        self._verbose = bool(verbose)
+        self._writer: threading.Thread | None = None
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from optnoise.solvers import _child_main; _child_main()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if verbose else subprocess.DEVNULL,
         )
-        job = pickle.dumps((backend, model, deadline, mip_gap, verbose, start, dict(options or {}), bool(one_thread)))
+        if model is not None:
+            self.submit(model, deadline, mip_gap, start=start, options=options, one_thread=one_thread)
+
+    def submit(
+        self,
+        model: LinearModel,
+        deadline: float | None,
+        mip_gap: float,
+        *,
+        start: np.ndarray | None = None,
+        options: Mapping[str, Any] | None = None,
+        one_thread: bool = False,
+    ) -> None:
+        """Hand the job to the child; without ``model`` at construction, the child imports meanwhile."""
+        import pickle
+
+        job = (self.backend, model, deadline, mip_gap, self._verbose, start, dict(options or {}), bool(one_thread))
         # Written from a thread: the pipe holds 64 KiB and the child reads only once it has imported.
-        self._writer = threading.Thread(target=self._send, args=(job,), daemon=True)
+        self._writer = threading.Thread(target=self._send, args=(pickle.dumps(job),), daemon=True)
         self._writer.start()
 
     def _send(self, job: bytes) -> None:
@@ -656,7 +673,8 @@ class _ChildSolve:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        self._writer.join(timeout=1.0)
+        if self._writer is not None:
+            self._writer.join(timeout=1.0)
         assert self.proc.stdout is not None
         self.proc.stdout.close()
 
@@ -676,8 +694,9 @@ def _race(
 ) -> SolverOutput:
     """HiGHS alone for :data:`AUTO_SOLO_SECONDS`, then HiGHS and SCIP side by side, one core each.
 
-    The solo phase runs in this process with HiGHS' default threads. If it has not finished by
-    then, it is stopped and both solvers go on in two child processes (see
+    The solo phase runs in this process with HiGHS' default threads; halfway through it, two child
+    processes start and import optnoise meanwhile. If HiGHS has not finished by the end of the
+    phase, it is stopped and both solvers go on in the two processes (see
     :func:`_child_main`): HiGHS on one thread (:func:`one_highs_thread`) and SCIP, which is
     single-threaded. HiGHS runs up to one MIP worker per core, so left in this process beside SCIP
     it took part of SCIP's core, and a process fixes HiGHS' thread count at its first solve: only a
@@ -695,18 +714,35 @@ def _race(
     _set_start(h, model, start)
     h.HandleUserInterrupt = True
     h.startSolve()
-    done, _ = h.wait(AUTO_SOLO_SECONDS if concurrent else -1.0)
-    if not done:
-        h.cancelSolve()
-        h.wait()
-    solo = _highs_output(h, model, time.perf_counter() - t0)
-    if done or _proof(solo) or (deadline is not None and time.time() >= deadline):
-        return solo
-    first = solo.x if solo.x is not None else start
-    children = {
-        "highs": _ChildSolve("highs", model, deadline, mip_gap, verbose, start=first, options=options, one_thread=True),
-        "scip": _ChildSolve("scip", model, deadline, mip_gap, verbose, start=start, one_thread=True),
-    }
+    if not concurrent:
+        h.wait(-1.0)
+        return _highs_output(h, model, time.perf_counter() - t0)
+    children: dict[str, _ChildSolve] = {}
+    racing = stopped = False
+    try:
+        done, _ = h.wait(AUTO_SOLO_SECONDS / 2)
+        if not done:
+            # the processes import optnoise (about a second) while HiGHS works on alone
+            children = {name: _ChildSolve(name, verbose=verbose) for name in ("highs", "scip")}
+            done, _ = h.wait(AUTO_SOLO_SECONDS / 2)
+        if not done:
+            h.cancelSolve()
+            h.wait()
+        stopped = True
+        solo = _highs_output(h, model, time.perf_counter() - t0)
+        if done or _proof(solo) or (deadline is not None and time.time() >= deadline):
+            return solo
+        first = solo.x if solo.x is not None else start
+        children["highs"].submit(model, deadline, mip_gap, start=first, options=options, one_thread=True)
+        children["scip"].submit(model, deadline, mip_gap, start=start, one_thread=True)
+        racing = True
+    finally:
+        if not racing:
+            for child in children.values():
+                child.stop()
+        if not stopped:  # interrupted (Ctrl-C) in the solo phase
+            h.cancelSolve()
+            h.wait()
     outs: dict[str, SolverOutput | None] = dict.fromkeys(children)
     try:
         while not any(_proof(o) for o in outs.values()) and any(o is None for o in outs.values()):

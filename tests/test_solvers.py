@@ -377,17 +377,35 @@ def test_race_processes_run_highs_on_one_thread():
 def test_race_scip_starts_from_the_callers_start_only(monkeypatch):
     # SCIP's search must not depend on how far HiGHS got alone (a machine-dependent point)
     monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.5)
-    real = solvers._ChildSolve
+    real = solvers._ChildSolve.submit
     starts = {}
 
-    def recording(backend, *args, **kwargs):
-        starts[backend] = kwargs.get("start")
-        return real(backend, *args, **kwargs)
+    def recording(self, *args, **kwargs):
+        starts[self.backend] = kwargs.get("start")
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(solvers, "_ChildSolve", recording)
+    monkeypatch.setattr(solvers._ChildSolve, "submit", recording)
     hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     out = solve_model(hard.build_model(), solver="auto", time_limit=3.0)
     assert out.status == "time_limit" and set(starts) == {"highs", "scip"}
     assert starts["scip"] is None
     assert starts["highs"] is not None  # HiGHS resumes from its own incumbent of the solo phase
+    assert not _children()
+
+
+def test_race_processes_of_a_quick_solve_are_stopped(monkeypatch):
+    # the processes start halfway through the solo phase; a solve that ends before the race leaves none
+    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 2.0)
+    spawned = []
+    real = solvers._ChildSolve.__init__
+
+    def recording(self, *args, **kwargs):
+        spawned.append(args[0])
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(solvers._ChildSolve, "__init__", recording)
+    model = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    out = solve_model(model.build_model(), solver="auto", time_limit=1.5)  # ends in the solo phase
+    assert out.status == "time_limit" and out.solver == "highs" and "race" not in out.info
+    assert spawned == ["highs", "scip"]  # started at 1 s, stopped at the limit
     assert not _children()
