@@ -17,3 +17,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240554)
+
+
+@pytest.fixture
+def run_python(tmp_path):
+    """Run ``source`` as a script in a fresh interpreter; return its stdout (the test fails on a non-zero exit)."""
+    import subprocess
+    import sys
+
+    def run(source: str, timeout: float = 180) -> str:
+        script = tmp_path / "script.py"
+        script.write_text(source)
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    return run

@@ -324,35 +324,26 @@ def test_scip_runs_milps_without_cutting_planes():
     assert out.objective == pytest.approx(solve_model(milp, solver="highs").objective, rel=1e-7)
 
 
-def _threads_script(tmp_path, body: str) -> str:
-    script = tmp_path / "threads.py"
-    script.write_text(
-        "from optnoise import Neighborhood, NoiseDesign\n"
-        "from optnoise.solvers import _solve_highs, one_highs_thread\n"
-        "m = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').build_model()\n"
-        + body
-    )
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+_THREADS_PREAMBLE = (
+    "from optnoise import Neighborhood, NoiseDesign\n"
+    "from optnoise.solvers import _solve_highs, one_highs_thread\n"
+    "m = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').build_model()\n"
+)
 
 
-def test_one_highs_thread_fixes_a_fresh_process_at_one_thread(tmp_path):
+def test_one_highs_thread_fixes_a_fresh_process_at_one_thread(run_python):
     # HiGHS fixes its thread count at a process's first solve; a later different `threads` is an error
     body = (
         "print(one_highs_thread(), one_highs_thread())\n"
         "print(_solve_highs(m, None, 1e-9, False).status, _solve_highs(m, None, 1e-9, False, {'threads': 2}).status)\n"
     )
-    assert _threads_script(tmp_path, body) == ["True", "True", "optimal", "error"]
+    assert run_python(_THREADS_PREAMBLE + body).split() == ["True", "True", "optimal", "error"]
 
 
 @pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
-def test_one_highs_thread_changes_nothing_after_a_first_solve(tmp_path):
+def test_one_highs_thread_changes_nothing_after_a_first_solve(run_python):
     body = "print(_solve_highs(m, None, 1e-9, False).status, one_highs_thread())\n"
-    assert _threads_script(tmp_path, body) == ["optimal", "False"]
+    assert run_python(_THREADS_PREAMBLE + body).split() == ["optimal", "False"]
 
 
 def test_race_processes_run_highs_on_one_thread():

@@ -71,16 +71,12 @@ def test_backend_errors():
         run_sweep(points(), scheduler="tcp://x:1", progress=False)
 
 
-def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
+def test_process_pool_after_a_milp_solve_in_the_parent(run_python):
     # HiGHS' thread scheduler does not survive fork(): with the former fork-based pool, workers forked
     # from a pytest process that had solved MILPs hung in highs::parallel::sync (a race, seen in the
     # suite). This runs the same sequence in a fresh interpreter: a MILP in the parent, then a
     # two-worker sweep, whose stdout must hold nothing but the script's own line.
-    import subprocess
-    import sys
-
-    script = tmp_path / "after_milp.py"
-    script.write_text(
+    out = run_python(
         "from optnoise import Neighborhood, NoiseDesign\n"
         "from optnoise.sweep import grid_points, run_sweep\n"
         "if __name__ == '__main__':\n"
@@ -91,9 +87,7 @@ def test_process_pool_after_a_milp_solve_in_the_parent(tmp_path):
         "    rows = run_sweep(pts, jobs=2, progress=False)\n"
         "    print(len(rows), sorted({r['status'] for r in rows}))\n"
     )
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "4 ['optimal']"
+    assert out.strip() == "4 ['optimal']"
 
 
 def test_parallel_sweeps_keep_auto_in_one_process(monkeypatch, tmp_path):
@@ -191,14 +185,10 @@ def test_ctrl_c_during_a_pool_only_sets_a_flag():
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
-def test_sweep_workers_keep_highs_to_one_thread(tmp_path):
+def test_sweep_workers_keep_highs_to_one_thread(run_python):
     # two workers on two cores: HiGHS' own MIP workers (one per core by default) would oversubscribe them.
     # Unpinned, the worker's first solve would fix HiGHS at all cores and one_highs_thread() would fail.
-    import subprocess
-    import sys
-
-    script = tmp_path / "worker.py"
-    script.write_text(
+    out = run_python(
         "import signal\n"
         "from optnoise import Neighborhood, NoiseDesign\n"
         "from optnoise.solvers import one_highs_thread\n"
@@ -207,6 +197,4 @@ def test_sweep_workers_keep_highs_to_one_thread(tmp_path):
         "NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').solve('highs')\n"
         "print(one_highs_thread(), signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
     )
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "True"]
+    assert out.split() == ["True", "True"]
