@@ -448,7 +448,7 @@ _SCIP_STATUS = {
 #: slowed the search (one-off runs, 2026-11-24, CPU-time limits, ``benchmarks/RESULTS.md``): pdp,
 #: n = 64, ``|M| = 10``, error rate 24.8 s instead of 42.4 s to the proof; n = 100: MSE at eps 0.5,
 #: delta 0.1 proved in 34 s instead of gap 6.6e-3 at 60 s, the error rates at eps 1 reach gaps of 5e-6
-#: instead of 3e-4 to 5e-4, and no instance of the |M| = 10 grid got slower.
+#: instead of 3e-4 to 5e-4, and no instance of the ``|M| = 10`` grid got slower.
 SCIP_MILP_CUTS = False
 
 
