@@ -33,3 +33,18 @@ def run_python(tmp_path):
         return out.stdout
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_is_restored(request):
+    """Every test leaves SIGINT's handler as it found it.
+
+    A test (or a library it drives) that leaves SIGINT ignored makes the later SIGINT tests of the
+    same worker fail, and every child process they start inherit the ignored signal.
+    """
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    assert after is before, f"{request.node.nodeid} changed SIGINT's handler from {before!r} to {after!r}"

@@ -610,7 +610,15 @@ def test_sigint_stops_a_parallel_sweep_and_keeps_finished_rows(tmp_path):
     # the second point (|M| = 10 at n = 100) takes well over a minute, so it is still running at the signal
     argv = [str(exe), "sweep", "--n", "12,100", "--eps", "1", "--delta", "0.1", "--neighborhood", "bd:10"]
     argv += ["--privacy", "pdp", "--jobs", "2", "--cache", str(cache), "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT handled as in a terminal, even when this test runs under a runner that ignores it (a shell
+    # starts background jobs with SIGINT ignored, and children inherit that; the CLI then rightly ignores it)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not list(cache.glob("*.json")) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)  # until the small point is done

@@ -173,15 +173,21 @@ def test_ctrl_c_during_a_pool_only_sets_a_flag():
 
     from optnoise.sweep import _sigint_as_flag
 
-    before = signal.getsignal(signal.SIGINT)
-    with _sigint_as_flag() as interrupted:
-        assert not interrupted.is_set()
-        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
-        assert interrupted.wait(timeout=5)
-    assert signal.getsignal(signal.SIGINT) is before
-    with pytest.raises(KeyboardInterrupt):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)
+    # Python's own handler, as in a terminal, even under a runner that ignores SIGINT (a shell starts
+    # background jobs that way); with SIGINT ignored, _sigint_as_flag rightly changes nothing
+    runner = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        before = signal.getsignal(signal.SIGINT)
+        with _sigint_as_flag() as interrupted:
+            assert not interrupted.is_set()
+            os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
+            assert interrupted.wait(timeout=5)
+        assert signal.getsignal(signal.SIGINT) is before
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+    finally:
+        signal.signal(signal.SIGINT, runner)
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
