@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_choice, check_mapping, check_positive
-from .model import LinearModel, PowerCones
+from .model import LinearModel, ModelBuilder, PowerCones
 
 __all__ = [
     "SOLVERS",
@@ -275,15 +275,9 @@ def one_highs_thread() -> bool:
     """
     import highspy
 
-    h = new_highs()
-    h.setOptionValue("threads", 1)
-    lp = highspy.HighsLp()
-    lp.num_col_ = 1
-    lp.col_cost_ = np.array([1.0])
-    lp.col_lower_ = np.array([0.0])
-    lp.col_upper_ = np.array([1.0])
-    h.passModel(lp)
-    return bool(h.run() == highspy.HighsStatus.kOk)
+    mb = ModelBuilder()
+    mb.set_objective(mb.add_vars(1, lb=0.0, ub=1.0), [1.0])  # any model: the first solve fixes the threads
+    return bool(highs_instance(mb.build(), threads=1).run() == highspy.HighsStatus.kOk)
 
 
 def check_solve_args(
