@@ -69,7 +69,8 @@ TRIED = [
     "(8449 nodes); aggressive heuristics: gap 3.3e-5 (852 nodes); emphasis optimality: incumbent 0.84550 after "
     "1 node.",
     "- The `pdp-kadam` optimum as a first incumbent for the n=64 error rate: HiGHS proves it in 10 s, but its "
-    "error rate 0.8485 is far from the optimum 0.84467 (HiGHS' own incumbents after 1 s are handed to SCIP instead).",
+    "error rate 0.8485 is far from the optimum 0.84467 (SCIP was then handed HiGHS' own incumbent after 1 s; "
+    "since 2026-11-24 it starts from none, see the pdp_m10 section).",
     "- Lattice LP, all rows at once by interior point instead of lazy rows: m=5, k=12: 3.1-3.8 s at eps 0.1 "
     "(lazy 6.1 s), 3.0 s at eps 0.5 (lazy 1.2 s), 6.8 s at eps 1 (lazy 0.3-0.5 s); m=6, k=12: 95 s at eps 0.1 "
     "(lazy 146 s), 109 s at eps 0.5 (lazy 60 s). Neither wins everywhere, so `auto` races the two once the "
