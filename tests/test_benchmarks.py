@@ -35,9 +35,21 @@ def test_pdp_m10_run_matches_library_solve():
     spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    r = mod.run(("hull, no restart", "er", 0.5, 0.2, 60.0))
+    r = mod.run(("hull, no restart", "er", 0.5, 0.2, 60.0, 1e-9))
     d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     ref = d.solve(time_limit=60)
     assert r["status"] == ref.status == "optimal"
     assert r["objective"] == pytest.approx(ref.distortion, abs=1e-8)
     assert r["to_1e-4"] is not None and r["to_1e-4"] <= r["seconds"]
+
+
+def test_pdp_m10_auto_reports_its_proof_time_and_the_requested_gap():
+    spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = mod.run(("auto", "er", 0.5, 0.2, 60.0, 1e-6))
+    assert r["status"] == "optimal" and r["to_1e-4"] == r["seconds"]
+    # f(0) = delta and the rest uniform is feasible (only the value 0 leaks, delta for every shift): er <= 1 - delta
+    assert r["objective"] <= 0.8 + 1e-9
+    d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
+    assert r["objective"] == pytest.approx(d.solve(solver="highs", mip_gap=1e-6).distortion, rel=1e-6)
