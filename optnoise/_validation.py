@@ -11,6 +11,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_GRID_POINTS",
     "MAX_CELLS",
     "MAX_EPS",
+    "MAX_FINITE_EPS",
     "MAX_COST",
 ]
 
@@ -68,6 +70,8 @@ MAX_CELLS = 50_000_000
 #: Largest eps of an LP/MILP design: e^eps is a model coefficient, and HiGHS refuses
 #: coefficients above 1e15 (e^34.5 ~ 9.6e14); beyond it use a closed form or the exact checks.
 MAX_EPS = 34.5
+#: Largest eps anywhere: e^eps overflows a double beyond log(DBL_MAX) ~ 709.78.
+MAX_FINITE_EPS = math.log(sys.float_info.max)
 #: Largest magnitude of a custom cost entry (solvers treat ~1e20 as infinite).
 MAX_COST = 1e15
 
@@ -100,9 +104,24 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     return out
 
 
-def check_eps(value: Any, name: str = "eps", *, allow_zero: bool = False) -> float:
-    """Privacy parameter epsilon: finite and > 0 (>= 0 when ``allow_zero``)."""
-    return check_positive(name, value, allow_zero=allow_zero)
+def check_eps(
+    value: Any,
+    name: str = "eps",
+    *,
+    allow_zero: bool = False,
+    maximum: float | None = None,
+    why: str = "e^eps must be a finite double",
+) -> float:
+    """Privacy parameter epsilon: > 0 (>= 0 when ``allow_zero``) and at most ``maximum``.
+
+    ``maximum`` defaults to :data:`MAX_FINITE_EPS`, beyond which ``e^eps`` overflows; ``why``
+    explains the bound in the error message.
+    """
+    out = check_positive(name, value, allow_zero=allow_zero)
+    bound = MAX_FINITE_EPS if maximum is None else maximum
+    if out > bound:
+        raise ValueError(f"{name} must be <= {bound:g} ({why}); got {value!r}")
+    return out
 
 
 def check_probability(name: str, value: Any) -> float:

@@ -272,13 +272,12 @@ class NoiseDesign:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
                 raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
-            self.eps = check_eps(eps)
-            if self.eps > MAX_EPS:
-                raise ValueError(
-                    f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
-                    f"refuse coefficients above 1e15 (at such eps the optimum puts all but ~e^-eps of the mass on "
-                    f"the true answer); got {eps!r}"
-                )
+            self.eps = check_eps(
+                eps,
+                maximum=MAX_EPS,
+                why="for an LP/MILP design: e^eps is a model coefficient and solvers refuse coefficients above "
+                "1e15; at such eps the optimum puts all but ~e^-eps of the mass on the true answer",
+            )
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"

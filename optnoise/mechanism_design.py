@@ -564,12 +564,11 @@ class MechanismDesign:
         directed: bool = False,
     ) -> None:
         self.n = check_int("n", n, minimum=1, maximum=MAX_SIZE)
-        self.eps = check_eps(eps)
-        if self.eps > MAX_EPS:
-            raise ValueError(
-                f"eps must be <= {MAX_EPS} for an LP/MILP design: e^eps is a model coefficient and solvers "
-                f"refuse coefficients above 1e15; got {eps!r}"
-            )
+        self.eps = check_eps(
+            eps,
+            maximum=MAX_EPS,
+            why="for an LP/MILP design: e^eps is a model coefficient and solvers refuse coefficients above 1e15",
+        )
         self.delta = check_delta(delta)
         self.privacy = check_choice("privacy", privacy, MECHANISM_NOTIONS)
         self.objective = check_choice("objective", objective, MECHANISM_OBJECTIVES)

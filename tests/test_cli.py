@@ -403,6 +403,17 @@ def test_verify_rejects_bad_pmf(capsys, tmp_path):
     assert code == 2 and "non-negative" in err
 
 
+def test_verify_refuses_an_eps_whose_exponential_overflows(capsys, tmp_path):
+    # found by the command-line fuzzer: eps = 1e25 overflowed math.expm1 inside the PDP slack (exit 70)
+    pmf = tmp_path / "p.json"
+    pmf.write_text("[0.5, 0.5]")
+    code, _, err = run(capsys, ["verify", "--pmf", str(pmf), "--eps", "1e25", "--neighborhood", "sd:1"])
+    assert code == 2 and "eps must be <= 709.783" in err and len(err.strip().splitlines()) == 1
+    # the largest accepted eps still reads the PMF: uniform noise on two values never leaks
+    code, out, _ = run(capsys, ["verify", "--pmf", str(pmf), "--eps", "709", "--neighborhood", "sd:1"])
+    assert code == 0, out
+
+
 def test_sweep_csv(capsys, tmp_path):
     out = tmp_path / "s.csv"
     code, _, err = run(
