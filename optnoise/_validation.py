@@ -112,15 +112,15 @@ def check_eps(
     maximum: float | None = None,
     why: str = "e^eps must be a finite double",
 ) -> float:
-    """Privacy parameter epsilon: > 0 (>= 0 when ``allow_zero``) and at most ``maximum``.
+    """Privacy parameter epsilon: finite and > 0 (>= 0 when ``allow_zero``), at most ``maximum`` if given.
 
-    ``maximum`` defaults to :data:`MAX_FINITE_EPS`, beyond which ``e^eps`` overflows; ``why``
-    explains the bound in the error message.
+    Closed forms and accounting handle any finite eps; callers that compute ``e^eps`` itself pass
+    ``maximum=MAX_FINITE_EPS``, and LP/MILP designs :data:`MAX_EPS`. ``why`` explains the bound in
+    the error message.
     """
     out = check_positive(name, value, allow_zero=allow_zero)
-    bound = MAX_FINITE_EPS if maximum is None else maximum
-    if out > bound:
-        raise ValueError(f"{name} must be <= {bound:g} ({why}); got {value!r}")
+    if maximum is not None and out > maximum:
+        raise ValueError(f"{name} must be <= {maximum:g} ({why}); got {value!r}")
     return out
 
 
