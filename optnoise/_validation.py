@@ -45,6 +45,7 @@ __all__ = [
     "MAX_GRID_POINTS",
     "MAX_CELLS",
     "MAX_EPS",
+    "MAX_EPS_REASON",
     "MAX_FINITE_EPS",
     "MAX_COST",
 ]
@@ -70,7 +71,13 @@ MAX_CELLS = 50_000_000
 #: Largest eps of an LP/MILP design: e^eps is a model coefficient, and HiGHS refuses
 #: coefficients above 1e15 (e^34.5 ~ 9.6e14); beyond it use a closed form or the exact checks.
 MAX_EPS = 34.5
-#: Largest eps anywhere: e^eps overflows a double beyond log(DBL_MAX) ~ 709.78.
+#: Why :data:`MAX_EPS` bounds eps, for ``check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)``.
+MAX_EPS_REASON = (
+    "for an LP/MILP design: e^eps is a model coefficient and solvers refuse coefficients above 1e15; "
+    "at such eps the optimum puts all but ~e^-eps of the mass on the true answer"
+)
+#: Largest eps of a computation that evaluates e^eps itself (beyond log(DBL_MAX) ~ 709.78 it
+#: overflows a double); closed forms and accounting work in log space and take any finite eps.
 MAX_FINITE_EPS = math.log(sys.float_info.max)
 #: Largest magnitude of a custom cost entry (solvers treat ~1e20 as infinite).
 MAX_COST = 1e15

@@ -505,7 +505,7 @@ def _run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys
 
 
 def _cmd_verify(a: argparse.Namespace) -> int:
-    eps = check_eps(a.eps, maximum=MAX_FINITE_EPS)  # the PDP slack pdp_rtol(eps) computes an exponential
+    eps = check_eps(a.eps, maximum=MAX_FINITE_EPS)  # the leak checks evaluate e^eps, which overflows beyond it
     delta = check_delta(a.delta)
     tol = check_tol("tol", a.tol)
     pmf = check_pmf("pmf", _load_array(a.pmf, "pmf"), atol=1e-9)

@@ -70,6 +70,7 @@ from . import accounting, plotting
 from ._validation import (
     MAX_COST,
     MAX_EPS,
+    MAX_EPS_REASON,
     MAX_SIZE,
     check_choice,
     check_delta,
@@ -272,12 +273,7 @@ class NoiseDesign:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
                 raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
-            self.eps = check_eps(
-                eps,
-                maximum=MAX_EPS,
-                why="for an LP/MILP design: e^eps is a model coefficient and solvers refuse coefficients above "
-                "1e15; at such eps the optimum puts all but ~e^-eps of the mass on the true answer",
-            )
+            self.eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"

@@ -66,6 +66,7 @@ from scipy.ndimage import binary_dilation
 from ._validation import (
     MAX_COST,
     MAX_EPS,
+    MAX_EPS_REASON,
     MAX_SIZE,
     check_choice,
     check_delta,
@@ -564,11 +565,7 @@ class MechanismDesign:
         directed: bool = False,
     ) -> None:
         self.n = check_int("n", n, minimum=1, maximum=MAX_SIZE)
-        self.eps = check_eps(
-            eps,
-            maximum=MAX_EPS,
-            why="for an LP/MILP design: e^eps is a model coefficient and solvers refuse coefficients above 1e15",
-        )
+        self.eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
         self.delta = check_delta(delta)
         self.privacy = check_choice("privacy", privacy, MECHANISM_NOTIONS)
         self.objective = check_choice("objective", objective, MECHANISM_OBJECTIVES)

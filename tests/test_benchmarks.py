@@ -31,11 +31,16 @@ def test_benchmark_help_runs(script):
     assert "usage" in out.stdout.lower()
 
 
-def test_pdp_m10_run_matches_library_solve():
+def _pdp_m10():
+    """The benchmark script as a module (benchmarks/ is not a package)."""
     spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    r = mod.run(("hull, no restart", "er", 0.5, 0.2, 60.0, 1e-9))
+    return mod
+
+
+def test_pdp_m10_run_matches_library_solve():
+    r = _pdp_m10().run(("hull, no restart", "er", 0.5, 0.2, 60.0, 1e-9))
     d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     ref = d.solve(time_limit=60)
     assert r["status"] == ref.status == "optimal"
@@ -44,10 +49,7 @@ def test_pdp_m10_run_matches_library_solve():
 
 
 def test_pdp_m10_auto_reports_its_proof_time_and_the_requested_gap():
-    spec = importlib.util.spec_from_file_location("bench_pdp_m10", BENCH / "bench_pdp_m10.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    r = mod.run(("auto", "er", 0.5, 0.2, 60.0, 1e-6))
+    r = _pdp_m10().run(("auto", "er", 0.5, 0.2, 60.0, 1e-6))
     assert r["status"] == "optimal" and r["to_1e-4"] == r["seconds"]
     # f(0) = delta and the rest uniform is feasible (only the value 0 leaks, delta for every shift): er <= 1 - delta
     assert r["objective"] <= 0.8 + 1e-9
