@@ -6,7 +6,7 @@
 'optimal'
 """
 
-from .certify import (
+from optnoise.certify import (
     CertificationError,
     CertifiedDesign,
     CertifiedMechanism,
@@ -15,11 +15,11 @@ from .certify import (
     exp_bounds,
     load_design,
 )
-from .design import METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
-from .mechanism_design import MechanismDesign, MechanismResult
-from .model import LinearModel, ModelBuilder
-from .neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
-from .privacy import (
+from optnoise.design import METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
+from optnoise.mechanism_design import MechanismDesign, MechanismResult
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
+from optnoise.privacy import (
     NOTIONS,
     achieved_deltas,
     delta_dp,
@@ -29,8 +29,8 @@ from .privacy import (
     hockey_stick,
     mechanism_delta,
 )
-from .solvers import SOLVERS, SolverOutput, available_solvers, solve_model
-from .tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
+from optnoise.solvers import SOLVERS, SolverOutput, available_solvers, solve_model
+from optnoise.tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 
 __version__ = "0.1.0"
 

@@ -51,8 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import LinearModel, ModelBuilder
-from .solvers import FEASIBILITY_TOL, SolverOutput
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.solvers import FEASIBILITY_TOL, SolverOutput
 
 __all__ = ["CANONICAL_TOL", "CanonicalOutcome", "lexicographic_minimax"]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_positive
-from .model import LinearModel, ModelBuilder
-from .profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
-from .renyi import (
+from optnoise._validation import check_choice, check_positive
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
+from optnoise.renyi import (
     ALPHA_MAX,
     RENYI_NOTIONS,
     RENYI_RTOL,
@@ -31,7 +31,7 @@ from .renyi import (
     solve_renyi,
     zcdp_alphas,
 )
-from .solvers import SolverOutput
+from optnoise.solvers import SolverOutput
 
 __all__ = ["BUDGET_NOTIONS", "Budget"]
 

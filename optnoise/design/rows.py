@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_choice
-from .model import ModelBuilder
-from .solvers import FEASIBILITY_TOL
-from .tolerance import DELTA_ATOL, DELTA_RTOL
+from optnoise._validation import check_choice
+from optnoise.model import ModelBuilder
+from optnoise.solvers import FEASIBILITY_TOL
+from optnoise.tolerance import DELTA_ATOL, DELTA_RTOL
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 

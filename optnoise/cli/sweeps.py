@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ._io import ensure_folder
-from ._validation import (
+from optnoise._io import ensure_folder
+from optnoise._validation import (
     MAX_GRID_POINTS,
     check_choice,
     check_finite,
@@ -39,10 +39,10 @@ from ._validation import (
     parse_float,
     parse_int,
 )
-from .design import NoiseDesign
-from .mechanism_design import MechanismDesign
-from .neighborhood import Neighborhood
-from .solvers import MIP_REL_GAP, check_solve_args, one_highs_thread
+from optnoise.design import NoiseDesign
+from optnoise.mechanism_design import MechanismDesign
+from optnoise.neighborhood import Neighborhood
+from optnoise.solvers import MIP_REL_GAP, check_solve_args, one_highs_thread
 
 __all__ = [
     "parse_grid",

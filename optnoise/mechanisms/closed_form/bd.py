@@ -62,7 +62,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.optimize import brentq
 
-from ._validation import check_delta, check_eps, check_int, check_probability
+from optnoise._validation import check_delta, check_eps, check_int, check_probability
 
 __all__ = [
     "sd_cycle",

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from ._validation import (
+from optnoise._validation import (
     MAX_COST,
     MAX_EPS,
     MAX_EPS_REASON,
@@ -77,21 +77,21 @@ from ._validation import (
     check_pmf,
     real_array,
 )
-from .cache import entry_path, load_entry, problem_key, store_entry
-from .certify import PairLayout, certify_result, matrix_layout, register_spec_kind
-from .mechanisms import neighbour_pairs
-from .model import LinearModel, ModelBuilder
-from .neighborhood import Neighborhood
-from .privacy import mechanism_delta
-from .privacy_rows import add_pair_rows
-from .solvers import (
+from optnoise.cache import entry_path, load_entry, problem_key, store_entry
+from optnoise.certify import PairLayout, certify_result, matrix_layout, register_spec_kind
+from optnoise.mechanisms import neighbour_pairs
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.neighborhood import Neighborhood
+from optnoise.privacy import mechanism_delta
+from optnoise.privacy_rows import add_pair_rows
+from optnoise.solvers import (
     MIP_REL_GAP,
     check_solve_args,
     polish_with_highs,
     solve_model,
     write_mps,
 )
-from .tolerance import (
+from optnoise.tolerance import (
     RESULT_STATUSES,
     UNVERIFIED,
     CheckedResult,

@@ -66,8 +66,8 @@ from typing import Any
 
 import numpy as np
 
-from . import accounting, plotting
-from ._validation import (
+from optnoise import accounting, plotting
+from optnoise._validation import (
     MAX_COST,
     MAX_EPS,
     MAX_EPS_REASON,
@@ -81,17 +81,17 @@ from ._validation import (
     check_positive,
     real_array,
 )
-from .budget import BUDGET_NOTIONS, Budget
-from .cache import entry_path, load_entry, problem_key, store_entry
-from .canonical import CANONICAL_TOL, lexicographic_minimax
-from .certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
-from .mechanism_design import clamp_matrix, clamp_model, clamp_model_size, clamp_repair, matrix_errors
-from .mechanisms import neighbour_pairs
-from .model import LinearModel, ModelBuilder
-from .neighborhood import Neighborhood
-from .privacy import NOTIONS, achieved_deltas, mechanism_delta
-from .privacy_rows import add_pair_rows
-from .solvers import (
+from optnoise.budget import BUDGET_NOTIONS, Budget
+from optnoise.cache import entry_path, load_entry, problem_key, store_entry
+from optnoise.canonical import CANONICAL_TOL, lexicographic_minimax
+from optnoise.certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
+from optnoise.mechanism_design import clamp_matrix, clamp_model, clamp_model_size, clamp_repair, matrix_errors
+from optnoise.mechanisms import neighbour_pairs
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.neighborhood import Neighborhood
+from optnoise.privacy import NOTIONS, achieved_deltas, mechanism_delta
+from optnoise.privacy_rows import add_pair_rows
+from optnoise.solvers import (
     MIP_REL_GAP,
     SolverOutput,
     check_solve_args,
@@ -99,7 +99,7 @@ from .solvers import (
     solve_model,
     write_mps,
 )
-from .tolerance import (
+from optnoise.tolerance import (
     RESULT_STATUSES,
     UNVERIFIED,
     CheckedResult,

@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import integrate, optimize, special
 
-from ._validation import (
+from optnoise._validation import (
     check_choice,
     check_eps,
     check_finite,
@@ -55,9 +55,9 @@ from ._validation import (
     check_pmf,
     check_positive,
 )
-from .cache import cache_key, cached
-from .model import LinearModel, ModelBuilder
-from .solvers import SOLVERS, solve_model, solve_with_cuts
+from optnoise.cache import cache_key, cached
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.solvers import SOLVERS, solve_model, solve_with_cuts
 
 __all__ = [
     "MECHANISMS",

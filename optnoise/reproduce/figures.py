@@ -163,7 +163,7 @@ def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
 @functools.lru_cache(maxsize=1)
 def _data_key() -> str:
     """:func:`optnoise.datasets.data_fingerprint`, once per (worker) process."""
-    from .datasets import data_fingerprint
+    from optnoise.datasets import data_fingerprint
 
     return data_fingerprint()
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
+from optnoise._validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
 
 __all__ = ["Neighborhood", "AggregateQuery", "QuantizedMean", "Count", "RELATIONS"]
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_finite_array
-from .figures import PNG_METADATA
-from .mechanisms import IntegerNoise, Mechanism
-from .privacy import delta_dp
+from optnoise._validation import check_finite_array
+from optnoise.figures import PNG_METADATA
+from optnoise.mechanisms import IntegerNoise, Mechanism
+from optnoise.privacy import delta_dp
 
 __all__ = ["check_plot_path", "plot_design", "plot_sweep", "read_table", "save_figure"]
 
@@ -62,7 +62,7 @@ def _baseline_pmf(obj: Any, n: int) -> np.ndarray | None:
 
 def _default_eps(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     """0 up to a little past the largest finite privacy loss (capped at 10)."""
-    from .privacy import shifted_pmfs
+    from optnoise.privacy import shifted_pmfs
 
     f, g = shifted_pmfs(pmf, shifts)
     both = (f[None, :] > 0) & (g > 0)

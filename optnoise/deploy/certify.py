@@ -128,13 +128,13 @@ from typing import Any
 
 import numpy as np
 
-from . import accounting, interop, plotting
-from ._io import atomic_write_text, read_json
-from ._validation import check_choice, check_delta, check_eps, check_int, check_output_path, check_positive
-from .model import ModelBuilder
-from .privacy import NOTIONS
-from .solvers import FEASIBILITY_TOL, SOLVERS, solve_model
-from .tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
+from optnoise import accounting, interop, plotting
+from optnoise._io import atomic_write_text, read_json
+from optnoise._validation import check_choice, check_delta, check_eps, check_int, check_output_path, check_positive
+from optnoise.model import ModelBuilder
+from optnoise.privacy import NOTIONS
+from optnoise.solvers import FEASIBILITY_TOL, SOLVERS, solve_model
+from optnoise.tolerance import DELTA_ATOL, DELTA_RTOL, delta_allowance
 
 __all__ = [
     "CertifiedDesign",
@@ -661,7 +661,7 @@ class _Certified:
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
-        from . import __version__
+        from optnoise import __version__
 
         doc = {
             "format": FORMAT,

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import MAX_CELLS, check_choice, check_delta, check_int, check_int_array, check_pmf, real_array
-from .tolerance import check_tol
+from optnoise._validation import MAX_CELLS, check_choice, check_delta, check_int, check_int_array, check_pmf, real_array
+from optnoise.tolerance import check_tol
 
 __all__ = [
     "NOTIONS",
@@ -140,7 +140,7 @@ def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -
 
 def _resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     """Shift vectors as an int array of shape (k, d), reduced modulo n+1."""
-    from .neighborhood import Neighborhood
+    from optnoise.neighborhood import Neighborhood
 
     n = pmf.shape[0] - 1
     if isinstance(shifts, Neighborhood):

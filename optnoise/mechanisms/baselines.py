@@ -78,10 +78,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_positive, check_probability
-from .count import discrete_gaussian_pmf, optimal_alpha
-from .neighborhood import Neighborhood
-from .privacy import (
+from optnoise._validation import check_choice, check_delta, check_eps, check_int, check_positive, check_probability
+from optnoise.count import discrete_gaussian_pmf, optimal_alpha
+from optnoise.neighborhood import Neighborhood
+from optnoise.privacy import (
     NOTIONS,
     delta_dp,
     delta_pdp,

@@ -71,10 +71,10 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import check_finite_array, check_positive
-from .model import LinearModel, ModelBuilder
-from .privacy import shifted_pmfs
-from .solvers import SolverOutput, solve_model
+from optnoise._validation import check_finite_array, check_positive
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.privacy import shifted_pmfs
+from optnoise.solvers import SolverOutput, solve_model
 
 __all__ = [
     "RENYI_NOTIONS",

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._validation import check_choice, check_delta, check_eps, check_int, check_probability
-from .model import LinearModel, ModelBuilder
-from .solvers import SolverOutput, solve_model
+from optnoise._validation import check_choice, check_delta, check_eps, check_int, check_probability
+from optnoise.model import LinearModel, ModelBuilder
+from optnoise.solvers import SolverOutput, solve_model
 
 __all__ = [
     "crossover_points",
@@ -596,7 +596,7 @@ class GaussianThreshold:
 
 
 def _gaussian_tau(eps: float, delta_noise: float, delta_thr: float, kappa: int) -> tuple[float, float]:
-    from .composition import analytic_gaussian_sigma
+    from optnoise.composition import analytic_gaussian_sigma
 
     sigma = float(analytic_gaussian_sigma(eps, delta_noise, sensitivity=math.sqrt(kappa)))
     # A user whose kappa partitions hold only them makes each appear with

@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_mapping, check_positive
-from .model import LinearModel, ModelBuilder, PowerCones
+from optnoise._validation import check_choice, check_mapping, check_positive
+from optnoise.model import LinearModel, ModelBuilder, PowerCones
 
 __all__ = [
     "SOLVERS",

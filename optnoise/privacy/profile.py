@@ -45,11 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_delta, check_finite_array, check_int, check_positive
-from .mechanisms import IntegerNoise, Mechanism, discrete_gaussian_noise
-from .model import ModelBuilder
-from .neighborhood import Neighborhood
-from .privacy import delta_dp
+from optnoise._validation import check_delta, check_finite_array, check_int, check_positive
+from optnoise.mechanisms import IntegerNoise, Mechanism, discrete_gaussian_noise
+from optnoise.model import ModelBuilder
+from optnoise.neighborhood import Neighborhood
+from optnoise.privacy import delta_dp
 
 __all__ = [
     "PROFILE_ATOL",

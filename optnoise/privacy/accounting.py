@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_delta, check_int, check_positive
-from .privacy import hockey_stick, shifted_pmfs
+from optnoise._validation import check_delta, check_int, check_positive
+from optnoise.privacy import hockey_stick, shifted_pmfs
 
 __all__ = [
     "DISCRETIZATION",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import check_choice, check_int
+from optnoise._validation import check_choice, check_int
 
 __all__ = [
     "DATASETS",

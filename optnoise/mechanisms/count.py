@@ -65,10 +65,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_choice, check_eps, check_int, check_pmf, check_positive, check_probability
-from .model import ModelBuilder
-from .privacy import hockey_stick
-from .solvers import solve_model
+from optnoise._validation import check_choice, check_eps, check_int, check_pmf, check_positive, check_probability
+from optnoise.model import ModelBuilder
+from optnoise.privacy import hockey_stick
+from optnoise.solvers import solve_model
 
 __all__ = [
     "CountMechanism",

@@ -29,8 +29,8 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
-from ._io import atomic_write_text, read_json
-from ._validation import (
+from optnoise._io import atomic_write_text, read_json
+from optnoise._validation import (
     MAX_FINITE_EPS,
     check_delta,
     check_eps,
@@ -42,13 +42,13 @@ from ._validation import (
     parse_int,
     real_array,
 )
-from .certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
-from .design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
-from .mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
-from .neighborhood import Neighborhood
-from .privacy import NOTIONS, achieved_deltas
-from .solvers import MIP_REL_GAP, SOLVERS, check_solve_args
-from .sweep import (
+from optnoise.certify import DEFAULT_BITS, MAX_LOSS, CertificationError, certify_result, load_design
+from optnoise.design import METRICS, OBJECTIVES, RELEASES, DesignResult, NoiseDesign
+from optnoise.mechanism_design import LOSSES, MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
+from optnoise.neighborhood import Neighborhood
+from optnoise.privacy import NOTIONS, achieved_deltas
+from optnoise.solvers import MIP_REL_GAP, SOLVERS, check_solve_args
+from optnoise.sweep import (
     CONNECT_TIMEOUT,
     MECHANISM_ROW_KEYS,
     ROW_KEYS,
@@ -59,7 +59,7 @@ from .sweep import (
     parse_grid,
     run_sweep,
 )
-from .tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
+from optnoise.tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["main", "build_parser"]
 
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Optimal noise design for differential privacy.",
         epilog="exit codes: 0 ok, 1 claim failed, 2 bad input, 3 no optimal solution",
     )
-    from . import __version__
+    from optnoise import __version__
 
     parser.add_argument("--version", action="version", version=f"optnoise {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -397,7 +397,7 @@ def _solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str
 
 
 def _cmd_solve(a: argparse.Namespace) -> int:
-    from .plotting import check_plot_path, save_figure
+    from optnoise.plotting import check_plot_path, save_figure
 
     if a.plot:
         check_plot_path(a.plot)
@@ -545,7 +545,7 @@ def _cmd_verify(a: argparse.Namespace) -> int:
 
 
 def _cmd_figures(a: argparse.Namespace) -> int:
-    from .figures import PAPERS, run_figures
+    from optnoise.figures import PAPERS, run_figures
 
     if a.paper != "all" and a.paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
@@ -914,7 +914,7 @@ def _cmd_mechanism_sweep(a: argparse.Namespace) -> int:
 
 
 def _cmd_plot(a: argparse.Namespace) -> int:
-    from .plotting import check_plot_path, plot_sweep, save_figure
+    from optnoise.plotting import check_plot_path, plot_sweep, save_figure
 
     check_plot_path(a.out)
     fig = plot_sweep(a.csv, x=a.x, y=a.y, hue=a.hue, logx=a.logx, logy=a.logy)

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._validation import (
+from optnoise._validation import (
     check_choice,
     check_delta,
     check_eps,
