@@ -28,7 +28,7 @@ from datetime import date
 from pathlib import Path
 
 from optnoise import MechanismDesign
-from optnoise.solvers import solve_model
+from optnoise.engine.solve import solve_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import machine, write_section  # noqa: E402
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
         "simplex solve error is retried with it. The error rate (a flat loss) solves the full model at once by "
         "dual simplex: its lazy rounds took 4.2 s (n = 100) and 60 s (n = 500) where the full model takes 0.9 s "
         "and 21 s. Its solution misses the relative delta rule by a hair and is repaired exactly "
-        "(`optnoise.certify`), which costs at most 1e-6 of the loss (`agree` ~6e-8) and 8 s at n = 500; the "
+        "(`optnoise.deploy.certify`), which costs at most 1e-6 of the loss (`agree` ~6e-8) and 8 s at n = 500; the "
         "full-model column is the unrepaired solver optimum.",
     ]
     body = "\n".join(lines)

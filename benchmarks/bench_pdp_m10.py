@@ -36,7 +36,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.solvers import MIP_REL_GAP, highs_instance
+from optnoise.engine.highs import highs_instance
+from optnoise.engine.tolerance import MIP_REL_GAP
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import RESULTS, machine, write_section  # noqa: E402

@@ -1,7 +1,7 @@
 """Time the optimal-regular-mechanism LP of permute-and-flip ([PF] Theorem 3, Fig. 2).
 
 For each (m candidates, lattice depth k) the LP of
-:func:`optnoise.selection.solve_lattice_lp` is built and solved with HiGHS
+:func:`optnoise.mechanisms.lattice.solve_lattice_lp` is built and solved with HiGHS
 through the project's solver layer, with the monotonicity rows added lazily
 (default) and, for comparison, the paper's LP (no monotonicity rows). The
 lattice bound is ``B = 2 k Delta`` (k + 1 score levels).
@@ -24,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from optnoise.selection import GOLDEN_EPS, solve_lattice_lp
+from optnoise.mechanisms.lattice import solve_lattice_lp
+from optnoise.mechanisms.selection import GOLDEN_EPS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import machine, write_section  # noqa: E402
@@ -80,7 +81,7 @@ def section(rows, cmd, quick):
     lines = [
         "## Permute-and-flip: optimal regular mechanism LP (Theorem 3, Fig. 2)",
         "",
-        f"Machine: {machine()}. Solver: HiGHS via `optnoise.solvers.solve_model`.",
+        f"Machine: {machine()}. Solver: HiGHS via `optnoise.engine.solve.solve_model`.",
         f"Command: `{cmd}`{' (quick grid)' if quick else ''}. Date: {time.strftime('%Y-%m-%d')}.",
         "",
         "One LP variable per symmetry class (sorted scores, level of the candidate); only the worst-neighbour",

@@ -36,8 +36,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.selection import build_lattice_lp, solve_lattice_lp
-from optnoise.solvers import MIP_REL_GAP, solve_model
+from optnoise.engine.solve import solve_model
+from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.mechanisms.lattice import build_lattice_lp, solve_lattice_lp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import machine, write_section  # noqa: E402

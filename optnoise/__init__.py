@@ -6,20 +6,17 @@
 'optimal'
 """
 
-from optnoise.certify import (
-    CertificationError,
-    CertifiedDesign,
-    CertifiedMechanism,
-    certify_result,
-    exact_delta,
-    exp_bounds,
-    load_design,
-)
-from optnoise.design import METRICS, OBJECTIVES, DesignResult, NoiseDesign, cost_vector, modulo_errors
-from optnoise.mechanism_design import MechanismDesign, MechanismResult
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
-from optnoise.privacy import (
+from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism, load_design
+from optnoise.deploy.certify import CertificationError, certify_result
+from optnoise.design.mechanism import MechanismDesign
+from optnoise.design.metrics import METRICS, cost_vector, modulo_errors
+from optnoise.design.noise import OBJECTIVES, NoiseDesign
+from optnoise.design.result import DesignResult, MechanismResult
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
+from optnoise.engine.tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
+from optnoise.privacy.curves import (
     NOTIONS,
     achieved_deltas,
     delta_dp,
@@ -29,8 +26,8 @@ from optnoise.privacy import (
     hockey_stick,
     mechanism_delta,
 )
-from optnoise.solvers import SOLVERS, SolverOutput, available_solvers, solve_model
-from optnoise.tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
+from optnoise.privacy.exact import exact_delta, exp_bounds
+from optnoise.privacy.neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,8 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.accounting import (
+from optnoise.mechanisms.composition import kov_delta, kov_epsilon
+from optnoise.privacy.accounting import (
     Composition,
     InfiniteLossWarning,
     compose,
@@ -19,9 +20,8 @@ from optnoise.accounting import (
     pair_pld,
     privacy_profile,
 )
-from optnoise.composition import kov_delta, kov_epsilon
-from optnoise.mechanisms import discrete_gaussian_noise, geometric_noise
-from optnoise.privacy import delta_dp, hockey_stick
+from optnoise.privacy.curves import delta_dp, hockey_stick
+from optnoise.privacy.noise import discrete_gaussian_noise, geometric_noise
 
 
 def _rr(eps0: float) -> np.ndarray:

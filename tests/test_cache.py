@@ -3,7 +3,7 @@
 import json
 
 from optnoise import MechanismDesign, Neighborhood, NoiseDesign
-from optnoise.cache import (
+from optnoise.engine.cache import (
     CACHE_FORMAT,
     CACHE_VERSION,
     cache_key,

@@ -1,14 +1,15 @@
-"""Canonical optima (NoiseDesign.solve(canonical=True), optnoise.canonical): the paper's closed forms,
+"""Canonical optima (NoiseDesign.solve(canonical=True), optnoise.design.canonical): the paper's closed forms,
 the primary objective kept, lexicographic minimality, uniqueness across backends, honest failures."""
 
 import numpy as np
 import pytest
 
-import optnoise.design as design_module
+import optnoise.design.pipeline as design_module
 from optnoise import Neighborhood, NoiseDesign, closed_form
-from optnoise.canonical import CANONICAL_TOL, CanonicalOutcome, lexicographic_minimax
-from optnoise.model import ModelBuilder
-from optnoise.solvers import SolverOutput, solve_model
+from optnoise.design.canonical import CANONICAL_TOL, CanonicalOutcome, lexicographic_minimax
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.solve import solve_model
 
 #: The primary objective of a canonical solve may differ from the plain one by this (relative, floor 1).
 PRIMARY_TOL = 2 * CANONICAL_TOL

@@ -13,17 +13,12 @@ import pytest
 from scipy.stats import chisquare
 
 from optnoise import DesignResult, Neighborhood, NoiseDesign, delta_dp, delta_pdp, delta_pdp_kadam
-from optnoise.certify import (
-    FORMAT_VERSION,
-    CertificationError,
-    CertifiedDesign,
-    exact_delta,
-    exp_bounds,
-    file_digest,
-    load_design,
-    round_to_total,
-)
-from optnoise.cli import main
+from optnoise.cli.main import main
+from optnoise.deploy.certified import CertifiedDesign, load_design
+from optnoise.deploy.certify import CertificationError
+from optnoise.deploy.files import FORMAT_VERSION, file_digest
+from optnoise.design import pipeline
+from optnoise.privacy.exact import exact_delta, exp_bounds, round_to_total
 
 BD3 = Neighborhood.bd(3, directed=True)
 
@@ -296,7 +291,7 @@ def test_large_kadam_design_with_tolerance_tail_is_repaired():
     assert delta_pdp_kadam(res.pmf, res.design.shifts, 1.5, rtol=math.expm1(1.5e-6 + 1e-12)) <= 0.1
     # the unrepaired solver PMF really fails: (13g) breaks in its tail
     d = res.design
-    raw, _ = d._solve_fresh(d.build_model(), "highs", None, 1e-9, False, None, polish=False)
+    raw, _ = pipeline._settle_noise(d, d.build_model(), "highs", None, 1e-9, False, None, True, repair=False)
     assert raw.status == "unverified" and raw.achieved["pdp-kadam"] == math.inf
     cd = raw.certify(allow_unverified=True)
     assert cd.verify() and cd.certified_delta <= Fraction(1, 10)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.cli import main
+from optnoise.cli.main import main
 
 SOLVE = [
     "solve",
@@ -227,7 +227,7 @@ def test_time_limit_reports_status(capsys):
 
 @pytest.mark.parametrize("command", ["solve", "sweep"])
 def test_mip_gap_and_highs_options_reach_the_solver(capsys, monkeypatch, command):
-    from optnoise.design import NoiseDesign
+    from optnoise.design.noise import NoiseDesign
 
     seen = []
     real = NoiseDesign.solve
@@ -511,7 +511,7 @@ def test_verify_tol_nan_cannot_make_a_leaking_pmf_pass(capsys, tmp_path):
 
 def _loose_solver(monkeypatch):
     """Let HiGHS run with a loosened MIP feasibility tolerance, as the refused option used to."""
-    import optnoise.solvers as S
+    import optnoise.engine.highs as S
 
     real = S.highs_instance
 
@@ -575,7 +575,7 @@ def test_tampered_cache_entry_is_solved_again(capsys, tmp_path):
 
 
 def test_output_paths_are_checked_before_any_work(capsys, monkeypatch, tmp_path):
-    from optnoise.design import NoiseDesign
+    from optnoise.design.noise import NoiseDesign
 
     def no_solve(*a, **k):
         raise AssertionError("solved before the output path was checked")

@@ -2,7 +2,7 @@
 
 The independent route is the solver layer: ``NoiseDesign(..., privacy="pdp-kadam")``
 with the paper's directed SD/BD shift sets. Feasibility of a closed-form PMF is
-re-checked with :func:`optnoise.privacy.delta_pdp_kadam`, which knows nothing
+re-checked with :func:`optnoise.privacy.curves.delta_pdp_kadam`, which knows nothing
 of the closed forms. Expected numbers are the paper's printed values, hand
 computations written out here, or solver outputs; never closed_form output.
 """
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise import Neighborhood, NoiseDesign, delta_pdp_kadam
-from optnoise import closed_form as cf
+from optnoise.mechanisms import closed_form as cf
 
 TOL = 1e-7  # closed form vs solver
 LEAK_TOL = 1e-12  # rounding in e^eps * f(eta+mu) == f(eta) on exact staircases

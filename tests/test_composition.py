@@ -1,7 +1,7 @@
-"""Tests for optnoise.composition (Cesar & Rogers, ALT 2021).
+"""Tests for optnoise.mechanisms.composition (Cesar & Rogers, ALT 2021).
 
 Expected values come from brute-force enumeration of explicit product pmfs
-(optnoise.privacy.hockey_stick), independent closed forms written out here,
+(optnoise.privacy.curves.hockey_stick), independent closed forms written out here,
 numerical integration, dp-accounting, or numbers stated in the paper/issue.
 """
 
@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
-from optnoise import composition as C
-from optnoise.privacy import hockey_stick
+from optnoise.mechanisms import composition as C
+from optnoise.mechanisms import gaussian as G
+from optnoise.privacy.curves import hockey_stick
 
 # ---------------------------------------------------------------------------
 # brute-force helpers (explicit pmfs)
@@ -456,14 +457,14 @@ def test_zcdp_conversion_is_optimum_over_renyi_order():
 def test_analytic_gaussian_sigma_issue_number_and_dp_accounting():
     import dp_accounting
 
-    assert C.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=5e-5)
-    assert C.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(dp_accounting.get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
-    s = C.analytic_gaussian_sigma(0.5, 1e-6, sensitivity=3.0)
+    assert G.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=5e-5)
+    assert G.analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(dp_accounting.get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
+    s = G.analytic_gaussian_sigma(0.5, 1e-6, sensitivity=3.0)
     assert s == pytest.approx(3.0 * dp_accounting.get_sigma_gaussian(0.5, 1e-6), rel=1e-9)
-    assert C.analytic_gaussian_epsilon(14.0, 1e-6) == pytest.approx(
+    assert G.analytic_gaussian_epsilon(14.0, 1e-6) == pytest.approx(
         dp_accounting.get_epsilon_gaussian(14.0, 1e-6), rel=1e-8
     )
-    assert C.analytic_gaussian_delta(0.5, s, sensitivity=3.0) == pytest.approx(1e-6, rel=1e-8)
+    assert G.analytic_gaussian_delta(0.5, s, sensitivity=3.0) == pytest.approx(1e-6, rel=1e-8)
 
 
 def test_analytic_gaussian_delta_is_hockey_stick_integral():
@@ -475,9 +476,9 @@ def test_analytic_gaussian_delta_is_hockey_stick_integral():
 
         cut = D / 2 - eps * sigma**2 / D  # P > e^eps Q left of this point
         val = integrate.quad(f, -np.inf, cut, epsabs=1e-14, epsrel=1e-12)[0]
-        assert C.analytic_gaussian_delta(eps, sigma, sensitivity=D) == pytest.approx(val, rel=1e-8)
+        assert G.analytic_gaussian_delta(eps, sigma, sensitivity=D) == pytest.approx(val, rel=1e-8)
     # log-space: tiny deltas stay positive and finite
-    tiny = C.analytic_gaussian_delta(200.0, 1.0)
+    tiny = G.analytic_gaussian_delta(200.0, 1.0)
     assert 0 <= tiny < 1e-300 or (0 < tiny and math.isfinite(tiny))
 
 
@@ -490,20 +491,20 @@ def test_gaussian_privacy_loss_is_cdp_with_mu_and_tau():
     var = integrate.quad(lambda x: stats.norm.pdf(x, 0, sigma) * (loss(x) - mean) ** 2, -np.inf, np.inf)[0]
     assert mean == pytest.approx(D**2 / (2 * sigma**2), rel=1e-10)
     assert math.sqrt(var) == pytest.approx(D / sigma, rel=1e-10)
-    assert C.histogram_zcdp_rho(sigma, linf_sensitivity=D) == pytest.approx(mean)
+    assert G.histogram_zcdp_rho(sigma, linf_sensitivity=D) == pytest.approx(mean)
 
 
 def test_laplace_lemma_6_2():
     b = 10.0
     assert stats.laplace(scale=b).var() == pytest.approx(2 * b**2)  # "the variance of Lap(b) is 2b^2"
-    assert C.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=20, linf_sensitivity=2.0) == pytest.approx(
+    assert G.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=20, linf_sensitivity=2.0) == pytest.approx(
         C.kov_epsilon(0.2, 20, 1e-6)
     )
     # the exact Laplace composition (dp-accounting PLD) can only be smaller than the generic DP bound
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     exact = pld.from_laplace_mechanism(b, sensitivity=1.0, value_discretization_interval=1e-4).self_compose(50)
-    ours = C.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=50)
+    ours = G.laplace_histogram_epsilon(b, 1e-6, l0_sensitivity=50)
     assert exact.get_epsilon_for_delta(1e-6) <= ours
     assert exact.get_epsilon_for_delta(1e-6) > 0.9 * ours
 
@@ -512,29 +513,29 @@ def test_gaussian_zcdp_lemma_6_3():
     import dp_accounting
 
     s, d, l0 = 14.0, 1e-6, 50
-    rho = C.histogram_zcdp_rho(s, l0_sensitivity=l0)
+    rho = G.histogram_zcdp_rho(s, l0_sensitivity=l0)
     assert rho == pytest.approx(l0 / (2 * s**2))
-    eps = C.gaussian_zcdp_epsilon(s, d, l0_sensitivity=l0)
+    eps = G.gaussian_zcdp_epsilon(s, d, l0_sensitivity=l0)
     assert eps == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / d)))
     # looser than the exact (analytic) Gaussian with L2 sensitivity sqrt(l0), and than dp-accounting's RDP
-    assert eps >= C.analytic_gaussian_epsilon(s, d, sensitivity=math.sqrt(l0))
+    assert eps >= G.analytic_gaussian_epsilon(s, d, sensitivity=math.sqrt(l0))
     acc = dp_accounting.rdp.RdpAccountant()
     acc.compose(dp_accounting.GaussianDpEvent(s / math.sqrt(l0)))
     assert acc.get_epsilon(d) <= eps
     # calibration inverts it
-    sig = C.gaussian_zcdp_sigma(0.99369, 1e-5, l0_sensitivity=10)
-    assert C.gaussian_zcdp_epsilon(sig, 1e-5, l0_sensitivity=10) == pytest.approx(0.99369, rel=1e-12)
+    sig = G.gaussian_zcdp_sigma(0.99369, 1e-5, l0_sensitivity=10)
+    assert G.gaussian_zcdp_epsilon(sig, 1e-5, l0_sensitivity=10) == pytest.approx(0.99369, rel=1e-12)
 
 
 def test_composed_gaussian_epsilon():
     s, d = 14.0, 1e-6
-    assert C.composed_gaussian_epsilon(s, 1, d) == pytest.approx(C.analytic_gaussian_epsilon(s, d), rel=1e-6)
+    assert G.composed_gaussian_epsilon(s, 1, d) == pytest.approx(G.analytic_gaussian_epsilon(s, d), rel=1e-6)
     # composing k Gaussians exactly is one Gaussian with sensitivity sqrt(k): the DP route is looser
     for k in [2, 10]:
-        got = C.composed_gaussian_epsilon(s, k, d)
-        assert got >= C.analytic_gaussian_epsilon(s, d, sensitivity=math.sqrt(k))
+        got = G.composed_gaussian_epsilon(s, k, d)
+        assert got >= G.analytic_gaussian_epsilon(s, d, sensitivity=math.sqrt(k))
         # and it is a valid KOV split: some eps0 attains it
-        assert got <= C.kov_epsilon(0.3, k, d, delta0=C.analytic_gaussian_delta(0.3, s)) + 1e-9
+        assert got <= C.kov_epsilon(0.3, k, d, delta0=G.analytic_gaussian_delta(0.3, s)) + 1e-9
 
 
 # ---------------------------------------------------------------------------
@@ -548,23 +549,23 @@ def test_ordered_least_squares_against_isotonic_and_cvxpy():
     rng = np.random.default_rng(0)
     for _ in range(5):
         y = np.sort(rng.uniform(0, 50, 12))[::-1] + rng.normal(0, 8, 12)
-        got = C.ordered_least_squares(y)
+        got = G.ordered_least_squares(y)
         iso = np.clip(optimize.isotonic_regression(y, increasing=False).x, 0, None)
         np.testing.assert_allclose(got, iso, atol=1e-8)
         c = cp.Variable(y.size)
         # Clarabel, not cvxpy's default OSQP: OSQP segfaults in a process where CBC (PuLP) has run.
         cp.Problem(cp.Minimize(cp.sum_squares(y - c)), [c[:-1] >= c[1:]]).solve(solver=cp.CLARABEL)
-        np.testing.assert_allclose(C.ordered_least_squares(y, nonnegative=False), c.value, atol=1e-5)
+        np.testing.assert_allclose(G.ordered_least_squares(y, nonnegative=False), c.value, atol=1e-5)
     y = np.array([3.0, 5.0, 1.0, -2.0])
-    np.testing.assert_allclose(C.ordered_least_squares(y), [4.0, 4.0, 1.0, 0.0], atol=1e-10)  # PAVA by hand
-    np.testing.assert_allclose(C.ordered_least_squares(y, nonnegative=False), [4.0, 4.0, 1.0, -2.0], atol=1e-10)
-    out = C.ordered_gaussian_counts([649, 545, 383, 338, 331], 15.0, rng=1)
+    np.testing.assert_allclose(G.ordered_least_squares(y), [4.0, 4.0, 1.0, 0.0], atol=1e-10)  # PAVA by hand
+    np.testing.assert_allclose(G.ordered_least_squares(y, nonnegative=False), [4.0, 4.0, 1.0, -2.0], atol=1e-10)
+    out = G.ordered_gaussian_counts([649, 545, 383, 338, 331], 15.0, rng=1)
     assert out.shape == (5,) and np.all(np.diff(out) <= 1e-9) and np.all(out >= 0)
 
 
 def test_ordered_gaussian_counts_many_releases_at_once():
     c = np.array([60.0, 50.0, 12.0, 11.0, 10.0, 1.0])
-    out = C.ordered_gaussian_counts(c, 6.0, rng=7, size=400)
+    out = G.ordered_gaussian_counts(c, 6.0, rng=7, size=400)
     assert out.shape == (400, c.size)
     # the same noise, drawn the same way, projected one release at a time by PAVA (scipy)
     noisy = c + np.random.default_rng(7).normal(0.0, 6.0, size=(400, c.size))
@@ -572,44 +573,44 @@ def test_ordered_gaussian_counts_many_releases_at_once():
     np.testing.assert_allclose(out, ref, atol=1e-8)
     assert np.all(np.diff(out, axis=1) <= 1e-9) and np.all(out >= 0)
     with pytest.raises(ValueError, match="size"):
-        C.ordered_gaussian_counts(c, 6.0, size=0)
+        G.ordered_gaussian_counts(c, 6.0, size=0)
 
 
 def test_truncated_gaussian_pdf_and_sampler():
     s, c = 2.0, 3.0
-    assert integrate.quad(lambda x: C.truncated_gaussian_pdf(x, s, c), -c, c)[0] == pytest.approx(1.0, rel=1e-10)
-    assert C.truncated_gaussian_pdf(3.5, s, c) == 0.0
-    z = C.truncated_gaussian_sample(s, c, size=20000, rng=3)
+    assert integrate.quad(lambda x: G.truncated_gaussian_pdf(x, s, c), -c, c)[0] == pytest.approx(1.0, rel=1e-10)
+    assert G.truncated_gaussian_pdf(3.5, s, c) == 0.0
+    z = G.truncated_gaussian_sample(s, c, size=20000, rng=3)
     assert np.all(np.abs(z) <= c)
     assert np.std(z) == pytest.approx(stats.truncnorm(-c / s, c / s, scale=s).std(), rel=0.03)
 
 
 def test_truncation_bound_solves_eq_10():
     s, d, l0, linf = 5.0, 1e-6, 4, 2.0
-    c = C.truncation_bound(s, d, l0_sensitivity=l0, linf_sensitivity=linf)
+    c = G.truncation_bound(s, d, l0_sensitivity=l0, linf_sensitivity=linf)
     # probability that the count lands where the neighbour (shifted by linf) has no mass
-    fail = integrate.quad(lambda x: C.truncated_gaussian_pdf(x, s, c), -c, -c + linf, epsabs=1e-20, epsrel=1e-12)[0]
+    fail = integrate.quad(lambda x: G.truncated_gaussian_pdf(x, s, c), -c, -c + linf, epsabs=1e-20, epsrel=1e-12)[0]
     assert fail == pytest.approx(d / l0, rel=1e-7)
 
 
 def test_lemma_6_4_single_count_guarantees():
     s, linf = 3.0, 1.0
-    c = C.truncation_bound(s, 1e-4, linf_sensitivity=linf)
+    c = G.truncation_bound(s, 1e-4, linf_sensitivity=linf)
     lo, hi = -c + linf, c  # overlap of the supports of TN and TN + linf
-    mass = integrate.quad(lambda x: C.truncated_gaussian_pdf(x, s, c), lo, hi)[0]
-    p = lambda x: C.truncated_gaussian_pdf(x, s, c) / mass  # noqa: E731
-    q = lambda x: C.truncated_gaussian_pdf(x - linf, s, c) / mass  # noqa: E731
+    mass = integrate.quad(lambda x: G.truncated_gaussian_pdf(x, s, c), lo, hi)[0]
+    p = lambda x: G.truncated_gaussian_pdf(x, s, c) / mass  # noqa: E731
+    q = lambda x: G.truncated_gaussian_pdf(x - linf, s, c) / mass  # noqa: E731
     # conditioned on the overlap, Renyi divergence is at most that of the untruncated Gaussians
     for alpha in [1.5, 2.0, 5.0, 20.0]:
         val = integrate.quad(lambda x, alpha=alpha: p(x) ** alpha * q(x) ** (1 - alpha), lo, hi, epsrel=1e-12)[0]
         assert math.log(val) / (alpha - 1) <= alpha * linf**2 / (2 * s**2) + 1e-12
     # end to end: delta-approximate rho-zCDP => (eps, delta + delta')-DP for the actual pair
-    rho = C.histogram_zcdp_rho(s, linf_sensitivity=linf)
+    rho = G.histogram_zcdp_rho(s, linf_sensitivity=linf)
     for d2 in [1e-2, 1e-4]:
         eps, total = C.setwise_zcdp_epsilon(d2, [rho], deltas=[1e-4])
         hs = integrate.quad(
             lambda x, eps=eps: max(
-                C.truncated_gaussian_pdf(x, s, c) - math.exp(eps) * C.truncated_gaussian_pdf(x - linf, s, c), 0.0
+                G.truncated_gaussian_pdf(x, s, c) - math.exp(eps) * G.truncated_gaussian_pdf(x - linf, s, c), 0.0
             ),
             -c,
             c,
@@ -624,15 +625,15 @@ def test_algorithm_2():
     counts = np.zeros(200)
     counts[:20] = np.arange(20, 0, -1) * 10.0
     counts[20:30] = 1.0  # at most linf: can never be released
-    idx, vals = C.truncated_gaussian_top(counts, 4.0, 1e-6, l0_sensitivity=3, linf_sensitivity=1.0, rng=0)
-    c = C.truncation_bound(4.0, 1e-6, l0_sensitivity=3)
+    idx, vals = G.truncated_gaussian_top(counts, 4.0, 1e-6, l0_sensitivity=3, linf_sensitivity=1.0, rng=0)
+    c = G.truncation_bound(4.0, 1e-6, l0_sensitivity=3)
     assert np.all(vals > 1.0 + c) and np.all(np.diff(vals) <= 0)
     assert set(idx) <= set(range(20)) and 0 in idx
     for _ in range(20):
-        idx, _ = C.truncated_gaussian_top(counts, 4.0, 1e-6, l0_sensitivity=3)
+        idx, _ = G.truncated_gaussian_top(counts, 4.0, 1e-6, l0_sensitivity=3)
         assert not set(idx) & set(range(20, 200))
     with pytest.raises(ValueError, match="max_elements"):
-        C.truncated_gaussian_top(counts, 4.0, 1e-6, max_elements=10)
+        G.truncated_gaussian_top(counts, 4.0, 1e-6, max_elements=10)
 
 
 # ---------------------------------------------------------------------------
@@ -653,9 +654,9 @@ def test_algorithm_2():
         (lambda: C.adaptive_delta(0.1, ("DP", "XX"), 0.5), "order"),
         (lambda: C.adaptive_delta(0.1, "DPBR", 0.5), "order"),
         (lambda: C.setwise_epsilon(0.0, dp=[0.1]), "delta"),
-        (lambda: C.analytic_gaussian_sigma(1.0, 1e-5, sensitivity=0), "sensitivity"),
-        (lambda: C.truncation_bound(1.0, 0.0), "delta"),
-        (lambda: C.ordered_least_squares([]), "y"),
+        (lambda: G.analytic_gaussian_sigma(1.0, 1e-5, sensitivity=0), "sensitivity"),
+        (lambda: G.truncation_bound(1.0, 0.0), "delta"),
+        (lambda: G.ordered_least_squares([]), "y"),
         (lambda: C.setwise_zcdp_epsilon(1e-6, [0.1], deltas=[1e-6, 1e-6]), "deltas"),
     ],
 )
@@ -666,7 +667,7 @@ def test_bad_input_names_parameter(call, name):
 
 def test_kov_signature_matches_the_issue_contract():
     # kov_delta(eps0, k, eps, delta0=0.0): delta0 may be passed positionally.
-    from optnoise.composition import kov_delta, kov_epsilon
+    from optnoise.mechanisms.composition import kov_delta, kov_epsilon
 
     assert kov_delta(0.1, 10, 0.5, 0.0) == kov_delta(0.1, 10, 0.5, delta0=0.0)
     assert kov_epsilon(0.1, 10, 1e-5, 0.0) == kov_epsilon(0.1, 10, 1e-5)

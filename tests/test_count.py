@@ -1,7 +1,7 @@
-"""Tests for optnoise.count (Sadeghi, Asoodeh, Calmon, arXiv 2007.09374).
+"""Tests for optnoise.mechanisms.count (Sadeghi, Asoodeh, Calmon, arXiv 2007.09374).
 
 The paper's math was lost in extraction, so the reconstruction in
-optnoise.count is checked against the solver layer (the LP of Prop. 2), brute
+optnoise.mechanisms.count is checked against the solver layer (the LP of Prop. 2), brute
 force over all output events, and random feasible alphas.
 """
 
@@ -13,23 +13,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optnoise.composition import analytic_gaussian_delta
-from optnoise.count import (
-    cks_delta,
+from optnoise.mechanisms.count import (
     count_lp,
     count_noise_pmf,
     crossover_values,
     delta_curve,
-    discrete_gaussian_delta,
-    discrete_gaussian_pmf,
-    discrete_gaussian_sigma2,
-    discrete_gaussian_variance,
     exact_delta,
     optimal_alpha,
     paper_dp_delta,
     singular_delta,
     type1_bounds,
     type2_bound,
+)
+from optnoise.mechanisms.gaussian import analytic_gaussian_delta
+from optnoise.privacy.noise import (
+    cks_delta,
+    discrete_gaussian_delta,
+    discrete_gaussian_pmf,
+    discrete_gaussian_sigma2,
+    discrete_gaussian_variance,
 )
 
 GRID = [(N, rho, eps) for N in (1, 3, 6, 12) for rho in (0.05, 0.3, 0.5, 0.7, 0.85) for eps in (0.2, 1.0, 2.0)]

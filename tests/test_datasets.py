@@ -1,4 +1,4 @@
-"""The shipped data sets and their loader (optnoise.datasets)."""
+"""The shipped data sets and their loader (optnoise.reproduce.datasets)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from optnoise import datasets as D
+from optnoise.reproduce import datasets as D
 
 REPO = Path(__file__).resolve().parent.parent
 

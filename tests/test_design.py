@@ -439,7 +439,7 @@ def test_modulo_errors_at_n_1e5_need_linear_memory():
 
 def _loose_highs(monkeypatch):
     """HiGHS with loosened feasibility tolerances, as the (now refused) options used to produce."""
-    import optnoise.solvers as S
+    import optnoise.engine.highs as S
 
     real = S.highs_instance
 
@@ -519,8 +519,8 @@ def test_spurious_infeasible_is_retried_and_never_reported():
 
 
 def test_persistent_spurious_infeasible_is_an_error(monkeypatch):
-    import optnoise.design as D
-    from optnoise.solvers import SolverOutput
+    import optnoise.design.pipeline as D
+    from optnoise.engine.output import SolverOutput
 
     monkeypatch.setattr(
         D, "solve_model", lambda *a, **k: SolverOutput("infeasible", None, None, None, None, 0.0, "highs")
@@ -592,7 +592,7 @@ def test_model_size_estimate_is_exact(inst):
 
 
 def _write_many(path, tag, count):
-    from optnoise._io import atomic_write_text
+    from optnoise.engine.io import atomic_write_text
 
     for i in range(count):
         atomic_write_text(path, json.dumps({"writer": tag, "i": i, "pad": "x" * 2000}))

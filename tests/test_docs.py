@@ -36,7 +36,7 @@ def test_docs_build_without_warnings(tmp_path):
     # kernel that executes the tutorial logs notices of its own on stderr, which are not Sphinx's.
     warnings = [line for line in proc.stderr.splitlines() if re.search(r": (WARNING|ERROR|CRITICAL):", line)]
     assert proc.returncode == 0 and not warnings, proc.stderr[-3000:]
-    for page in ("index.html", "readme.html", "tutorial.html", "api/generated/optnoise.design.html"):
+    for page in ("index.html", "readme.html", "tutorial.html", "api/generated/optnoise.design.noise.html"):
         assert (tmp_path / page).is_file(), page
     # the tutorial is executed during the build, so the page carries real outputs
     assert "cell_output" in (tmp_path / "tutorial.html").read_text()

@@ -5,7 +5,7 @@ import csv
 import matplotlib.pyplot as plt
 import pytest
 
-from optnoise.figures import PAPERS, FigureScript, find_experiments_root, list_scripts, write_csv
+from optnoise.reproduce.figures import PAPERS, FigureScript, find_experiments_root, list_scripts, write_csv
 
 
 def test_every_paper_has_scripts():
@@ -80,7 +80,7 @@ def test_figure_script_cache_folder(tmp_path):
 
 
 def test_runner_runs_scripts_in_workers_and_isolates_failures(tmp_path, monkeypatch):
-    import optnoise.figures as figures
+    import optnoise.reproduce.figures as figures
 
     root = tmp_path / "repo"
     (root / "optnoise").mkdir(parents=True)
@@ -88,7 +88,7 @@ def test_runner_runs_scripts_in_workers_and_isolates_failures(tmp_path, monkeypa
     paper.mkdir(parents=True)
     good = (
         "import matplotlib.pyplot as plt\n"
-        "from optnoise.figures import FigureScript\n"
+        "from optnoise.reproduce.figures import FigureScript\n"
         "def main(argv=None):\n"
         "    fs = FigureScript('count2020', NAME, argv)\n"
         "    fig, ax = plt.subplots()\n"

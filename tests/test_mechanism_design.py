@@ -12,10 +12,13 @@ from scipy.optimize import linprog
 from scipy.stats import chisquare
 
 from optnoise import MechanismDesign, MechanismResult, Neighborhood, NoiseDesign, mechanism_delta
-from optnoise.certify import CertificationError, CertifiedMechanism, exp_bounds, load_design
-from optnoise.mechanism_design import clamp_matrix, resolve_pairs
-from optnoise.mechanisms import IntegerNoise
-from optnoise.solvers import solve_model
+from optnoise.deploy.certified import CertifiedMechanism, load_design
+from optnoise.deploy.certify import CertificationError
+from optnoise.design.clamp import clamp_matrix
+from optnoise.design.matrix import resolve_pairs
+from optnoise.engine.solve import solve_model
+from optnoise.privacy.exact import exp_bounds
+from optnoise.privacy.noise import IntegerNoise
 
 # ---------------------------------------------------------------- independent references
 

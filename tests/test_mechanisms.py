@@ -3,7 +3,7 @@
 Every matrix is checked against an independent route: closed forms for the
 geometric noise, brute-force clamping, Monte Carlo Gumbel-max sampling,
 brute-force hockey sticks over all output events, and the accounting of
-optnoise.count.
+optnoise.mechanisms.count.
 """
 
 import itertools
@@ -15,23 +15,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise import Neighborhood
-from optnoise.count import count_noise_pmf, discrete_gaussian_delta, discrete_gaussian_pmf, optimal_alpha
-from optnoise.design import cost_vector, modulo_errors
-from optnoise.mechanisms import (
+from optnoise.design.metrics import cost_vector, modulo_errors
+from optnoise.mechanisms.baselines import (
     FAMILIES,
     build,
     calibrate,
     count_mechanism,
     data_independent,
     discrete_gaussian,
-    discrete_gaussian_noise,
     exponential,
     geometric,
-    geometric_noise,
     match_parameter,
-    neighbour_pairs,
 )
-from optnoise.privacy import mechanism_delta
+from optnoise.mechanisms.count import count_noise_pmf, optimal_alpha
+from optnoise.privacy.curves import mechanism_delta
+from optnoise.privacy.neighborhood import neighbour_pairs
+from optnoise.privacy.noise import (
+    discrete_gaussian_delta,
+    discrete_gaussian_noise,
+    discrete_gaussian_pmf,
+    geometric_noise,
+)
 
 
 def wrapped_geometric(n: int, alpha: float) -> np.ndarray:

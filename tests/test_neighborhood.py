@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from optnoise import Count, Neighborhood, QuantizedMean
-from optnoise.neighborhood import AggregateQuery
+from optnoise.privacy.neighborhood import AggregateQuery
 
 
 def flat(nb, n):

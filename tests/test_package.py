@@ -1,4 +1,16 @@
-"""Package structure: no import cycles inside optnoise, a public API that imports cleanly."""
+"""Package structure: layers with one direction of dependency, no import cycles, small modules.
+
+The subpackages of optnoise are layers; a module may import only from its own
+layer and the layers allowed below it (:data:`ALLOWED`):
+
+    engine -> privacy -> plotting -> design -> deploy
+                                        \\-> mechanisms
+    reproduce and cli on top; nothing imports cli.
+
+Every import counts, at module level or inside a function (a function-level
+import still makes two modules depend on each other); only ``if TYPE_CHECKING:``
+imports, which are annotations and never run, are left out.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +23,20 @@ import optnoise
 
 PACKAGE = Path(optnoise.__file__).resolve().parent
 
+#: Which layers each layer may import (itself included).
+ALLOWED: dict[str, set[str]] = {
+    "engine": {"engine"},
+    "privacy": {"engine", "privacy"},
+    "plotting": {"engine", "privacy", "plotting"},
+    "design": {"engine", "privacy", "plotting", "design"},
+    "deploy": {"engine", "privacy", "plotting", "design", "deploy"},
+    "mechanisms": {"engine", "privacy", "design", "mechanisms"},
+    "reproduce": {"engine", "privacy", "plotting", "design", "deploy", "mechanisms", "reproduce"},
+    "cli": {"engine", "privacy", "plotting", "design", "deploy", "mechanisms", "reproduce", "cli"},
+}
+#: Longest module, in lines.
+MAX_LINES = 700
+
 
 def _type_checking_lines(tree: ast.Module) -> set[int]:
     """Lines inside ``if TYPE_CHECKING:`` blocks (annotations only, never executed)."""
@@ -22,31 +48,42 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module -> optnoise modules it imports, at module level *or inside functions*.
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    """The dotted name of a module file: ``optnoise.design.noise`` for ``design/noise.py`` in the package."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
-    A function-level import still makes the two modules depend on each other,
-    so it counts; only ``if TYPE_CHECKING:`` imports are left out.
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, at module level *or inside functions*.
+
+    ``from a.b import c`` depends on ``a.b.c`` when that is a module, else on ``a.b``;
+    relative imports are resolved against the importing module.
     """
-    modules = {p.stem for p in package.glob("*.py")}
+    paths = {module_name(p, package): p for p in package.rglob("*.py")}
+    modules = set(paths)
     graph: dict[str, set[str]] = {}
-    for path in package.glob("*.py"):
+    for name, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skip = _type_checking_lines(tree)
+        is_pkg = path.name == "__init__.py"
         deps: set[str] = set()
         for node in ast.walk(tree):
             if getattr(node, "lineno", None) in skip:
                 continue
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:  # from .x import y
-                    deps.add(node.module.split(".")[0])
-                else:  # from . import x
-                    deps.update(a.name for a in node.names if a.name in modules)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("optnoise."):
-                deps.add(node.module.split(".")[1])  # type: ignore[union-attr]
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".")
+                    base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    deps.add(sub if sub in modules else target)
             elif isinstance(node, ast.Import):
-                deps.update(a.name.split(".")[1] for a in node.names if a.name.startswith("optnoise."))
-        graph[path.stem] = {d for d in deps if d in modules and d != path.stem}
+                deps.update(a.name for a in node.names)
+        graph[name] = {d for d in deps if d in modules and d != name}
     return graph
 
 
@@ -73,32 +110,88 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def layer(module: str) -> str | None:
+    """The layer (top-level subpackage) of a module; None for the package root."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that goes against :data:`ALLOWED`."""
+    out = []
+    for module, deps in sorted(graph.items()):
+        own = layer(module)
+        if own is None:
+            continue
+        for dep in sorted(deps):
+            other = layer(dep)
+            if other is not None and other not in ALLOWED[own]:
+                out.append(f"{module} imports {dep} ({own} may import only {', '.join(sorted(ALLOWED[own]))})")
+    return out
+
+
+def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    # a package's __init__ re-exports its modules by design; the modules themselves must not cycle
+    inits = {m for m in graph if (PACKAGE.parent / m.replace(".", "/") / "__init__.py").exists()}
+    return {m: {d for d in deps if d not in inits} for m, deps in graph.items() if m not in inits}
+
+
 def test_no_import_cycles():
-    graph = import_graph()
-    graph.pop("__init__", None)  # the package root re-exports everything by design
-    cycle = find_cycle(graph)
+    cycle = find_cycle(_without_package_inits(import_graph()))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_layers_import_only_downwards():
+    assert layer_violations(import_graph()) == []
+
+
+def test_nothing_imports_the_cli():
+    graph = import_graph()
+    assert [m for m, deps in graph.items() if layer(m) != "cli" and any(layer(d) == "cli" for d in deps)] == []
+
+
+def test_every_module_belongs_to_a_layer():
+    roots = {layer(m) for m in import_graph()} - {None}
+    assert roots == set(ALLOWED)
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
+
+
+def test_plotting_imports_no_design_code():
+    graph = import_graph()
+    assert {d for m, deps in graph.items() if layer(m) == "plotting" for d in deps if layer(d) == "design"} == set()
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_stay_small(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, (
+        f"{path.relative_to(PACKAGE)} has {lines} lines (at most {MAX_LINES}): split it by concept"
+    )
+
+
+def test_rules_catch_violations(tmp_path):
+    pkg = tmp_path / "optnoise"
+    for sub in ("engine", "design", "cli"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "model.py").write_text("def f():\n    from optnoise.design.noise import g\n")
+    (pkg / "design" / "noise.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom optnoise.engine import model\nif TYPE_CHECKING:\n"
+        "    from optnoise.cli import main\n"
+    )
+    (pkg / "cli" / "main.py").write_text("from ..design.noise import g\n")
+    graph = import_graph(pkg)
+    assert graph["optnoise.engine.model"] == {"optnoise.design.noise"}
+    assert graph["optnoise.design.noise"] == {"optnoise.engine.model"}
+    assert graph["optnoise.cli.main"] == {"optnoise.design.noise"}
+    assert find_cycle(graph) == ["optnoise.design.noise", "optnoise.engine.model", "optnoise.design.noise"]
+    assert len(layer_violations(graph)) == 1
 
 
 def test_cycle_finder_finds_cycles():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
-
-
-def test_function_level_and_type_checking_imports(tmp_path):
-    (tmp_path / "a.py").write_text("def f():\n    from .b import g\n")
-    (tmp_path / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n")
-    (tmp_path / "c.py").write_text("from . import a\n")
-    assert import_graph(tmp_path) == {"a": {"b"}, "b": set(), "c": {"a"}}
-
-
-def test_layers():
-    """The model knows nothing of its backends; certification knows nothing of the design classes."""
-    graph = import_graph()
-    assert "solvers" not in graph["model"]
-    assert "design" not in graph["certify"] and "cli" not in graph["certify"]
-    # only the CLI module imports the CLI
-    assert [m for m, deps in graph.items() if "cli" in deps] == []
 
 
 @pytest.mark.parametrize("name", optnoise.__all__)

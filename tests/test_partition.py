@@ -1,4 +1,4 @@
-"""Tests for optnoise.partition (Desfontaines et al., PoPETs 2022)."""
+"""Tests for optnoise.mechanisms.partition (Desfontaines et al., PoPETs 2022)."""
 
 import itertools
 import math
@@ -10,16 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from optnoise.partition import (
-    bounded_dp_delta,
-    bounded_dp_lp,
-    bounded_dp_primitive,
+from optnoise.mechanisms.partition import (
     crossover_points,
     gaussian_threshold,
-    group_privacy_primitive,
     laplace_threshold,
-    partition_lp,
-    partition_lp_pointwise,
     pi_gaussian,
     pi_laplace,
     pi_opt,
@@ -27,7 +21,6 @@ from optnoise.partition import (
     pi_opt_continuous_inverse,
     pi_opt_recursive,
     pi_tsgd,
-    primitive_delta,
     select_partitions,
     selection_percentile,
     truncated_geometric_mechanism,
@@ -36,7 +29,16 @@ from optnoise.partition import (
     tsgd_sample,
     tsgd_threshold_release,
 )
-from optnoise.privacy import hockey_stick
+from optnoise.mechanisms.partition_lp import (
+    bounded_dp_delta,
+    bounded_dp_lp,
+    bounded_dp_primitive,
+    group_privacy_primitive,
+    partition_lp,
+    partition_lp_pointwise,
+    primitive_delta,
+)
+from optnoise.privacy.curves import hockey_stick
 
 CASES = [(1.0, 1e-5), (0.1, 1e-10), (0.5, 0.3), (2.0, 1e-3), (0.05, 1e-6)]
 

@@ -11,8 +11,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from optnoise import Neighborhood, NoiseDesign  # noqa: E402
-from optnoise.mechanisms import discrete_gaussian_noise  # noqa: E402
-from optnoise.plotting import plot_design, plot_sweep, save_figure  # noqa: E402
+from optnoise.plotting.designs import plot_design
+from optnoise.plotting.files import save_figure
+from optnoise.plotting.sweeps import plot_sweep
+from optnoise.privacy.noise import discrete_gaussian_noise
 
 
 def _png_ok(path) -> None:
@@ -31,7 +33,7 @@ def test_result_plot_with_baseline(tmp_path):
     # the drawn profile is the design's delta(eps)
     x, y = ax_prof.get_lines()[0].get_data()
     i = int(np.argmin(np.abs(x - 1.0)))
-    from optnoise.privacy import delta_dp
+    from optnoise.privacy.curves import delta_dp
 
     assert y[i] == pytest.approx(max(delta_dp(res.pmf, res.design.shifts, x[i]), 1e-16))
     _png_ok(save_figure(fig, tmp_path / "design.png"))

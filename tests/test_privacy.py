@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood
-from optnoise.privacy import (
+from optnoise.privacy.curves import (
     adjacent_pairs,
     delta_dp,
     delta_pdp,

@@ -25,11 +25,14 @@ from optnoise import (
     eps_for_delta,
     hockey_stick,
 )
-from optnoise.certify import FORMAT_VERSION, certify_result, exact_delta, exp_bounds, file_digest, load_design
-from optnoise.cli import main
-from optnoise.privacy import achieved_deltas, adjacent_pairs, mechanism_delta, pdp_leak
-from optnoise.sweep import grid_points, parse_grid, run_sweep
-from optnoise.tolerance import check_tol
+from optnoise.cli.main import main
+from optnoise.cli.sweeps import grid_points, parse_grid, run_sweep
+from optnoise.deploy.certified import load_design
+from optnoise.deploy.certify import certify_result
+from optnoise.deploy.files import FORMAT_VERSION, file_digest
+from optnoise.engine.tolerance import check_tol
+from optnoise.privacy.curves import achieved_deltas, adjacent_pairs, mechanism_delta, pdp_leak
+from optnoise.privacy.exact import exact_delta, exp_bounds
 
 # At least a few hundred examples in CI; the long profile (3000) when selected.
 N_EXAMPLES = max(300, settings().max_examples)

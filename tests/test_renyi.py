@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.renyi import (
+from optnoise.privacy.renyi import (
     RENYI_RTOL,
     achieved_rho,
     grid_margin,
@@ -120,7 +120,7 @@ def test_rdp_design_meets_listed_orders():
 
 def test_failed_reverification_is_not_optimal(zcdp_small):
     """A PMF that breaks its budget is 'unverified', never 'optimal'."""
-    from optnoise.design import DesignResult
+    from optnoise.design.result import DesignResult
 
     res = zcdp_small
     bad = np.roll(res.pmf, 0) * 0.0

@@ -1,4 +1,4 @@
-"""Tests for optnoise.selection (McKenna & Sheldon 2020, "permute-and-flip")."""
+"""Tests for optnoise.mechanisms.selection (McKenna & Sheldon 2020, "permute-and-flip")."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optnoise import selection as S
-from optnoise.datasets import load_dpbench
-from optnoise.solvers import solve_model
+from optnoise.engine.solve import solve_model
+from optnoise.mechanisms import lattice as L
+from optnoise.mechanisms import selection as S
+from optnoise.reproduce.datasets import load_dpbench
 
 ISSUE_Q = np.array([0.0, -1.0, -1.0, -2.0])
 
@@ -454,7 +455,7 @@ def lattice_objective(lp, M):
 @pytest.mark.parametrize("m,k", [(3, 3), (4, 2), (3, 4)])
 @pytest.mark.parametrize("eps", [0.15, 0.4, 0.7])
 def test_lp_solution_satisfies_every_constraint(m, k, eps):
-    sol = S.solve_lattice_lp(m, k, eps)
+    sol = L.solve_lattice_lp(m, k, eps)
     assert sol.status == "optimal"
     M = expand_solution(sol.lp, sol.x)
     viol = violations(sol.lp, M, eps)
@@ -465,8 +466,8 @@ def test_lp_solution_satisfies_every_constraint(m, k, eps):
 
 def test_paper_lp_without_monotonicity_is_a_relaxation_and_can_break_dp():
     m, k, eps = 3, 3, 0.6
-    full = S.solve_lattice_lp(m, k, eps)
-    paper = S.solve_lattice_lp(m, k, eps, monotone=False)
+    full = L.solve_lattice_lp(m, k, eps)
+    paper = L.solve_lattice_lp(m, k, eps, monotone=False)
     assert paper.objective <= full.objective + 1e-12
     assert full.objective - paper.objective > 1e-4
     viol = violations(paper.lp, expand_solution(paper.lp, paper.x), eps)
@@ -476,8 +477,8 @@ def test_paper_lp_without_monotonicity_is_a_relaxation_and_can_break_dp():
 
 def test_lazy_and_full_monotone_rows_agree():
     for eps in (0.2, 0.5):
-        a = S.solve_lattice_lp(4, 4, eps)
-        b = S.solve_lattice_lp(4, 4, eps, lazy=False)
+        a = L.solve_lattice_lp(4, 4, eps)
+        b = L.solve_lattice_lp(4, 4, eps, lazy=False)
         assert a.objective == pytest.approx(b.objective, rel=1e-9)
 
 
@@ -486,36 +487,36 @@ def test_lazy_rows_on_every_backend_reach_the_full_row_simplex_optimum(solver):
     # The naive reference: every row at once, HiGHS simplex. Lazy rows (with IPM and warm dual
     # simplex for "auto", one HiGHS instance for "highs", rebuilt models for SCIP) must reach it.
     m, k, eps = 4, 8, 0.1
-    full = S.build_lattice_lp(m, k, eps)
+    full = L.build_lattice_lp(m, k, eps)
     ref = solve_model(full.model, solver="highs", options={"solver": "simplex"})
-    sol = S.solve_lattice_lp(m, k, eps, solver=solver)
+    sol = L.solve_lattice_lp(m, k, eps, solver=solver)
     assert sol.status == ref.status == "optimal" and sol.rounds > 1
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
     assert full.model.residuals(sol.x)["rows"] < 1e-8  # feasible for the LP with all rows
 
 
 def test_lattice_cache_skips_the_solve_and_is_keyed_on_every_argument(tmp_path, monkeypatch):
-    a = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    a = L.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
     assert len(list(tmp_path.glob("*.json"))) == 1
 
     def no_solve(*args, **kwargs):
         raise AssertionError("solved again despite a cached result")
 
-    monkeypatch.setattr(S, "solve_with_cuts", no_solve)
-    monkeypatch.setattr(S, "solve_model", no_solve)
-    b = S.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
+    monkeypatch.setattr(L, "solve_with_cuts", no_solve)
+    monkeypatch.setattr(L, "solve_model", no_solve)
+    b = L.solve_lattice_lp(3, 4, 0.3, cache=tmp_path)
     assert b.objective == a.objective and np.array_equal(b.x, a.x) and b.rounds == a.rounds
     assert b.lp.model.shape == a.lp.model.shape and b.pf_ratio == a.pf_ratio
     monkeypatch.undo()
     for kw in ({"eps": 0.31}, {"weighting": "box"}, {"monotone": False}, {"lazy": False}, {"solver": "highs"}):
         args = {"m": 3, "k": 4, "eps": 0.3} | kw
-        S.solve_lattice_lp(**args, cache=tmp_path)
+        L.solve_lattice_lp(**args, cache=tmp_path)
     assert len(list(tmp_path.glob("*.json"))) == 6
 
 
 def test_lattice_pf_em_match_pmfs_and_objective():
-    lp = S.build_lattice_lp(5, 3, 0.8)
-    pf, em = S.lattice_mechanism(lp, "pf"), S.lattice_mechanism(lp, "em")
+    lp = L.build_lattice_lp(5, 3, 0.8)
+    pf, em = L.lattice_mechanism(lp, "pf"), L.lattice_mechanism(lp, "em")
     for i in range(lp.n_classes):
         q = lp.class_scores(i)
         first = {int(lvl): int(np.argmax(-q / 2 == lvl)) for lvl in np.nonzero(lp.counts[i])[0]}
@@ -536,21 +537,21 @@ def test_lattice_pf_em_match_pmfs_and_objective():
 @pytest.mark.parametrize("m,k", [(2, 6), (3, 4), (4, 4), (5, 3)])
 def test_lp_optimum_is_pf_above_golden_threshold(m, k):
     for eps in (S.GOLDEN_EPS, 1.2, 3.0):
-        sol = S.solve_lattice_lp(m, k, eps)
+        sol = L.solve_lattice_lp(m, k, eps)
         assert sol.pf_ratio == pytest.approx(1.0, abs=1e-8)
-        paper = S.solve_lattice_lp(m, k, eps, monotone=False, weighting="box")
+        paper = L.solve_lattice_lp(m, k, eps, monotone=False, weighting="box")
         assert paper.pf_ratio == pytest.approx(1.0, abs=1e-8)
 
 
 def test_pf_barely_suboptimal_below_threshold():
-    ratios = [S.solve_lattice_lp(4, 6, eps).pf_ratio for eps in (0.1, 0.3, 0.5, 0.7)]
+    ratios = [L.solve_lattice_lp(4, 6, eps).pf_ratio for eps in (0.1, 0.3, 0.5, 0.7)]
     assert max(ratios) > 1.0005  # the threshold is not vacuous here
     assert max(ratios) < 1.02  # "it barely exceeds one"
 
 
 def test_lp_second_backend_cbc():
-    lp = S.build_lattice_lp(3, 4, 0.5, monotone=True)
-    from optnoise.solvers import solve_model
+    lp = L.build_lattice_lp(3, 4, 0.5, monotone=True)
+    from optnoise.engine.solve import solve_model
 
     a = solve_model(lp.model, solver="highs")
     b = solve_model(lp.model, solver="cbc")
@@ -560,10 +561,10 @@ def test_lp_second_backend_cbc():
 
 
 def test_lp_sizes():
-    lp = S.build_lattice_lp(6, 8, 0.5, monotone=False)
+    lp = L.build_lattice_lp(6, 8, 0.5, monotone=False)
     assert lp.n_classes == math.comb(5 + 8, 8)
     assert lp.model.shape[1] == lp.n_vars == int((lp.counts > 0).sum())
-    box = S.build_lattice_lp(2, 3, 0.5, weighting="box", monotone=False)
+    box = L.build_lattice_lp(2, 3, 0.5, weighting="box", monotone=False)
     # box weights: (0,0) stands for 4 shifted vectors, (0,l) for 2 * (4 - l) ordered ones
     w = {tuple(c): wt for c, wt in zip(box.counts.tolist(), box.weight, strict=True)}
     assert w[(2, 0, 0, 0)] == 4 and w[(1, 0, 0, 1)] == 2 * 1 and w[(1, 1, 0, 0)] == 2 * 3
@@ -571,7 +572,7 @@ def test_lp_sizes():
 
 def test_pmf_signatures_follow_the_issue_contract():
     # pf_pmf(q, eps, sensitivity=1.0, monotonic=False): sensitivity may be positional.
-    from optnoise.selection import em_pmf, pf_pmf, rnm_pmf
+    from optnoise.mechanisms.selection import em_pmf, pf_pmf, rnm_pmf
 
     q = np.array([0.0, -1.0, -1.0, -2.0])
     for fn in (pf_pmf, em_pmf, rnm_pmf):
@@ -579,12 +580,12 @@ def test_pmf_signatures_follow_the_issue_contract():
 
 
 def test_auto_races_lazy_rows_against_all_rows_at_once(monkeypatch):
-    import optnoise.solvers as solvers
+    from optnoise.engine import race
 
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)  # start the all-rows process at once
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 0.0)  # start the all-rows process at once
     m, k, eps = 4, 8, 0.1
-    ref = solve_model(S.build_lattice_lp(m, k, eps).model, solver="highs", options={"solver": "simplex"})
-    sol = S.solve_lattice_lp(m, k, eps)
+    ref = solve_model(L.build_lattice_lp(m, k, eps).model, solver="highs", options={"solver": "simplex"})
+    sol = L.solve_lattice_lp(m, k, eps)
     assert sol.status == "optimal" and sol.objective == pytest.approx(ref.objective, rel=1e-9)
     assert sol.lp.model.residuals(sol.x)["rows"] < 1e-8
     psutil = pytest.importorskip("psutil")

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-import optnoise.solvers as solvers
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.model import ModelBuilder
-from optnoise.solvers import available_solvers, solve_model, write_mps
+from optnoise.engine import highs, lazy, race, scip
+from optnoise.engine.highs import write_mps
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.solve import available_solvers, solve_model
 
 
 def knapsack():
@@ -143,16 +144,14 @@ def test_banner_absorption_restores_stdout_across_threads(monkeypatch):
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    import optnoise.solvers as solvers
-
     before = os.fstat(1)
     for _ in range(50):
-        monkeypatch.setattr(solvers, "_banner_absorbed", False)  # as in a fresh process
+        monkeypatch.setattr(highs, "_banner_absorbed", False)  # as in a fresh process
         start = threading.Barrier(8)
 
         def first_construction(_, start=start):
             start.wait()
-            solvers.absorb_highs_banner()
+            highs.absorb_highs_banner()
 
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(first_construction, range(8)))
@@ -201,7 +200,7 @@ def _children() -> list:
 
 def test_auto_races_scip_and_reports_the_winner(monkeypatch):
     # With no solo phase the race starts at once, so a small MILP exercises it in about a second.
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 0.0)
     d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     ref = d.solve("highs")
     res = d.solve("auto")
@@ -214,7 +213,7 @@ def test_auto_races_scip_and_reports_the_winner(monkeypatch):
 
 
 def test_auto_at_the_time_limit_keeps_the_best_incumbent_and_bound(monkeypatch):
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 0.0)
     hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     model = hard.build_model()
     out = solve_model(model, solver="auto", time_limit=4.0)
@@ -240,12 +239,12 @@ def test_auto_lp_uses_the_hinted_algorithm():
 
 
 def test_auto_without_concurrency_stays_in_process(monkeypatch):
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.0)
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 0.0)
 
     def no_process(*args, **kwargs):
         raise AssertionError("auto started a process with concurrent=False")
 
-    monkeypatch.setattr(solvers, "_ChildSolve", no_process)
+    monkeypatch.setattr(race, "ChildSolve", no_process)
     d = NoiseDesign(n=12, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp")
     res = d.solve("auto", concurrent=False)
     assert res.status == "optimal" and res.backend == "highs"
@@ -256,7 +255,7 @@ def test_lazy_rounds_get_what_is_left_of_the_time_limit(monkeypatch):
     # round must be given (run time so far + what is left), or it stops early (m=7 lattice LP: 518 s of 900)
     import scipy.sparse as sp
 
-    real = solvers.highs_instance
+    real = highs.highs_instance
     seen = []
 
     def recording(model, **kw):
@@ -280,14 +279,12 @@ def test_lazy_rounds_get_what_is_left_of_the_time_limit(monkeypatch):
 
         return Spy()
 
-    monkeypatch.setattr(solvers, "highs_instance", recording)
+    monkeypatch.setattr(highs, "highs_instance", recording)
     mb = ModelBuilder()
     x = mb.add_vars(3, lb=0.0, ub=1.0)
     mb.set_objective(x, [-1.0, -1.0, -1.0])
     cuts = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
-    out, added, rounds = solvers.solve_with_cuts(
-        mb.build(), cuts, np.array([1.0, 1.0]), solver="highs", time_limit=50.0
-    )
+    out, added, rounds = lazy.solve_with_cuts(mb.build(), cuts, np.array([1.0, 1.0]), solver="highs", time_limit=50.0)
     assert out.status == "optimal" and rounds == 2 and out.objective == pytest.approx(-2.0)
     per_round = [v for v, _ in seen]  # one limit per round, set on the instance before it runs
     assert len(per_round) == 2 and all(v > 1000.0 for v in per_round)
@@ -300,7 +297,7 @@ def test_polish_keeps_the_backends_own_objective():
     out = solve_model(model, solver="scip")
     raw = out.info["backend_objective"]
     assert raw is not None and raw == pytest.approx(out.objective, rel=1e-6)
-    again = solvers.polish_with_highs(model, out)
+    again = highs.polish_with_highs(model, out)
     assert again.info["backend_objective"] == raw  # a second polish does not overwrite it
     assert d.solve(solver="scip").backend_objective == pytest.approx(raw, rel=1e-9)
 
@@ -316,9 +313,9 @@ def test_scip_runs_milps_without_cutting_planes():
     assert milp.is_mip and not lp.is_mip
     default = pyscipopt.Model().getParam("separating/gomory/freq")
     assert default >= 0
-    assert solvers.scip_instance(milp)[0].getParam("separating/gomory/freq") == -1
-    assert solvers.scip_instance(milp, cuts=True)[0].getParam("separating/gomory/freq") == default
-    assert solvers.scip_instance(lp)[0].getParam("separating/gomory/freq") == default
+    assert scip.scip_instance(milp)[0].getParam("separating/gomory/freq") == -1
+    assert scip.scip_instance(milp, cuts=True)[0].getParam("separating/gomory/freq") == default
+    assert scip.scip_instance(lp)[0].getParam("separating/gomory/freq") == default
     out = solve_model(milp, solver="scip")
     assert out.status == "optimal"
     assert out.objective == pytest.approx(solve_model(milp, solver="highs").objective, rel=1e-7)
@@ -326,7 +323,7 @@ def test_scip_runs_milps_without_cutting_planes():
 
 _THREADS_PREAMBLE = (
     "from optnoise import Neighborhood, NoiseDesign\n"
-    "from optnoise.solvers import _solve_highs, one_highs_thread\n"
+    "from optnoise.engine.highs import solve_highs, one_highs_thread\n"
     "m = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').build_model()\n"
 )
 
@@ -335,14 +332,14 @@ def test_one_highs_thread_fixes_a_fresh_process_at_one_thread(run_python):
     # HiGHS fixes its thread count at a process's first solve; a later different `threads` is an error
     body = (
         "print(one_highs_thread(), one_highs_thread())\n"
-        "print(_solve_highs(m, None, 1e-9, False).status, _solve_highs(m, None, 1e-9, False, {'threads': 2}).status)\n"
+        "print(solve_highs(m, None, 1e-9, False).status, solve_highs(m, None, 1e-9, False, {'threads': 2}).status)\n"
     )
     assert run_python(_THREADS_PREAMBLE + body).split() == ["True", "True", "optimal", "error"]
 
 
 @pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")
 def test_one_highs_thread_changes_nothing_after_a_first_solve(run_python):
-    body = "print(_solve_highs(m, None, 1e-9, False).status, one_highs_thread())\n"
+    body = "print(solve_highs(m, None, 1e-9, False).status, one_highs_thread())\n"
     assert run_python(_THREADS_PREAMBLE + body).split() == ["optimal", "False"]
 
 
@@ -352,7 +349,7 @@ def test_race_processes_run_highs_on_one_thread():
     model = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="pdp").build_model()
     outs = []
     for options, one_thread in ((None, True), ({"threads": 2}, True), ({"threads": 2}, False)):
-        child = solvers._ChildSolve("highs", model, None, 1e-9, False, options=options, one_thread=one_thread)
+        child = race.ChildSolve("highs", model, None, 1e-9, False, options=options, one_thread=one_thread)
         try:
             out = None
             for _ in range(600):
@@ -367,15 +364,15 @@ def test_race_processes_run_highs_on_one_thread():
 
 def test_race_scip_starts_from_the_callers_start_only(monkeypatch):
     # SCIP's search must not depend on how far HiGHS got alone (a machine-dependent point)
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 0.5)
-    real = solvers._ChildSolve.submit
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 0.5)
+    real = race.ChildSolve.submit
     starts = {}
 
     def recording(self, *args, **kwargs):
         starts[self.backend] = kwargs.get("start")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(solvers._ChildSolve, "submit", recording)
+    monkeypatch.setattr(race.ChildSolve, "submit", recording)
     hard = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     out = solve_model(hard.build_model(), solver="auto", time_limit=3.0)
     assert out.status == "time_limit" and set(starts) == {"highs", "scip"}
@@ -386,15 +383,15 @@ def test_race_scip_starts_from_the_callers_start_only(monkeypatch):
 
 def test_race_processes_of_a_quick_solve_are_stopped(monkeypatch):
     # the processes start halfway through the solo phase; a solve that ends before the race leaves none
-    monkeypatch.setattr(solvers, "AUTO_SOLO_SECONDS", 2.0)
+    monkeypatch.setattr(race, "AUTO_SOLO_SECONDS", 2.0)
     spawned = []
-    real = solvers._ChildSolve.__init__
+    real = race.ChildSolve.__init__
 
     def recording(self, *args, **kwargs):
         spawned.append(args[0])
         real(self, *args, **kwargs)
 
-    monkeypatch.setattr(solvers._ChildSolve, "__init__", recording)
+    monkeypatch.setattr(race.ChildSolve, "__init__", recording)
     model = NoiseDesign(n=64, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     out = solve_model(model.build_model(), solver="auto", time_limit=1.5)  # ends in the solo phase
     assert out.status == "time_limit" and out.solver == "highs" and "race" not in out.info

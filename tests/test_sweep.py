@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from optnoise.sweep import grid_points, parse_grid, run_point, run_sweep
+from optnoise.cli.sweeps import grid_points, parse_grid, run_point, run_sweep
 
 
 def test_parse_grid():
@@ -78,7 +78,7 @@ def test_process_pool_after_a_milp_solve_in_the_parent(run_python):
     # two-worker sweep, whose stdout must hold nothing but the script's own line.
     out = run_python(
         "from optnoise import Neighborhood, NoiseDesign\n"
-        "from optnoise.sweep import grid_points, run_sweep\n"
+        "from optnoise.cli.sweeps import grid_points, run_sweep\n"
         "if __name__ == '__main__':\n"
         "    NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3, directed=True),\n"
         "                privacy='pdp').solve()\n"
@@ -93,7 +93,7 @@ def test_process_pool_after_a_milp_solve_in_the_parent(run_python):
 def test_parallel_sweeps_keep_auto_in_one_process(monkeypatch, tmp_path):
     # jobs > 1 already uses the cores: each worker's "auto" must not start a second solver process.
     distributed = pytest.importorskip("dask.distributed")
-    from optnoise.design import NoiseDesign
+    from optnoise.design.noise import NoiseDesign
 
     seen = []
     real = NoiseDesign.solve
@@ -129,7 +129,7 @@ def test_grids_are_capped_before_they_are_materialised():
 
 
 def test_interrupted_sweep_returns_the_finished_rows(monkeypatch, tmp_path):
-    import optnoise.sweep as S
+    import optnoise.cli.sweeps as S
 
     pts = points()
     real = S.run_point
@@ -152,8 +152,8 @@ def test_interrupted_sweep_returns_the_finished_rows(monkeypatch, tmp_path):
 
 def test_unverified_rows_are_flagged(monkeypatch):
     # a "solver" that claims optimality for the point mass at 0, which leaks under every shift
-    import optnoise.design as D
-    from optnoise.solvers import SolverOutput
+    import optnoise.design.pipeline as D
+    from optnoise.engine.output import SolverOutput
 
     def fake(model, **kw):
         x = np.zeros(model.shape[1])
@@ -171,7 +171,7 @@ def test_ctrl_c_during_a_pool_only_sets_a_flag():
     import os
     import signal
 
-    from optnoise.sweep import _sigint_as_flag
+    from optnoise.cli.sweeps import _sigint_as_flag
 
     # Python's own handler, as in a terminal, even under a runner that ignores SIGINT (a shell starts
     # background jobs that way); with SIGINT ignored, _sigint_as_flag rightly changes nothing
@@ -197,8 +197,8 @@ def test_sweep_workers_keep_highs_to_one_thread(run_python):
     out = run_python(
         "import signal\n"
         "from optnoise import Neighborhood, NoiseDesign\n"
-        "from optnoise.solvers import one_highs_thread\n"
-        "from optnoise.sweep import _init_worker\n"
+        "from optnoise.engine.highs import one_highs_thread\n"
+        "from optnoise.cli.sweeps import _init_worker\n"
         "_init_worker()\n"
         "NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy='pdp').solve('highs')\n"
         "print(one_highs_thread(), signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"

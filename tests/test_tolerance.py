@@ -1,4 +1,4 @@
-"""The one re-verification rule (optnoise.tolerance) and the statuses it decides."""
+"""The one re-verification rule (optnoise.engine.tolerance) and the statuses it decides."""
 
 import math
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood, NoiseDesign, delta_pdp, delta_pdp_kadam
-from optnoise.privacy import pdp_leak
-from optnoise.tolerance import (
+from optnoise.engine.tolerance import (
     DELTA_ATOL,
     DELTA_RTOL,
     PDP_EPS_ATOL,
@@ -19,6 +18,7 @@ from optnoise.tolerance import (
     settle_status,
     within_delta,
 )
+from optnoise.privacy.curves import pdp_leak
 
 
 def test_rule_is_relative_to_delta():

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from optnoise._validation import MAX_EPS, MAX_FINITE_EPS, check_eps
+from optnoise.engine.validation import MAX_EPS, MAX_FINITE_EPS, check_eps
 
 
 def test_check_eps_bounds_eps_only_when_asked():

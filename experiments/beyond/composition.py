@@ -6,7 +6,7 @@ Three panels, each its own PNG + CSV in ``figures/beyond/``:
     Gaussian ``N_Z(0, 1/(2 rho))``. The comparison is made at the design's *achieved* rho (its sup over every
     alpha > 1, re-verified on a fine grid), so both noises meet exactly the same zCDP level.
 ``composition_profile``  (b) least circular MSE of noise dominating the discrete Gaussian's privacy profile
-    (``privacy="profile"``, :func:`optnoise.profile.discrete_gaussian_profile`) on a dense and on a coarse
+    (``privacy="profile"``, :func:`optnoise.privacy.profile.discrete_gaussian_profile`) on a dense and on a coarse
     eps grid (points with delta >= 1e-9: an LP resolves masses only to ~1e-10), against the Gaussian itself.
 ``composition_k``  (c) k-fold composition to a fixed total (eps, delta): per-query MSE of the discrete Gaussian
     and the discrete Laplace calibrated with dp-accounting's own PLDs, and of the designs found by these
@@ -28,11 +28,11 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from matplotlib.ticker import NullFormatter
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.accounting import InfiniteLossWarning
-from optnoise.count import discrete_gaussian_variance
-from optnoise.figures import FigureScript
-from optnoise.profile import discrete_gaussian_profile
-from optnoise.renyi import reference_log_pmf
+from optnoise.privacy.accounting import InfiniteLossWarning
+from optnoise.privacy.noise import discrete_gaussian_variance
+from optnoise.privacy.profile import discrete_gaussian_profile
+from optnoise.privacy.renyi import reference_log_pmf
+from optnoise.reproduce.figures import FigureScript
 
 NB = Neighborhood.bd(1)
 EPS_TOTAL, DELTA_TOTAL = 1.0, 1e-5
@@ -48,7 +48,7 @@ def _n_for(sigma: float) -> int:
 
 
 def _circular_mse_dg(sigma2: float, n: int) -> float:
-    from optnoise.mechanisms import discrete_gaussian_noise
+    from optnoise.privacy.noise import discrete_gaussian_noise
 
     f = discrete_gaussian_noise(sigma2).wrapped(n)
     d = np.minimum(np.arange(n + 1), n + 1 - np.arange(n + 1)).astype(float)

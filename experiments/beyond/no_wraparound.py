@@ -17,15 +17,15 @@ eps, under pure eps-DP and under (eps, 1e-3)-DP:
   (for delta = 0 that is the sigma^2 whose clamped matrix is eps-DP).
 
 Every design is solved with HiGHS and re-verified (``verify()``); the
-baselines are calibrated with ``optnoise.mechanisms.calibrate``.
+baselines are calibrated with ``optnoise.mechanisms.baselines.calibrate``.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import MechanismDesign, Neighborhood, NoiseDesign
-from optnoise.figures import FigureScript
-from optnoise.mechanisms import calibrate, discrete_gaussian, geometric
+from optnoise.mechanisms.baselines import calibrate, discrete_gaussian, geometric
+from optnoise.reproduce.figures import FigureScript
 
 N = 20
 DELTAS = (0.0, 1e-3)

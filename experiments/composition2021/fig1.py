@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 
-from optnoise.composition import kov_epsilon, setwise_epsilon
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.composition import kov_epsilon, setwise_epsilon
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _composition2021 import DELTA_12, T_MECHANISMS, k_family_figure  # noqa: E402

@@ -17,8 +17,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.composition import adaptive_delta
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.composition import adaptive_delta
+from optnoise.reproduce.figures import FigureScript
 
 EPS_VALUES = (0.1, 0.5, 1.0, 2.0)
 

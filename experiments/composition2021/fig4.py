@@ -19,8 +19,8 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.composition import analytic_gaussian_epsilon, gaussian_zcdp_epsilon, laplace_histogram_epsilon
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.gaussian import analytic_gaussian_epsilon, gaussian_zcdp_epsilon, laplace_histogram_epsilon
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _composition2021 import DELTA_45, GAUSS_SIGMA, LAPLACE_SCALE  # noqa: E402

@@ -1,6 +1,6 @@
 """Fig. 6 of Cesar & Rogers (ALT 2021): noisy top-10 word counts of Macbeth, Laplace vs Gaussian with Algorithm 1.
 
-Data: data/macbeth/shakespeare-macbeth.txt (optnoise.datasets.macbeth_word_counts). Tokenisation: lower-case
+Data: data/macbeth/shakespeare-macbeth.txt (optnoise.reproduce.datasets.macbeth_word_counts). Tokenisation: lower-case
 the text, then take maximal runs of letters a-z keeping inner apostrophes
 ("call'd" is one word); no stop words removed. Top 10 words: the, and, to,
 of, i, a, that, my, you, in.
@@ -26,9 +26,10 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.composition import gaussian_zcdp_sigma, kov_epsilon, ordered_gaussian_counts
-from optnoise.datasets import macbeth_word_counts
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.composition import kov_epsilon
+from optnoise.mechanisms.gaussian import gaussian_zcdp_sigma, ordered_gaussian_counts
+from optnoise.reproduce.datasets import macbeth_word_counts
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _composition2021 import DELTA_6, EPS_PER_COUNT, TOP_K  # noqa: E402

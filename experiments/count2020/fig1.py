@@ -14,8 +14,9 @@ symmetric.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.count import discrete_gaussian_pmf, discrete_gaussian_sigma2, optimal_alpha
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.count import optimal_alpha
+from optnoise.privacy.noise import discrete_gaussian_pmf, discrete_gaussian_sigma2
+from optnoise.reproduce.figures import FigureScript
 
 N, RHO, EPS = 10, 0.5, 1.0
 

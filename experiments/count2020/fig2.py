@@ -2,7 +2,7 @@
 
 rho = 0.5 fixed (the paper's value was lost in extraction); N = 5, 10, 15, 20.
 Solid: the paper's DP delta (N+1) delta~* from Theorem 3 and Remark 2 (as
-reconstructed in optnoise.count); dotted: the exact hockey-stick delta of the
+reconstructed in optnoise.mechanisms.count); dotted: the exact hockey-stick delta of the
 same mechanism. The sharp drop is the switch from a Type-I to the Type-II
 bound as eps grows.
 """
@@ -10,8 +10,8 @@ bound as eps grows.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.count import delta_curve
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.count import delta_curve
+from optnoise.reproduce.figures import FigureScript
 
 RHO = 0.5
 NS = (5, 10, 15, 20)

@@ -15,8 +15,8 @@ delta_N; the markers show it.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.count import crossover_values, optimal_alpha, paper_dp_delta
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.count import crossover_values, optimal_alpha, paper_dp_delta
+from optnoise.reproduce.figures import FigureScript
 
 EPSS = (0.5, 1.0, 2.0)
 NS = (10, 20)

@@ -14,15 +14,9 @@ the paper's values were lost in extraction.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.count import (
-    cks_delta,
-    count_lp,
-    discrete_gaussian_delta,
-    discrete_gaussian_sigma2,
-    optimal_alpha,
-    paper_dp_delta,
-)
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.count import count_lp, optimal_alpha, paper_dp_delta
+from optnoise.privacy.noise import cks_delta, discrete_gaussian_delta, discrete_gaussian_sigma2
+from optnoise.reproduce.figures import FigureScript
 
 CASES = ((10, 0.5), (20, 0.7))
 

@@ -2,7 +2,7 @@
 
 Solves go through :class:`optnoise.NoiseDesign` with HiGHS (deterministic) and
 an on-disk cache, so a second ``optnoise figures kadam2024`` run is fast:
-:attr:`optnoise.figures.FigureScript.cache`.
+:attr:`optnoise.reproduce.figures.FigureScript.cache`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from optnoise import DesignResult, Neighborhood, NoiseDesign
-from optnoise.figures import FigureScript
+from optnoise.reproduce.figures import FigureScript
 
 PAPER = "kadam2024"
 

@@ -7,7 +7,7 @@ f(k mu_hat) = e^{-k eps} f(0) (Lemma 2/3): (a) mu_hat = 3, coprime with 8, visit
 values 1, 3, 5, 7 get 0 (18b). Each arrow carries its factor e^-eps near its
 tail, away from the centre where the chords of (a) cross. Masses are drawn for eps = 0.75, delta = 0 (the
 eps of Fig. 9; Fig. 1 itself has none) from the closed form
-(optnoise.closed_form.sd_pmf) and checked against the LP (14) with the
+(optnoise.mechanisms.closed_form.sd.sd_pmf) and checked against the LP (14) with the
 directed shift set {mu_hat}; the CSV holds both.
 """
 
@@ -20,8 +20,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import sd_cycle, sd_pmf
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.sd import sd_cycle, sd_pmf
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

@@ -32,8 +32,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import bd_pmf
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.bd import bd_pmf
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import FIG10_CAPTION, fig10_boundaries, progress, solve, step_lengths  # noqa: E402

@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import bd_error_rate
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.bd import bd_error_rate
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

@@ -32,7 +32,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 
 from optnoise import Neighborhood
-from optnoise.figures import FigureScript
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

@@ -8,7 +8,7 @@ optimum (pdp). The masses at eta in the shift set are e^-eps f(0); everything
 else is smaller, the caption's observation.
 
 Part (ii), fig14_meters: the whole pipeline on the public stand-in data,
-1,014 London households, hourly kWh in 2013 (optnoise.datasets.load_meters:
+1,014 London households, hourly kWh in 2013 (optnoise.reproduce.datasets.load_meters:
 data/meters, or $OPTNOISE_DATA/meters; see its README). Choices:
 * circuits: the data carry no feeder, so the households, in LCLid order, are
   cut into 12 "circuits" of 84-85 homes (the paper: 1,416 homes on 12 circuits);
@@ -26,7 +26,7 @@ Every PMF is the canonical optimum (NoiseDesign.solve(canonical=True)): with
 delta > 0 the tails are not unique (e.g. in fig14b the mass the optimum leaves
 free after the e^-2 f(0) step can sit on any of eta = 12..16), and the plain
 solve shows whichever vertex HiGHS reaches; the canonical one spreads it
-evenly (the lexicographic minimax optimum, see optnoise.canonical).
+evenly (the lexicographic minimax optimum, see optnoise.design.canonical).
 Removing a heavy user lowers a circuit's mean by one to three levels, removing
 a light one can raise it by one, so the observed sets are {1, 2, -1} (n = 10)
 and {1, 2, 3, -1} (n = 16), not the paper's: the data, circuits and
@@ -42,8 +42,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood, QuantizedMean
-from optnoise.datasets import load_meters
-from optnoise.figures import FigureScript
+from optnoise.reproduce.datasets import load_meters
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import NOTION_STYLE, progress, solve  # noqa: E402

@@ -5,7 +5,7 @@ delta_low_k <= delta <= delta_bar_k alternate with linear regions of negative
 slope (Theorem 2, boundaries (19)). The paper's Fig. 2 is a sketch without
 parameters; we draw n = 4, mu_hat = 3 (coprime with n+1 = 5, so m = n = 4 and
 k = 0..4 sections), eps = 0.5, where every region is wide enough to see. The
-curve is the closed form (optnoise.closed_form.sd_error_rate); the markers are
+curve is the closed form (optnoise.mechanisms.closed_form.sd.sd_error_rate); the markers are
 MILP optima of the published formulation (13) (privacy="pdp-kadam", directed
 shift set {3}).
 """
@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import sd_boundaries, sd_error_rate
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.sd import sd_boundaries, sd_error_rate
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

@@ -10,7 +10,7 @@ flat 1 up to 0.2873, then f(0) = delta.
 (b) delta = 0.1044, the linear region before it: b + 2 steps (38) with
     heights psi_i(delta) of (39); the singleton step absorbs the rest of the
     mass. This is the PMF the paper prints; (38)-(39) are valid here because
-    j = h (for j < h they leak, see optnoise.closed_form.bd_pmf).
+    j = h (for j < h they leak, see optnoise.mechanisms.closed_form.bd.bd_pmf).
 
 Grey outlines: the flat-region staircases on either side. Step labels sit
 above the bars and the outlines, so they never cross a line. Both panels are
@@ -19,7 +19,7 @@ optimum: the flat PMF is unique and must coincide; in the linear region only
 f(0) is unique, and the printed PMF must be feasible at that delta. There the
 canonical MILP optimum (in the CSV) is another optimal PMF: the staircase of
 flat region 1 at the same f(0), with the remaining mass spread evenly over its
-last group (optnoise.closed_form.bd_pmf's choice), not the printed singleton.
+last group (optnoise.mechanisms.closed_form.bd.bd_pmf's choice), not the printed singleton.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import bd_boundaries, bd_pmf, bd_step_lengths
-from optnoise.figures import FigureScript
-from optnoise.privacy import delta_pdp_kadam
+from optnoise.mechanisms.closed_form.bd import bd_boundaries, bd_pmf, bd_step_lengths
+from optnoise.privacy.curves import delta_pdp_kadam
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

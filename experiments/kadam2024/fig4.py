@@ -6,7 +6,7 @@ Fig. 4 is a sketch without parameters; we draw n = 15, mu_bar = 5 (b = 3,
 r = 0, so b + r < mu_bar) and eps = 1, which has every kind of region:
 flat (0, 0) (Lemma 4), segment 1 = {(1, 1)}, segment 2 = {(2, 1), (2, 2)},
 then segment 3, the line f*(0) = delta. Curve: closed form
-(optnoise.closed_form.bd_error_rate); markers: MILP (13) (pdp-kadam,
+(optnoise.mechanisms.closed_form.bd.bd_error_rate); markers: MILP (13) (pdp-kadam,
 directed shifts {1..5}).
 """
 
@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import bd_boundaries, bd_error_rate
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.bd import bd_boundaries, bd_error_rate
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

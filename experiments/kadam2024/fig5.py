@@ -18,7 +18,7 @@ Choices where the paper is silent (see figures/kadam2024/README.md):
   written in the centred range; for a baseline it is its variance up to the
   tails (the paper quotes sigma^2 as the Gaussian's MSE).
 * A baseline's point at eps is its least noisy parameter with
-  delta(eps (1 - 1e-6)) <= delta (optnoise.mechanisms.calibrate with
+  delta(eps (1 - 1e-6)) <= delta (optnoise.mechanisms.baselines.calibrate with
   margin=CALIBRATION_MARGIN), accounted under PDP (Definition 2) in the
   faithful files. The margin is on the safe side: without it the least-noise
   PDP parameter sits exactly on Definition 2's strict ">" (the Gaussian at
@@ -44,8 +44,8 @@ import sys
 
 import numpy as np
 
-from optnoise import mechanisms
-from optnoise.figures import FigureScript
+from optnoise.mechanisms import baselines
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import (  # noqa: E402
@@ -78,7 +78,7 @@ def baseline(cfg, family, eps, notion) -> tuple[np.ndarray, np.ndarray]:
     """Least-noise parameter meeting delta(eps (1 - CALIBRATION_MARGIN)) <= delta and its error, per eps."""
     params, errs = [], []
     for e in eps:
-        p = mechanisms.calibrate(
+        p = baselines.calibrate(
             family,
             cfg["n"],
             float(e),
@@ -89,7 +89,7 @@ def baseline(cfg, family, eps, notion) -> tuple[np.ndarray, np.ndarray]:
         )
         params.append(p)
         errs.append(
-            np.nan if np.isnan(p) else error_of(mechanisms.build(family, cfg["n"], p, eps=float(e)), cfg["measure"])
+            np.nan if np.isnan(p) else error_of(baselines.build(family, cfg["n"], p, eps=float(e)), cfg["measure"])
         )
     return np.array(params), np.array(errs)
 

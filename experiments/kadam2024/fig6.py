@@ -31,8 +31,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import brentq
 
-from optnoise.figures import FigureScript
-from optnoise.mechanisms import discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise import discrete_gaussian_noise, geometric_noise
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import BASELINE_STYLE, progress, shared_legend  # noqa: E402

@@ -8,7 +8,7 @@
     ER <= 0.3.
 
 Each baseline's parameter is solved numerically so that its distortion equals
-the target (optnoise.mechanisms.match_parameter); the values are in the CSV
+the target (optnoise.mechanisms.baselines.match_parameter); the values are in the CSV
 and in figures/kadam2024/README.md. The count mechanism has ER = rho = 0.3 by
 construction; its weights are re-optimised for every eps. The other choices
 (modulo release, count neighbourhood, circular MSE, PDP accounting of the
@@ -25,8 +25,8 @@ import sys
 
 import numpy as np
 
-from optnoise import mechanisms
-from optnoise.figures import FigureScript
+from optnoise.mechanisms import baselines
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import (  # noqa: E402
@@ -75,10 +75,8 @@ def main(argv=None) -> int:
         par, base, check = {}, {}, {}
         for fam in cfg["families"]:
             for e in eps:  # the count mechanism's weights depend on eps; the others' parameter does not
-                p = mechanisms.match_parameter(
-                    fam, n, target, measure=cfg["measure"], distance="circular", eps=float(e)
-                )
-                mech = mechanisms.build(fam, n, p, eps=float(e))
+                p = baselines.match_parameter(fam, n, target, measure=cfg["measure"], distance="circular", eps=float(e))
+                mech = baselines.build(fam, n, p, eps=float(e))
                 par.setdefault(fam, []).append(p)
                 check.setdefault(fam, []).append(error_of(mech, cfg["measure"]))
                 for notion in ("pdp", "dp"):

@@ -23,9 +23,9 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.mechanisms import discrete_gaussian, geometric
-from optnoise.privacy import eps_for_delta
+from optnoise.mechanisms.baselines import discrete_gaussian, geometric
+from optnoise.privacy.curves import eps_for_delta
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import BASELINE_STYLE, COUNT_DIRECTED, COUNT_SYMMETRIC, NOTION_STYLE, progress, solve  # noqa: E402

@@ -26,8 +26,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise import Neighborhood
-from optnoise.closed_form import sd_boundaries, sd_cycle, sd_pmf
-from optnoise.figures import FigureScript
+from optnoise.mechanisms.closed_form.sd import sd_boundaries, sd_cycle, sd_pmf
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import progress, solve  # noqa: E402

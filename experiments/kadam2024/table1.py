@@ -30,7 +30,7 @@ import sys
 import matplotlib.pyplot as plt
 
 from optnoise import Neighborhood
-from optnoise.figures import FigureScript
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import fig10_boundaries, progress, solve, step_lengths  # noqa: E402

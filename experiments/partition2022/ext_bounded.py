@@ -4,7 +4,7 @@ Left: eps = 1, delta = 1e-5 under bounded (replace-one) DP. The factor-2
 reduction of Sec. 5, pi_opt(eps/2, delta/2), against the LP primitive with
 an asymmetric split of the budget between inequality (1) (rising side) and
 (4) (approach to 1), chosen to maximise sum pi; both are verified by the
-exact two-partition check (optnoise.partition.bounded_dp_delta). The
+exact two-partition check (optnoise.mechanisms.partition_lp.bounded_dp_delta). The
 unbounded pi_opt(eps, delta) is shown for reference (it is not bounded-DP).
 Right: add/remove DP where a user changes a count by up to c = 3: the LP
 optimum against pi_opt at the group-privacy budget (eps/c, delta/sum e^{j eps/c}).
@@ -13,8 +13,14 @@ optimum against pi_opt at the group-privacy budget (eps/c, delta/sum e^{j eps/c}
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.partition import bounded_dp_delta, bounded_dp_primitive, group_privacy_primitive, partition_lp, pi_opt
+from optnoise.mechanisms.partition import pi_opt
+from optnoise.mechanisms.partition_lp import (
+    bounded_dp_delta,
+    bounded_dp_primitive,
+    group_privacy_primitive,
+    partition_lp,
+)
+from optnoise.reproduce.figures import FigureScript
 
 EPS, DELTA, C = 1.0, 1e-5, 3
 

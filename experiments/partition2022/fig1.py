@@ -9,8 +9,8 @@ paper's axes show 6..20 and 160..300).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.partition import pi_laplace, pi_opt
+from optnoise.mechanisms.partition import pi_laplace, pi_opt
+from optnoise.reproduce.figures import FigureScript
 
 PANELS = [(1.0, 1e-5, (5, 22)), (0.1, 1e-10, (150, 310))]
 

@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FormatStrFormatter
 
-from optnoise.figures import FigureScript
-from optnoise.partition import selection_percentile
+from optnoise.mechanisms.partition import selection_percentile
+from optnoise.reproduce.figures import FigureScript
 
 DELTA = 1e-5
 QS = (0.05, 0.5, 0.95)

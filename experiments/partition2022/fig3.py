@@ -8,8 +8,8 @@ release probability is q; for pi_opt Theorem 1's closed form at real n).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.partition import selection_percentile
+from optnoise.mechanisms.partition import selection_percentile
+from optnoise.reproduce.figures import FigureScript
 
 QS = (0.05, 0.5, 0.95)
 

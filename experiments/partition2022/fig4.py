@@ -12,8 +12,8 @@ mechanism (for pi_opt, Theorem 1's closed form at real n).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.partition import selection_percentile
+from optnoise.mechanisms.partition import selection_percentile
+from optnoise.reproduce.figures import FigureScript
 
 EPS, DELTA = 1.0, 1e-5
 

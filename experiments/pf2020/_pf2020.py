@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from optnoise.datasets import load_dpbench
-from optnoise.selection import (
+from optnoise.mechanisms.selection import (
     em_pmf,
     eps_for_expected_error,
     expected_error,
@@ -18,6 +17,7 @@ from optnoise.selection import (
     mode_quality,
     pf_pmf,
 )
+from optnoise.reproduce.datasets import load_dpbench
 
 #: Colours used for every figure of this paper.
 COLORS = {"em": "tab:green", "pf": "tab:purple", "rnm": "tab:orange", "ub": "tab:red", "lb": "tab:blue"}
@@ -110,14 +110,14 @@ def bar_values(
 def lp_ratio_curves(m: int, k: int, eps_grid: np.ndarray, cache: Path | None = None) -> dict:
     """PF and EM optimality ratios along ``eps_grid`` for the regular LP and the paper's LP.
 
-    ``regular``: :func:`~optnoise.selection.solve_lattice_lp` defaults (lattice
+    ``regular``: :func:`~optnoise.mechanisms.lattice.solve_lattice_lp` defaults (lattice
     weighting, worst-neighbour privacy rows, monotonicity rows added lazily).
     ``paper``: the LP as printed in Appendix D (no monotonicity rows) with the
     box weighting of the authors' notebook. Solved with ``solver="highs"`` (one
     deterministic backend, so the CSVs stay byte-stable) and cached in ``cache``
-    (the figure script's :attr:`~optnoise.figures.FigureScript.cache`).
+    (the figure script's :attr:`~optnoise.reproduce.figures.FigureScript.cache`).
     """
-    from optnoise.selection import solve_lattice_lp
+    from optnoise.mechanisms.lattice import solve_lattice_lp
 
     out = {f"{v}_{r}": np.empty(eps_grid.size) for v in ("regular", "paper") for r in ("pf", "em")}
     for i, eps in enumerate(eps_grid):
@@ -166,7 +166,7 @@ def ratio_panel(
     """
     import matplotlib.pyplot as plt
 
-    from optnoise.selection import GOLDEN_EPS
+    from optnoise.mechanisms.selection import GOLDEN_EPS
 
     cmap = cmap or plt.cm.viridis
     fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -321,7 +321,7 @@ def appendix_grid(name: str, task: str, argv, doc: str) -> int:
     """Figs. 5/6: one :func:`real_data_panel` per appendix dataset on a 2 x 3 grid."""
     import matplotlib.pyplot as plt
 
-    from optnoise.figures import FigureScript
+    from optnoise.reproduce.figures import FigureScript
 
     fs = FigureScript("pf2020", name, argv, description=doc)
     n = fs.grid(full=100, fast=5)

@@ -10,8 +10,8 @@ convergence to 1 as m grows. The ratio stays in [1, 2] and tends to 2 as p -> 0
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.selection import em_worst_case_error, pf_worst_case_error
+from optnoise.mechanisms.selection import em_worst_case_error, pf_worst_case_error
+from optnoise.reproduce.figures import FigureScript
 
 MS = (2, 3, 4, 10, 100, 1000)
 

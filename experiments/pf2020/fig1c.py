@@ -14,8 +14,12 @@ import sys  # noqa: E402
 import matplotlib.pyplot as plt
 import numpy as np
 
-from optnoise.figures import FigureScript
-from optnoise.selection import expected_error_upper_bound, pf_worst_case_lower_bound, worst_case_expected_error
+from optnoise.mechanisms.selection import (
+    expected_error_upper_bound,
+    pf_worst_case_lower_bound,
+    worst_case_expected_error,
+)
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import COLORS, LABELS  # noqa: E402

@@ -21,7 +21,7 @@ log-spaced eps (each LP is much larger).
 import os  # noqa: E402
 import sys  # noqa: E402
 
-from optnoise.figures import FigureScript
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import DEEP_EPS_POINTS, PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402

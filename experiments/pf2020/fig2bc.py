@@ -17,7 +17,7 @@ import sys  # noqa: E402
 
 import matplotlib.pyplot as plt
 
-from optnoise.figures import FigureScript
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import DEEP_EPS_POINTS, EM_RATIO_YLIM, PF_RATIO_YLIM, fig2_eps, lp_ratio_curves, ratio_panel  # noqa: E402

@@ -12,8 +12,8 @@ import sys  # noqa: E402
 
 import matplotlib.pyplot as plt
 
-from optnoise.datasets import DPBENCH_BAR_DATASETS
-from optnoise.figures import FigureScript
+from optnoise.reproduce.datasets import DPBENCH_BAR_DATASETS
+from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import bar_panel  # noqa: E402

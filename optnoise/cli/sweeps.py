@@ -1,7 +1,7 @@
 """Parameter sweeps: grids of designs solved in parallel, cached on disk, resumable.
 
-Each grid point is one :class:`~optnoise.design.NoiseDesign` (:func:`grid_points`)
-or one :class:`~optnoise.mechanism_design.MechanismDesign`
+Each grid point is one :class:`~optnoise.design.noise.NoiseDesign` (:func:`grid_points`)
+or one :class:`~optnoise.design.mechanism.MechanismDesign`
 (:func:`mechanism_points`). Results are cached per point (keyed by the
 design's ``key()``), so an interrupted sweep
 picks up where it stopped and a repeated one is instant. Points run in local
@@ -29,8 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._io import ensure_folder
-from optnoise._validation import (
+from optnoise.design.mechanism import MechanismDesign
+from optnoise.design.noise import NoiseDesign
+from optnoise.engine.highs import one_highs_thread
+from optnoise.engine.io import ensure_folder
+from optnoise.engine.solve import check_solve_args
+from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.engine.validation import (
     MAX_GRID_POINTS,
     check_choice,
     check_finite,
@@ -39,10 +44,7 @@ from optnoise._validation import (
     parse_float,
     parse_int,
 )
-from optnoise.design import NoiseDesign
-from optnoise.mechanism_design import MechanismDesign
-from optnoise.neighborhood import Neighborhood
-from optnoise.solvers import MIP_REL_GAP, check_solve_args, one_highs_thread
+from optnoise.privacy.neighborhood import Neighborhood
 
 __all__ = [
     "parse_grid",

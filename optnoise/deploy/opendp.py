@@ -1,6 +1,6 @@
 """Export of certified designs to other DP libraries (OpenDP).
 
-:func:`to_opendp` wraps a :class:`~optnoise.certify.CertifiedDesign` as an
+:func:`to_opendp` wraps a :class:`~optnoise.deploy.certified.CertifiedDesign` as an
 OpenDP measurement through OpenDP's user-measurement plugin API
 (``opendp.measurements.make_user_measurement``):
 
@@ -45,7 +45,7 @@ def _float_up(x: Fraction | float) -> float:
 def certified_map(design: Any) -> Any:
     """The privacy map ``d_in -> (eps, delta)`` (or ``eps``) that a certified design supports.
 
-    ``design`` is a :class:`~optnoise.certify.CertifiedDesign` of a scalar query.
+    ``design`` is a :class:`~optnoise.deploy.certified.CertifiedDesign` of a scalar query.
     """
     problem = design.design
     n = problem.n

@@ -51,8 +51,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.solvers import FEASIBILITY_TOL, SolverOutput
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.tolerance import FEASIBILITY_TOL
 
 __all__ = ["CANONICAL_TOL", "CanonicalOutcome", "lexicographic_minimax"]
 

@@ -11,15 +11,15 @@ pairs ``(x, x')`` is the linear program
                 sum_y [P[x, y] - e^eps P[x', y]]_+ <= delta   for every ordered pair,
 
 the hockey stick written with one slack per (pair, output)
-(:mod:`optnoise.privacy_rows`); ``privacy="pdp"`` counts instead the mass of
+(:mod:`optnoise.design.rows`); ``privacy="pdp"`` counts instead the mass of
 every output with ``P[x, y] > e^eps P[x', y]`` (Definition 2 of Kadam et
 al. 2024, one indicator per (pair, output): a MILP); ``objective="delta"``
 minimises delta subject to a cap on the Bayes loss. :class:`MechanismDesign`
 states the problem and :meth:`MechanismDesign.solve` solves it through
-:mod:`optnoise.solvers`; the result's matrix is re-verified with
-:func:`optnoise.privacy.mechanism_delta`, certified exactly with
-:func:`optnoise.certify.certify_result` and sampled exactly with
-:meth:`optnoise.certify.CertifiedMechanism.release`.
+:mod:`optnoise.engine.solve`; the result's matrix is re-verified with
+:func:`optnoise.privacy.curves.mechanism_delta`, certified exactly with
+:func:`optnoise.deploy.certify.certify_result` and sampled exactly with
+:meth:`optnoise.deploy.certified.CertifiedMechanism.release`.
 
 Known optima, used as tests: for pure eps-DP count queries (adjacent
 neighbours), the Bayesian optimum for any prior and any loss monotone in
@@ -55,16 +55,31 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.ndimage import binary_dilation
 
-from optnoise._validation import (
-    MAX_COST,
+from optnoise.design.layout import PairLayout, matrix_layout
+from optnoise.design.matrix import (
+    _matrix_rows,
+    _outputs,
+    _pair_count_bound,
+    _pair_rows_size,
+    _size,
+    loss_matrix,
+    resolve_pairs,
+)
+from optnoise.design.pipeline import IPM_ROWS, cached, repair_solution, solve_lp
+from optnoise.design.result import MechanismResult
+from optnoise.engine.cache import problem_key
+from optnoise.engine.highs import write_mps
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.solve import check_solve_args
+from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED, delta_allowance
+from optnoise.engine.validation import (
     MAX_EPS,
     MAX_EPS_REASON,
     MAX_SIZE,
@@ -75,61 +90,21 @@ from optnoise._validation import (
     check_int,
     check_model_size,
     check_pmf,
-    real_array,
 )
-from optnoise.cache import entry_path, load_entry, problem_key, store_entry
-from optnoise.certify import PairLayout, certify_result, matrix_layout, register_spec_kind
-from optnoise.mechanisms import neighbour_pairs
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.neighborhood import Neighborhood
-from optnoise.privacy import mechanism_delta
-from optnoise.privacy_rows import add_pair_rows
-from optnoise.solvers import (
-    MIP_REL_GAP,
-    check_solve_args,
-    polish_with_highs,
-    solve_model,
-    write_mps,
-)
-from optnoise.tolerance import (
-    RESULT_STATUSES,
-    UNVERIFIED,
-    CheckedResult,
-    delta_allowance,
-    pdp_rtol,
-)
+from optnoise.privacy.neighborhood import Neighborhood
 
-__all__ = [
-    "MechanismDesign",
-    "MechanismResult",
-    "LOSSES",
-    "MECHANISM_OBJECTIVES",
-    "MECHANISM_NOTIONS",
-    "resolve_pairs",
-    "loss_matrix",
-    "matrix_errors",
-    "clamp_matrix",
-    "clamp_model",
-    "clamp_model_size",
-    "clamp_repair",
-]
+__all__ = ["MechanismDesign", "MECHANISM_OBJECTIVES", "MECHANISM_NOTIONS"]
 
-#: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x``; a matrix is accepted too.
-LOSSES = ("abs", "sq", "er")
 #: What :class:`MechanismDesign` minimises.
 MECHANISM_OBJECTIVES = ("bayes", "minimax", "delta")
 #: Privacy notions of mechanism designs (pure eps-DP is ``delta = 0`` under either).
 MECHANISM_NOTIONS = ("dp", "pdp")
-#: Largest relative loss increase an exactly repaired unverified matrix may have and still be called optimal.
-POLISH_RTOL = 1e-6
 #: A missing row is added when the solution violates it by more than this (absolute).
 LAZY_TOL = 1e-12
 #: Mass level below which a pure-DP design's tail is treated as zero when choosing the first rows.
 PURE_DEPTH = 1e-12
 #: Rounds of lazy rows before the full model is solved instead.
 MAX_ROUNDS = 50
-#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`_solve_lp`).
-IPM_ROWS = 20_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,375 +112,9 @@ IPM_ROWS = 20_000
 # --------------------------------------------------------------------------------------------
 
 
-def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarray:
-    """Ordered neighbour pairs ``(x, x')`` of inputs ``0..n``, shape ``(K, 2)``, sorted and unique.
-
-    Parameters
-    ----------
-    neighbors : str, Neighborhood or sequence of pairs
-        ``"adjacent"`` (``|x - x'| = 1``), ``"adjacent:K"`` (``1 <= |x - x'| <= K``),
-        a shift spec ``"sd:MU"``, ``"bd:MUBAR"``, ``"shifts:1,3"`` (pairs ``x - x' = mu``
-        without wrap-around, :func:`optnoise.mechanisms.neighbour_pairs`), a
-        :class:`~optnoise.neighborhood.Neighborhood` (for example one derived
-        from data with :meth:`~optnoise.neighborhood.Neighborhood.from_data`),
-        or a list of pairs ``[(x, x'), ...]``.
-    n : int
-    directed : bool
-        For pair lists and shift specs: use them as given instead of adding
-        the reversed pairs. ``"adjacent"`` is always symmetric.
-    """
-    n = check_int("n", n, minimum=1)
-    if isinstance(neighbors, Neighborhood):
-        if neighbors.dim != 1:
-            raise ValueError("neighbors must have scalar shifts: a mechanism's inputs are 0..n")
-        return neighbour_pairs(n, neighbors)
-    if isinstance(neighbors, str):
-        spec = neighbors.strip().lower()
-        kind, _, body = spec.partition(":")
-        if kind == "adjacent":
-            if directed:
-                raise ValueError("directed applies to pair lists and shift specs; 'adjacent' is symmetric")
-            K = 1 if not body else check_int("neighbors 'adjacent:K' K", _int_text(body, neighbors), minimum=1)
-            if K > n:
-                raise ValueError(f"neighbors 'adjacent:K' needs K <= n = {n}; got {K}")
-            return neighbour_pairs(n, Neighborhood.bd(K))
-        if kind in ("sd", "bd", "shifts"):
-            return resolve_pairs(Neighborhood.parse(spec, directed=directed), n)
-        raise ValueError(
-            "neighbors must be 'adjacent', 'adjacent:K', 'sd:MU', 'bd:MUBAR', 'shifts:A,B', "
-            f"a Neighborhood or a list of pairs (x, x'); got {neighbors!r}"
-        )
-    try:
-        arr = np.asarray(neighbors)
-    except (TypeError, ValueError):
-        arr = np.zeros(0)
-    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-        raise ValueError(
-            f"neighbors must be a name, a Neighborhood or a non-empty list of pairs (x, x'); got {neighbors!r}"
-        )
-    if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-        raise ValueError("neighbors pairs must hold integers")
-    pairs = arr.astype(np.int64)
-    if pairs.min() < 0 or pairs.max() > n:
-        raise ValueError(f"neighbors pairs must hold inputs in 0..n = 0..{n}")
-    if np.any(pairs[:, 0] == pairs[:, 1]):
-        raise ValueError("neighbors pairs must join two different inputs")
-    if not directed:
-        pairs = np.concatenate([pairs, pairs[:, ::-1]])
-    return np.unique(pairs, axis=0)
-
-
-def _pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
-    """An upper bound on the number of ordered pairs a name or Neighborhood resolves to (``None`` for lists)."""
-    if isinstance(neighbors, Neighborhood):
-        return 2 * len(neighbors.raw) * (n + 1)
-    if isinstance(neighbors, str):
-        kind, _, body = neighbors.strip().lower().partition(":")
-        if kind == "adjacent":
-            return 2 * (n + 1) * (1 if not body else min(n, max(1, _int_text(body, neighbors))))
-        if kind in ("sd", "bd", "shifts"):
-            return 2 * len(Neighborhood.parse(neighbors.strip().lower(), directed=directed).raw) * (n + 1)
-    return None
-
-
-def _int_text(text: str, whole: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"neighbors must be 'adjacent:K' with an integer K; got {whole!r}") from None
-
-
-def _outputs(outputs: Any, n: int) -> np.ndarray:
-    if outputs is None:
-        return np.arange(n + 1)
-    if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool):
-        return np.arange(check_int("outputs", outputs, minimum=1, maximum=MAX_SIZE) + 1)
-    try:
-        arr = real_array("outputs", outputs)
-    except ValueError:
-        msg = f"outputs must be an integer m (outputs 0..m) or an array of values; got {outputs!r}"
-        raise ValueError(msg) from None
-    if arr.ndim != 1 or arr.size < 2 or not np.all(np.isfinite(arr)):
-        raise ValueError("outputs must be an integer m >= 1 or a 1-D array of at least 2 finite values")
-    if np.unique(arr).size != arr.size:
-        raise ValueError("outputs must be distinct values")
-    return arr.astype(np.int64) if np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2**53) else arr
-
-
-def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
-    """``L[x, y]``: ``"abs"`` ``|v_y - x|``, ``"sq"`` ``(v_y - x)^2``, ``"er"`` ``1[v_y != x]``, or a given matrix."""
-    v = np.asarray(outputs, dtype=float)[None, :]
-    x = np.arange(n + 1, dtype=float)[:, None]
-    if isinstance(loss, str):
-        check_choice("loss", loss, LOSSES)
-        if loss == "abs":
-            return np.abs(v - x)
-        if loss == "sq":
-            return (v - x) ** 2
-        return (v != x).astype(float)
-    try:
-        L = real_array("loss", loss)
-    except ValueError:
-        raise ValueError(f"loss must be one of {', '.join(LOSSES)} or a matrix L[x, y]") from None
-    if L.shape != (n + 1, v.size):
-        raise ValueError(f"loss matrix must have shape (n+1, m+1) = {(n + 1, v.size)}; got {L.shape}")
-    if not np.all(np.isfinite(L)):
-        raise ValueError("loss matrix must be finite")
-    if np.max(np.abs(L)) > MAX_COST:
-        raise ValueError(
-            f"loss matrix entries must have magnitude <= {MAX_COST:g} (solvers treat ~1e20 as infinite); "
-            "rescale it: one positive factor on every entry leaves the optimal mechanism unchanged"
-        )
-    return L
-
-
-def matrix_errors(P: np.ndarray, outputs: np.ndarray | None = None) -> dict[str, float]:
-    """Errors of the released value ``v_y`` for each true input x, for a mechanism matrix.
-
-    Squared and absolute error ``|v_y - x|`` averaged over a uniform x and at
-    the worst x, and the error rate ``Pr(v_y != x)`` (mean and worst). The
-    keys extend those of :func:`optnoise.design.modulo_errors`.
-    """
-    P = np.asarray(P, dtype=float)
-    v = np.arange(P.shape[1]) if outputs is None else np.asarray(outputs, dtype=float)
-    d = np.abs(v[None, :] - np.arange(P.shape[0])[:, None])
-    mse, mae, er = (P * d**2).sum(axis=1), (P * d).sum(axis=1), (P * (d != 0)).sum(axis=1)
-    return {
-        "mse_mean": float(mse.mean()),
-        "mse_worst": float(mse.max()),
-        "mae_mean": float(mae.mean()),
-        "mae_worst": float(mae.max()),
-        "er": float(er.mean()),
-        "er_worst": float(er.max()),
-    }
-
-
 # --------------------------------------------------------------------------------------------
 # the LP over a matrix of model columns (shared with clamped noise)
 # --------------------------------------------------------------------------------------------
-
-
-def _matrix_rows(
-    mb: ModelBuilder,
-    cols: np.ndarray,
-    L: np.ndarray,
-    weights: np.ndarray | None,
-    pairs: np.ndarray,
-    active: np.ndarray | None,
-    *,
-    eps: float,
-    privacy: str,
-    delta: float | None,
-    objective: str,
-    max_loss: float | None,
-    formulation: str,
-) -> None:
-    """Objective and privacy rows for a matrix ``P[x, y]`` held in the model columns ``cols[x, y]``.
-
-    ``cols`` may repeat columns (clamped noise); ``-1`` marks an entry left
-    out (lazy rows: it carries no mass). ``weights`` is the prior of the
-    Bayes loss (``None`` for minimax). ``active[k, y]`` selects the
-    (pair, output) entries that get privacy rows (``None``: all).
-    """
-    R, C = cols.shape
-    present = cols >= 0
-    xs, ys = np.nonzero(present)
-    t: int | None = None
-    if objective == "minimax":
-        z = mb.add_vars(1, lb=-np.inf, ub=np.inf, name="z")
-        mb.add_rows(
-            np.concatenate([xs, np.arange(R)]),
-            np.concatenate([cols[xs, ys], np.full(R, z[0])]),
-            np.concatenate([L[xs, ys], -np.ones(R)]),
-            upper=0.0,
-        )
-        mb.set_objective(z, [1.0])
-    else:
-        w = np.ones(R) / R if weights is None else weights
-        coef = w[xs] * L[xs, ys]
-        if objective == "delta":
-            t = int(mb.add_vars(1, lb=0.0, ub=1.0, name="t")[0])
-            mb.add_row(cols[xs, ys], coef, upper=float(max_loss if max_loss is not None else 0.0))
-            mb.set_objective([t], [1.0])
-        else:
-            mb.set_objective(cols[xs, ys], coef)
-    K = pairs.shape[0]
-    sel = np.ones((K, C), dtype=bool) if active is None else active
-    ks, yy = np.nonzero(sel)
-    first, second = cols[pairs[ks, 0], yy], cols[pairs[ks, 1], yy]
-    keep = first >= 0  # an absent P[x, y] is 0: its rows hold
-    ks, yy, first, second = ks[keep], yy[keep], first[keep], second[keep]
-    if np.any(second < 0):
-        raise RuntimeError("internal error: an active entry compares with an absent one")
-    pure = objective != "delta" and delta == 0.0
-    add_pair_rows(
-        mb,
-        first,
-        second,
-        ks,
-        eps=eps,
-        notion="pure" if pure else privacy,
-        delta=None if (pure or t is not None) else delta,
-        t=t,
-        formulation=formulation,
-    )
-
-
-def _pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
-    """Rows, columns, nonzeros and integers that :func:`~optnoise.privacy_rows.add_pair_rows` adds.
-
-    For ``K`` pairs of ``C`` entries each, every entry present (the full model).
-    """
-    M, budget_nnz = K * C, K * C + (K if t else 0)
-    if notion == "pure":
-        return M, 0, 2 * M, 0
-    if notion == "dp":
-        return M + K, M, 3 * M + budget_nnz, 0
-    if formulation == "hull":
-        return 3 * M + K, 2 * M, 8 * M + budget_nnz, M
-    return 5 * M + K, 2 * M, 14 * M + budget_nnz, M
-
-
-def _size(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
-    return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}
-
-
-def clamp_model_size(
-    n: int, pairs: int, *, privacy: str, pure: bool, delta_objective: bool, formulation: str = "hull"
-) -> dict[str, int]:
-    """Rows, columns, integers and nonzeros of :func:`clamp_model`, computed without building it (exact)."""
-    rows, cols, nnz = 2 * n + 3, 4 * n + 3, 8 * n + 5  # f, both tails, their recursions and sum f = 1
-    if delta_objective:  # t and the distortion cap over every distinct column of the matrix
-        rows, cols, nnz = rows + 1, cols + 1, nnz + (4 * n + 1 if n >= 2 else 4)
-    pr, pc, pn, pi = _pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
-    return _size(rows + pr, cols + pc, nnz + pn, pi)
-
-
-def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
-    """``P[q, y]`` of the release ``clip(q + eta, 0, n)`` with noise ``pmf`` on ``eta = -n..n``."""
-    f = np.asarray(pmf, dtype=float).ravel()
-    n = check_int("n", n, minimum=1)
-    if f.size != 2 * n + 1:
-        raise ValueError(f"pmf must have 2n+1 = {2 * n + 1} entries (eta = -n..n); got {f.size}")
-    q = np.arange(n + 1)[:, None]
-    y = np.clip(q + np.arange(-n, n + 1)[None, :], 0, n)
-    out = np.zeros((n + 1, n + 1))
-    np.add.at(out, (np.broadcast_to(q, y.shape), y), np.broadcast_to(f, y.shape))
-    return out
-
-
-def clamp_repair(
-    pmf: Any,
-    n: int,
-    eps: float,
-    private: Callable[[np.ndarray], bool],
-    affordable: Callable[[np.ndarray], bool],
-) -> np.ndarray | None:
-    """The least mixture ``(1 - lam) f + lam g`` that is ``private`` and ``affordable``, or ``None``.
-
-    A solver meets the ratio rows of a clamped design only to its tolerance
-    (for pure DP, a ~1e-10 mass beside a zero breaks the exact rule). Mixing
-    with a noise ``g`` whose clamped matrix meets every ratio row strictly
-    scales each pair's hockey stick by ``1 - lam`` and adds a strictly
-    negative term to every ratio row, so a large enough ``lam`` repairs a
-    solution that is right up to tolerance. Two such ``g`` are tried: the
-    two-sided geometric noise at ``eps / 2`` folded onto ``{-n..n}`` (its
-    clamped matrix is the truncated geometric mechanism, ratios at most
-    ``e^(eps/2)``), and, when ``e^eps > 2``, the uniform noise on ``{-n..n}``
-    (interior ratios 1, boundary ratios at most 2), which repairs far tails
-    cheaply. For each, ``lam`` doubles from ``1e-12`` until ``private`` holds;
-    the first private mixture that ``affordable`` (the caller's loss budget)
-    accepts is returned.
-    """
-    f = np.asarray(pmf, dtype=float).ravel()
-    a = math.exp(-eps / 2)
-    k = np.abs(np.arange(-n, n + 1))
-    geometric = (1 - a) / (1 + a) * a**k
-    geometric[[0, -1]] = a**n / (1 + a)  # the folded tails: sum_{j >= n} of the two-sided geometric
-    candidates = [geometric]
-    if math.exp(eps) > 2.0:
-        candidates.append(np.full(2 * n + 1, 1.0 / (2 * n + 1)))
-    for g in candidates:
-        lam = 1e-12
-        while lam <= 1.0:
-            mix = (1.0 - lam) * f + lam * g
-            if private(mix):
-                if affordable(mix):
-                    return mix
-                break
-            lam *= 2
-    return None
-
-
-def _clamp_columns(mb: ModelBuilder, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Noise columns ``f`` (eta = -n..n) and the model column of every ``P[q, y]`` of the clamped release.
-
-    ``P[q, 0] = sum_{eta <= -q} f`` and ``P[q, n] = sum_{eta >= n - q} f`` are
-    tail variables defined by one recursion row each, so every entry of the
-    induced matrix is a single column and every privacy row stays short.
-    """
-    f = mb.add_vars(2 * n + 1, lb=0.0, ub=1.0, name="f")
-    mb.add_row(f, 1.0, lower=1.0, upper=1.0)
-    low = mb.add_vars(n + 1, lb=0.0, ub=1.0, name="lower_tail")  # low[j] = sum_{eta <= j - n} f
-    up = mb.add_vars(n + 1, lb=0.0, ub=1.0, name="upper_tail")  # up[j] = sum_{eta >= j} f
-    j = np.arange(n + 1)
-    # low[0] - f(eta=-n) = 0; low[j] - low[j-1] - f(eta=j-n) = 0
-    rows_low = np.concatenate([j, j, j[1:]])
-    cols_low = np.concatenate([low, f[: n + 1], low[:-1]])
-    vals_low = np.concatenate([np.ones(n + 1), -np.ones(n + 1), -np.ones(n)])
-    mb.add_rows(rows_low, cols_low, vals_low, lower=0.0, upper=0.0)
-    # up[n] - f(eta=n) = 0; up[j] - up[j+1] - f(eta=j) = 0
-    rows_up = np.concatenate([j, j, j[:-1]])
-    cols_up = np.concatenate([up, f[n:], up[1:]])
-    vals_up = np.concatenate([np.ones(n + 1), -np.ones(n + 1), -np.ones(n)])
-    mb.add_rows(rows_up, cols_up, vals_up, lower=0.0, upper=0.0)
-    q = np.arange(n + 1)[:, None]
-    y = np.arange(n + 1)[None, :]
-    cols = f[np.clip(y - q + n, 0, 2 * n)]
-    cols = np.where(y == 0, low[n - q], cols)
-    cols = np.where(y == n, up[n - q], cols)
-    return f, cols
-
-
-def clamp_model(
-    *,
-    n: int,
-    eps: float,
-    pairs: np.ndarray,
-    cost: np.ndarray,
-    privacy: str,
-    delta: float | None,
-    objective: str,
-    max_distortion: float | None,
-    formulation: str = "hull",
-) -> LinearModel:
-    """The LP/MILP of clamped additive noise: noise ``f`` on ``{-n..n}``, release ``clip(q + eta, 0, n)``.
-
-    The induced matrix ``P[q, y]`` is linear in ``f`` (:func:`_clamp_columns`),
-    so the general mechanism LP applies with ``P`` tied to ``f``: distortion
-    ``mean_q sum_y P[q, y] cost[y - q + n]`` (the released error averaged
-    over a uniform answer), privacy rows for every ordered answer pair.
-    ``objective`` is ``"distortion"`` or ``"delta"`` (cap ``max_distortion``).
-    """
-    mb = ModelBuilder()
-    _, cols = _clamp_columns(mb, n)
-    e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # released error y - q
-    L = np.asarray(cost, dtype=float)[e + n]
-    _matrix_rows(
-        mb,
-        cols,
-        L,
-        None,
-        pairs,
-        None,
-        eps=eps,
-        privacy=privacy,
-        delta=delta,
-        objective="delta" if objective == "delta" else "bayes",
-        max_loss=max_distortion,
-        formulation=formulation,
-    )
-    return mb.build()
 
 
 # --------------------------------------------------------------------------------------------
@@ -528,7 +137,7 @@ class MechanismDesign:
     neighbors : str, Neighborhood or list of pairs
         Which inputs are neighbours (:func:`resolve_pairs`): ``"adjacent"``
         (default), ``"adjacent:K"``, ``"sd:MU"``, ``"bd:MUBAR"``,
-        ``"shifts:A,B"``, a :class:`~optnoise.neighborhood.Neighborhood`, or a
+        ``"shifts:A,B"``, a :class:`~optnoise.privacy.neighborhood.Neighborhood`, or a
         list of pairs (symmetric unless ``directed=True``).
     outputs : int or array_like, optional
         An integer m (outputs ``0..m``; default ``m = n``) or the output values.
@@ -657,7 +266,7 @@ class MechanismDesign:
         """Rows, columns, integers and nonzeros of the full model (:meth:`build_model`), without building it.
 
         Exact (a test compares it with the built model). The constructor checks
-        it against the limits of :mod:`optnoise._validation`; the lazy solve's
+        it against the limits of :mod:`optnoise.engine.validation`; the lazy solve's
         models are smaller.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
@@ -838,7 +447,7 @@ class MechanismDesign:
         return write_mps(self.build_model(), path)
 
     def pair_layout(self) -> PairLayout:
-        """How :mod:`optnoise.certify` checks, repairs and samples this design's matrix."""
+        """How :mod:`optnoise.deploy.certify` checks, repairs and samples this design's matrix."""
         R, C = self.matrix_shape
         L = self.loss_matrix
         w = self.weights
@@ -873,30 +482,43 @@ class MechanismDesign:
         Parameters are those of :meth:`optnoise.NoiseDesign.solve`:
         ``solver``, ``time_limit`` (seconds over all rounds), ``mip_gap``,
         ``verbose``, ``cache`` (folder of results keyed by :meth:`key`; see
-        :mod:`optnoise.cache`), ``formulation`` (``"hull"`` or ``"bigm"`` for
+        :mod:`optnoise.engine.cache`), ``formulation`` (``"hull"`` or ``"bigm"`` for
         ``"pdp"``), raw HiGHS ``options`` and ``concurrent``. With
         ``solver="auto"`` (default) the LPs run on HiGHS (the algorithm chosen
         by size, see :func:`_solve_lp`) and the ``"pdp"`` MILPs race HiGHS
-        against SCIP (:func:`optnoise.solvers.solve_model`); ``"highs"`` is
+        against SCIP (:func:`optnoise.engine.solve.solve_model`); ``"highs"`` is
         deterministic.
 
         Notes
         -----
         Statuses mean what they say, as for :meth:`optnoise.NoiseDesign.solve`:
-        a matrix that fails re-verification (:mod:`optnoise.tolerance`) is
+        a matrix that fails re-verification (:mod:`optnoise.engine.tolerance`) is
         ``"unverified"``, never ``"optimal"``; for the loss objectives it is
         first replaced by its exact repair when that costs at most
-        :data:`POLISH_RTOL` (relative). Uniform rows are always feasible with a
+        :data:`optnoise.design.pipeline.POLISH_RTOL` (relative). Uniform rows are always feasible with a
         loss objective, so a solver's ``"infeasible"`` there is retried
         (:func:`_solve_lp`) and, if it persists, reported as ``"error"``.
         """
         options, time_limit, mip_gap, opts = check_solve_args(
             solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap
         )
-        path = entry_path(cache, self.key(**opts))
-        hit = load_entry(path, self.spec(), lambda data: MechanismResult.from_dict(data, design=self))
-        if hit is not None:
-            return hit
+
+        def compute() -> MechanismResult:
+            return self._settle(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
+
+        return cached(self, cache, opts, lambda data: MechanismResult.from_dict(data, design=self), compute)
+
+    def _settle(
+        self,
+        solver: str,
+        time_limit: float | None,
+        mip_gap: float,
+        verbose: bool,
+        formulation: str,
+        options: dict[str, Any] | None,
+        concurrent: bool,
+    ) -> MechanismResult:
+        """The lazy-row solve, settled (step 4 of :mod:`optnoise.design.pipeline`)."""
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
         lp = not (self.privacy == "pdp" and not self.is_pure)
         large = (res.model_size or {}).get("rows", 0) >= IPM_ROWS
@@ -904,7 +526,7 @@ class MechanismDesign:
         if res.status == UNVERIFIED and self.objective != "delta" and large:
             # on a large LP the exact repair first: it costs seconds where an interior-point re-solve costs
             # minutes (n = 500, error rate: 7.7 s against 81 s); small LPs try the re-solve first, whose
-            # optimum is exact rather than within POLISH_RTOL
+            # optimum is exact rather than within the polish budget
             res = self._polish(res, solver) or res
             repair_failed = res if res.status == UNVERIFIED else None
         if res.status == UNVERIFIED and solver in ("highs", "auto") and lp and "solver" not in (options or {}):
@@ -925,7 +547,6 @@ class MechanismDesign:
                 "the solver reported 'infeasible', but uniform rows are feasible: a numerical failure, not "
                 f"infeasibility; solver said: {res.message}"
             )
-        store_entry(path, self.spec(), res)
         return res
 
     def _solve_lazy(
@@ -953,10 +574,7 @@ class MechanismDesign:
                 active = None  # give up on lazy rows: the full model
             model, entries = self._model(active, formulation)
             left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
-            out = _solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
-            if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
-                # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
-                out = polish_with_highs(model, out)
+            out = solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
             backend_objective = out.info.get("backend_objective", out.objective)  # before any polish
             total += out.solve_time
             P: np.ndarray | None = None
@@ -1005,247 +623,22 @@ class MechanismDesign:
         )
 
     def _polish(self, res: MechanismResult, solver: str) -> MechanismResult | None:
-        """A verified matrix as close as the tolerance rule allows to an unverified one, or ``None``.
-
-        As :meth:`optnoise.NoiseDesign.solve` does for PMFs: the exact
-        certification (:func:`optnoise.certify.certify_result`) repairs a
-        solution that is right up to the solver's tolerance, here with a loss
-        budget of :data:`POLISH_RTOL`; its exact matrix passes the float rule a
-        fortiori. ``None`` when the repair costs more.
-        """
+        """The ``"optimal"`` repair of an unverified matrix (:func:`.pipeline.repair_solution`), or ``None``."""
         if res.matrix is None or res.loss is None:
             return None
-        try:
-            cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
-        except ValueError:  # CertificationError: no repair within the budget
+        fixed = repair_solution(self, res.matrix, float(res.loss))
+        if fixed is None:
             return None
-        change = (cd.loss - res.loss) / max(1.0, abs(res.loss))
+        matrix, method, new = fixed
+        change = (new - res.loss) / max(1.0, abs(res.loss))
         out = replace(
             res,
             status="optimal",
-            matrix=cd.matrix_float,
+            matrix=matrix,
             gap=max(float(res.gap or 0.0), change, 0.0),
             message=(
                 f"the solver's matrix failed re-verification ({res.message}); replaced by its exact repair "
-                f"({cd.repair['method']}, relative loss change {change:.3g})"
+                f"({method}, relative loss change {change:.3g})"
             ),
         )
         return out if out.status == "optimal" else None
-
-
-def _solve_lp(
-    model: LinearModel,
-    solver: str,
-    time_limit: float | None,
-    mip_gap: float,
-    verbose: bool,
-    options: dict[str, Any] | None,
-    always_feasible: bool,
-    concurrent: bool = True,
-) -> Any:
-    """:func:`~optnoise.solvers.solve_model`, choosing HiGHS' LP algorithm when the caller did not.
-
-    Measured on these LPs (``benchmarks/RESULTS.md``): dual simplex is fastest
-    up to ~20,000 rows; beyond, and for small eps, interior point is several
-    times faster, and dual simplex sometimes stops with "excessive primal
-    values" (a solve error) where interior point solves. So large LPs use
-    interior point (with crossover, a vertex). A solve error, or an
-    ``"infeasible"`` where uniform rows are feasible (``always_feasible``), is
-    retried with the other algorithm and then with presolve off. ``"auto"``
-    solves LPs as ``"highs"`` does and races MILPs (``concurrent``).
-    """
-    if solver == "auto" and not model.is_mip:
-        solver = "highs"
-
-    def run(opts: dict[str, Any] | None) -> Any:
-        return solve_model(
-            model,
-            solver=solver,
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            verbose=verbose,
-            options=opts,
-            concurrent=concurrent,
-        )
-
-    def spurious(out: Any) -> bool:
-        return out.status == "error" or (always_feasible and out.status == "infeasible")
-
-    if solver != "highs":
-        return run(options)
-    first = options
-    if (
-        not model.is_mip
-        and not (options and "solver" in options)
-        and model.lp_algorithm is None
-        and model.shape[0] >= IPM_ROWS
-    ):
-        first = {**(options or {}), "solver": "ipm"}
-    out = run(first)
-    if not spurious(out):
-        return out
-    retries = [{**(options or {}), "presolve": "off"}]
-    if not model.is_mip:
-        other = "simplex" if (first or {}).get("solver") == "ipm" else "ipm"
-        retries.insert(0, {**(options or {}), "solver": other})
-    spent, notes = out.solve_time, [f"{out.status} ({out.message})"]
-    for extra in retries:
-        again = run(extra)
-        spent += again.solve_time
-        if not spurious(again):
-            again.message = f"{again.message}; re-solved with HiGHS options {extra} after {'; '.join(notes)}"
-            again.solve_time = spent
-            return again
-        notes.append(f"{again.status} with {extra}")
-    out.solve_time = spent
-    return out
-
-
-@dataclass
-class MechanismResult(CheckedResult):
-    """The outcome of :meth:`MechanismDesign.solve`.
-
-    Attributes
-    ----------
-    matrix : ndarray or None
-        ``P[x, y]``, shape ``(n+1, m+1)``, rows summing to 1; ``None`` without a solution.
-    status : str
-        One of :data:`optnoise.tolerance.RESULT_STATUSES`: ``"optimal"``,
-        ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or
-        ``"unverified"`` (the solver claimed a matrix that fails
-        re-verification; ``message`` says why). ``"optimal"`` always implies
-        :meth:`verify`.
-    loss : float or None
-        The design's loss of ``matrix`` (Bayes expectation, worst input for
-        minimax; the Bayes loss for ``objective="delta"``).
-    achieved : dict
-        ``{"dp", "pdp"}``: delta of the matrix at the design's eps over its
-        ordered pairs, recomputed with :func:`optnoise.privacy.mechanism_delta`
-        (PDP indicators with the relative eps slack of
-        :func:`optnoise.tolerance.pdp_rtol`).
-    actual : dict
-        Errors of the released value (:func:`matrix_errors`).
-    solve_time : float
-        Seconds in the solver, over all rounds.
-    model_size : dict
-        Rows, columns, integers and nonzeros of the last model solved.
-    rounds : int
-        Models solved (lazy rows; 1 when the first model was already exact).
-    gap, message, delta_objective, backend_objective
-        As for :class:`optnoise.DesignResult`.
-    """
-
-    _SOLUTION = "matrix"
-
-    design: MechanismDesign
-    status: str
-    matrix: np.ndarray | None
-    solver: str
-    solve_time: float
-    model_size: dict[str, int]
-    gap: float | None = None
-    message: str = ""
-    delta_objective: float | None = None
-    backend_objective: float | None = None
-    rounds: int = 1
-    achieved: dict[str, float] = field(default_factory=dict)
-    actual: dict[str, float] = field(default_factory=dict)
-    loss: float | None = None
-
-    def __post_init__(self) -> None:
-        check_choice("status", self.status, RESULT_STATUSES)
-        if self.matrix is None:
-            return
-        d = self.design
-        P = np.asarray(self.matrix, dtype=float)
-        if P.shape != d.matrix_shape:
-            raise ValueError(f"matrix must have shape (n+1, m+1) = {d.matrix_shape}; got {P.shape}")
-        for x in range(P.shape[0]):
-            check_pmf(f"matrix row {x}", P[x], atol=1e-6)
-        self.matrix = P
-        self.loss = d.loss_of(P)
-        self.achieved = {
-            "dp": float(mechanism_delta(P, d.pairs, d.eps, notion="dp")),
-            "pdp": float(mechanism_delta(P, d.pairs, d.eps, notion="pdp", rtol=pdp_rtol(d.eps))),
-        }
-        self.actual = matrix_errors(P, d.outputs)
-        # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        self._settle(
-            self.loss,
-            float(d.max_loss or 0.0) if d.objective == "delta" else None,
-            measure="Bayes loss",
-            cap_name="max_loss",
-        )
-
-    def certify(self, **kwargs: Any) -> Any:
-        """Exact certificate and exact sampler (a :class:`~optnoise.certify.CertifiedMechanism`).
-
-        See :func:`optnoise.certify.certify_result` for the options.
-        """
-        return certify_result(self, **kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (the keys of ``optnoise mechanism --format json``)."""
-        d = self.design
-        spec = d.spec()
-        return {
-            "n": d.n,
-            "eps": d.eps,
-            "delta": d.delta if d.objective != "delta" else self.delta_objective,
-            "neighbors": spec["neighbors"],
-            "directed": spec["directed"],
-            "pairs": spec["pairs"],
-            "outputs": d.outputs.tolist(),
-            "loss_function": d.loss,
-            "objective": d.objective,
-            "prior": spec["prior"],
-            "privacy": d.privacy,
-            "max_loss": d.max_loss,
-            "status": self.status,
-            "verified": self.verify(),
-            "matrix": None if self.matrix is None else self.matrix.tolist(),
-            "loss": self.loss,
-            "achieved": self.achieved,
-            "actual": self.actual,
-            "solver": self.solver,
-            "solve_time_s": self.solve_time,
-            "gap": self.gap,
-            "backend_objective": self.backend_objective,
-            "model_size": self.model_size,
-            "rounds": self.rounds,
-            "message": self.message,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, *, design: MechanismDesign) -> MechanismResult:
-        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the matrix).
-
-        Raises ``ValueError`` naming the field that is missing or malformed; a
-        matrix that fails re-verification comes back ``"unverified"``.
-        """
-        common = cls._common_fields(data, "MechanismResult")
-        if "matrix" not in data:
-            raise ValueError("result lacks the field 'matrix'")
-        rounds = data.get("rounds", 1)
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise ValueError(f"result field 'rounds' must be a positive integer; got {rounds!r}")
-        raw = data["matrix"]
-        matrix = None if raw is None else real_array("result field 'matrix'", raw)
-        delta = common.pop("delta")
-        return cls(
-            design=design,
-            matrix=matrix,
-            delta_objective=delta if design.objective == "delta" else None,
-            rounds=rounds,
-            **common,
-        )
-
-    def __repr__(self) -> str:
-        loss = "None" if self.loss is None else f"{self.loss:.6g}"
-        return (
-            f"MechanismResult(status={self.status!r}, loss={loss}, "
-            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})"
-        )
-
-
-register_spec_kind("mechanism", MechanismDesign.from_spec)

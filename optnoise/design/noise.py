@@ -3,8 +3,8 @@
 The released answer is ``q~ = q + eta (mod n+1)`` (coordinate-wise for
 vector queries) with ``eta ~ f``. :class:`NoiseDesign` states the problem;
 :meth:`NoiseDesign.solve` builds it once as a solver-neutral
-:class:`~optnoise.model.LinearModel` and solves it with any backend of
-:mod:`optnoise.solvers`.
+:class:`~optnoise.engine.model.LinearModel` and solves it with any backend of
+:mod:`optnoise.engine.solve`.
 
 Privacy notions (``privacy=``), for a neighbourhood's shift set M:
 
@@ -25,49 +25,56 @@ Privacy notions (``privacy=``), for a neighbourhood's shift set M:
 With ``delta = 0`` all three are pure eps-DP and the model is the LP (14).
 On one instance the optima satisfy ``dp <= pdp <= pdp-kadam``.
 
-Budgets beyond one (eps, delta) (:mod:`optnoise.budget`; eps and delta unset):
+Budgets beyond one (eps, delta) (:mod:`optnoise.privacy.budget`; eps and delta unset):
 
 ``"profile"``
     ``profile=[(eps_1, delta_1), ...]``: the ``"dp"`` hockey stick at every
-    listed pair at once, an LP (:mod:`optnoise.profile`).
+    listed pair at once, an LP (:mod:`optnoise.privacy.profile`).
 ``"rdp"`` / ``"zcdp"``
     ``rdp=[(alpha, eps_alpha), ...]`` or ``rho=...`` (optional ``alphas`` grid):
-    a convex conic model solved through cvxpy (:mod:`optnoise.renyi`, which
+    a convex conic model solved through cvxpy (:mod:`optnoise.privacy.renyi`, which
     states how the finite alpha grid relates to the full zCDP guarantee).
 
 Their PMFs are re-verified from the PMF alone, and a status ``"optimal"`` whose
 PMF fails re-verification becomes ``"unverified"``. Composition accounting
 of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
-(:mod:`optnoise.accounting`); pictures: :meth:`DesignResult.plot`.
+(:mod:`optnoise.privacy.accounting`); pictures: :meth:`DesignResult.plot`.
 
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`) and judged by the one rule of
-:mod:`optnoise.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
+:mod:`optnoise.engine.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
 indicators read at ``eps * (1 + 1e-6) + 1e-12``. A
 solver's "optimal" that fails the rule is reported as ``"unverified"`` with the
 reason (:attr:`DesignResult.message`), never as optimal. For a guarantee that
 holds exactly for the distribution you sample, certify the result
-(:mod:`optnoise.certify`).
+(:mod:`optnoise.deploy.certify`).
 
 Limits. Bad input is refused before anything is built: ``(n+1)^d <= 2e6``
 noise values, ``eps <= 34.5`` (e^eps is a model coefficient), custom costs of
 magnitude ``<= 1e15``, and a model-size estimate (:meth:`NoiseDesign.model_size`)
-within the limits of :mod:`optnoise._validation`.
+within the limits of :mod:`optnoise.engine.validation`.
 """
 
 from __future__ import annotations
 
-import contextvars
 import os
-import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from optnoise import accounting, plotting
-from optnoise._validation import (
+from optnoise.design import pipeline
+from optnoise.design.clamp import CLAMP_METRICS, clamp_matrix, clamp_model, clamp_model_size
+from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
+from optnoise.design.matrix import matrix_errors
+from optnoise.design.metrics import METRICS, cost_vector
+from optnoise.design.result import DesignResult
+from optnoise.design.rows import add_pair_rows
+from optnoise.engine.cache import problem_key
+from optnoise.engine.highs import write_mps
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.tolerance import MIP_REL_GAP, pdp_rtol
+from optnoise.engine.validation import (
     MAX_COST,
     MAX_EPS,
     MAX_EPS_REASON,
@@ -77,120 +84,21 @@ from optnoise._validation import (
     check_eps,
     check_int,
     check_model_size,
-    check_pmf,
     check_positive,
     real_array,
 )
-from optnoise.budget import BUDGET_NOTIONS, Budget
-from optnoise.cache import entry_path, load_entry, problem_key, store_entry
-from optnoise.canonical import CANONICAL_TOL, lexicographic_minimax
-from optnoise.certify import PairLayout, certify_result, matrix_layout, pmf_layout, register_spec_kind
-from optnoise.mechanism_design import clamp_matrix, clamp_model, clamp_model_size, clamp_repair, matrix_errors
-from optnoise.mechanisms import neighbour_pairs
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.neighborhood import Neighborhood
-from optnoise.privacy import NOTIONS, achieved_deltas, mechanism_delta
-from optnoise.privacy_rows import add_pair_rows
-from optnoise.solvers import (
-    MIP_REL_GAP,
-    SolverOutput,
-    check_solve_args,
-    polish_with_highs,
-    solve_model,
-    write_mps,
-)
-from optnoise.tolerance import (
-    RESULT_STATUSES,
-    UNVERIFIED,
-    CheckedResult,
-    pdp_rtol,
-    within_delta,
-)
+from optnoise.privacy.budget import BUDGET_NOTIONS, Budget
+from optnoise.privacy.curves import NOTIONS, mechanism_delta
+from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
-__all__ = [
-    "NoiseDesign",
-    "DesignResult",
-    "METRICS",
-    "OBJECTIVES",
-    "RELEASES",
-    "RESULT_STATUSES",
-    "CANONICAL_TOL",
-    "cost_vector",
-    "modulo_errors",
-]
+__all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 
-#: Named distortion metrics; any cost array of shape ``(n+1,)*d`` is accepted too.
-METRICS = ("er", "mse", "mae", "circular-mse", "circular-mae")
 #: What to minimise.
 OBJECTIVES = ("distortion", "delta")
 #: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
 RELEASES = ("modulo", "clamp")
-#: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
-CLAMP_METRICS = ("er", "mse", "mae")
-#: HiGHS settings of the robust re-solve after a spurious status (see :meth:`NoiseDesign.solve`).
-ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
-    {"presolve": "off"},
-    {"presolve": "off", "primal_feasibility_tolerance": 1e-10, "simplex_scale_strategy": 4},
-)
-#: Largest relative distortion increase a polished result may have and still be called optimal.
-POLISH_RTOL = 1e-6
-#: Set while an unverified result is being repaired, so that the repair's re-solves are not repaired again.
-_POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
 #: Every value of ``privacy=``.
 DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS
-
-
-def cost_vector(metric: str, n: int, dim: int = 1) -> np.ndarray:
-    """Distortion ``rho_eta`` of every noise value, shape ``(n+1,)*dim`` (eq. (9)).
-
-    ``"er"``: ``1[eta != 0]`` (Definition 3); ``"mse"``: ``sum_c eta_c^2``
-    (Definition 4); ``"mae"``: ``sum_c eta_c``; ``"circular-*"``: the same with
-    the wrapped distance ``min(eta_c, n+1-eta_c)``.
-    """
-    check_choice("metric", metric, METRICS)
-    grids = list(np.meshgrid(*([np.arange(n + 1)] * dim), indexing="ij"))
-    if metric == "er":
-        return np.any(np.stack(grids) != 0, axis=0).astype(float)
-    if metric.startswith("circular"):
-        grids = [np.minimum(g, n + 1 - g) for g in grids]
-    power = 2 if metric.endswith("mse") else 1
-    return np.sum([g.astype(float) ** power for g in grids], axis=0)
-
-
-def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
-    """Actual errors ``|q~ - q|`` of the modulo release, per true answer q.
-
-    The noise metrics above charge ``eta``; the released answer's error is
-    ``eta`` when ``q + eta <= n`` and ``n+1-eta`` when the sum wraps, so it
-    depends on q. Returns the squared and absolute error averaged over a
-    uniform q and at the worst q (summed over coordinates for vector queries),
-    and the error rate ``1 - f(0)``, which is the same for every q.
-    """
-    pmf = np.asarray(pmf, dtype=float)
-    n = pmf.shape[0] - 1
-    eta = np.arange(n + 1, dtype=float)
-    out = {"mse_mean": 0.0, "mse_worst": 0.0, "mae_mean": 0.0, "mae_worst": 0.0}
-
-    def per_q(weights: np.ndarray, power: int) -> np.ndarray:
-        """``sum_eta err(q, eta)^power weights[eta]`` for every q, in O(n) memory.
-
-        ``err = eta`` for ``eta <= n - q`` and ``n+1-eta`` above: a prefix sum plus a suffix sum
-        (an (n+1) x (n+1) table would need 75 GiB at n = 10^5).
-        """
-        head = np.cumsum(eta**power * weights)  # head[k] = sum_{eta <= k}
-        tail = np.concatenate([np.cumsum(((n + 1 - eta) ** power * weights)[::-1])[::-1], [0.0]])
-        k = n - np.arange(n + 1)  # the last non-wrapping eta of each q
-        return head[k] + tail[k + 1]
-
-    for axis in range(pmf.ndim):
-        marg = pmf.sum(axis=tuple(a for a in range(pmf.ndim) if a != axis))
-        mse_q, mae_q = per_q(marg, 2), per_q(marg, 1)
-        out["mse_mean"] += float(mse_q.mean())
-        out["mse_worst"] += float(mse_q.max())
-        out["mae_mean"] += float(mae_q.mean())
-        out["mae_worst"] += float(mae_q.max())
-    out["er"] = float(1.0 - pmf.flat[0])
-    return out
 
 
 class NoiseDesign:
@@ -227,17 +135,17 @@ class NoiseDesign:
         the release is ``clip(q + eta, 0, n)``, with no wrap-around. Its
         matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP
         (``"dp"``) or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and
-        does not apply): :func:`optnoise.mechanism_design.clamp_model`. The
+        does not apply): :func:`optnoise.design.clamp.clamp_model`. The
         neighbours are the answer pairs ``q - q' = mu`` inside ``{0..n}``
-        (:func:`optnoise.mechanisms.neighbour_pairs`); the metric
+        (:func:`optnoise.privacy.neighborhood.neighbour_pairs`); the metric
         (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
         ``y - q = -n..n``) is charged on the released error, averaged over a
         uniform answer. Certified as its induced matrix
-        (:class:`~optnoise.certify.CertifiedMechanism`).
+        (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
     profile, rdp, rho, alphas : optional
         The budget of ``privacy="profile"`` (``[(eps, delta), ...]``), ``"rdp"``
         (``[(alpha, eps_alpha), ...]``) or ``"zcdp"`` (``rho``, optional grid
-        ``alphas``), held as :attr:`budget` (:class:`optnoise.budget.Budget`).
+        ``alphas``), held as :attr:`budget` (:class:`optnoise.privacy.budget.Budget`).
     """
 
     def __init__(
@@ -399,7 +307,7 @@ class NoiseDesign:
         """Rows, columns, integer columns and nonzeros of :meth:`build_model`, computed without building it.
 
         Exact (a test compares it with the built model); the constructor checks
-        it against the documented limits (:func:`optnoise._validation.check_model_size`).
+        it against the documented limits (:func:`optnoise.engine.validation.check_model_size`).
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
         if self.release == "clamp":
@@ -414,14 +322,14 @@ class NoiseDesign:
         N, K = self.size, len(self.shifts)
         rows, cols, nnz, ints = 1, N, N, 0  # f and (13b)
         if self.budget is not None and not self.budget.is_conic:
-            for _, delta in self.budget.profile or ():  # optnoise.profile.add_profile_rows
+            for _, delta in self.budget.profile or ():  # optnoise.privacy.profile.add_profile_rows
                 if delta == 0.0:
                     rows, nnz = rows + K * N, nnz + 2 * K * N
                 else:
                     rows, cols, nnz = rows + K * N + K, cols + K * N, nnz + 4 * K * N
             return {"rows": rows, "cols": cols, "integers": 0, "nonzeros": nnz}
         if self.budget is not None:
-            # conic (optnoise.renyi): an estimate, about two cone entries per (order, shift, eta)
+            # conic (optnoise.privacy.renyi): an estimate, about two cone entries per (order, shift, eta)
             J = len(self.budget.orders()) + 1
             return {
                 "rows": rows + 2 * J * K * N,
@@ -561,7 +469,7 @@ class NoiseDesign:
 
         ``formulation`` selects the ``"pdp"`` MILP: ``"hull"`` (default; the
         convex hull of each indicator's disjunction, see
-        :mod:`optnoise.privacy_rows`) or
+        :mod:`optnoise.design.rows`) or
         ``"bigm"`` (the paper's linearisation applied per shift, the benchmark
         baseline). Both have the same optimum; other notions ignore it.
         """
@@ -636,7 +544,7 @@ class NoiseDesign:
         )
 
     def pair_layout(self) -> PairLayout:
-        """How :mod:`optnoise.certify` checks, repairs and samples this design's PMF."""
+        """How :mod:`optnoise.deploy.certify` checks, repairs and samples this design's PMF."""
 
         def resolve(delta: float, solver: str) -> np.ndarray | None:
             res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
@@ -693,7 +601,7 @@ class NoiseDesign:
         ----------
         solver : {"auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy"}
             ``"auto"`` (default) races HiGHS and SCIP on MILPs and reports the winner in
-            :attr:`DesignResult.backend` (see :func:`optnoise.solvers.solve_model`). Degenerate
+            :attr:`DesignResult.backend` (see :func:`optnoise.engine.solve.solve_model`). Degenerate
             designs have many optimal PMFs and the two backends may return different ones: use
             ``"highs"`` (or ``canonical=True``) where the returned PMF must not vary between runs.
         time_limit : float, optional
@@ -715,7 +623,7 @@ class NoiseDesign:
             ``{"mip_allow_restart": False}``, which helps some hard ``pdp``
             instances (``benchmarks/RESULTS.md``). Options that loosen a
             tolerance beyond what re-verification absorbs are refused
-            (:data:`optnoise.solvers.HIGHS_OPTION_LIMITS`).
+            (:data:`optnoise.engine.highs.HIGHS_OPTION_LIMITS`).
         concurrent : bool
             ``solver="auto"`` only: ``False`` solves in this process alone (sweep workers do,
             so that parallel sweeps do not start more processes than cores).
@@ -730,7 +638,7 @@ class NoiseDesign:
             at its first-stage optimum, with no slack added, so to the backend's
             feasibility tolerance (:data:`CANONICAL_TOL`, 1e-9 relative to
             ``max(1, |objective|)``; in practice ~1e-15), and minimise the sorted PMF, largest mass first
-            (:func:`optnoise.canonical.lexicographic_minimax`, which explains the
+            (:func:`optnoise.design.canonical.lexicographic_minimax`, which explains the
             choice). It is unique for the LP notions; in Theorem 3(c)'s last
             segment it is the paper's (40)-(41). Costs up to ``(n+1)^d - 1``
             extra solves. ``DesignResult.canonical`` says whether it succeeded;
@@ -750,38 +658,19 @@ class NoiseDesign:
         or ``"error"``; an ``"infeasible"`` that survives is reported as
         ``"error"``, never as infeasible.
         """
-        options, time_limit, mip_gap, opts = check_solve_args(
-            solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap
+        return pipeline.solve_noise(
+            self,
+            solver,
+            time_limit,
+            mip_gap=mip_gap,
+            verbose=verbose,
+            cache=cache,
+            formulation=formulation,
+            options=options,
+            conic_solver=conic_solver,
+            canonical=canonical,
+            concurrent=concurrent,
         )
-        if self.budget is not None and self.budget.is_conic:
-            if canonical:
-                raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={self.privacy!r}")
-            return self._solve_conic(solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
-        if canonical:
-            opts["canonical"] = True
-        path = entry_path(cache, self.key(**opts))
-        hit = load_entry(path, self.spec(), lambda data: DesignResult.from_dict(data, design=self))
-        if hit is not None:
-            return hit
-        model = self.build_model(formulation=formulation)
-        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-
-        def stage(m: LinearModel, start: np.ndarray) -> SolverOutput:
-            """One canonical stage, within what is left of ``time_limit``."""
-            remaining = None if deadline is None else deadline - time.perf_counter()
-            if remaining is not None and remaining <= 0:
-                return SolverOutput("time_limit", None, None, None, None, 0.0, solver, message="time limit spent")
-            return self._backend(m, solver, remaining, mip_gap, verbose, options, start=start, concurrent=concurrent)
-
-        res, out = self._solve_fresh(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)
-        if canonical:
-            if out is None:  # the PMF is a repair of the solver's, not a vertex the stages can start from
-                res.canonical = False
-                res.message = f"{res.message}; canonical stages skipped (the solver's PMF needed a repair)"
-            else:
-                res = self._canonical(model, out, res, stage)
-        store_entry(path, self.spec(), res)
-        return res
 
     def uniform_is_feasible(self) -> bool:
         """True when the uniform PMF is feasible, so that ``"infeasible"`` can only be a solver artefact.
@@ -793,431 +682,3 @@ class NoiseDesign:
         if self.objective == "distortion":
             return True
         return float(np.mean(self.cost)) <= float(self.max_distortion or 0.0)
-
-    def _needs_retry(self, res: DesignResult) -> bool:
-        return res.status in (UNVERIFIED, "error") or (res.status == "infeasible" and self.uniform_is_feasible())
-
-    @staticmethod
-    def _backend(
-        m: LinearModel,
-        solver: str,
-        time_limit: float | None,
-        mip_gap: float,
-        verbose: bool,
-        options: dict[str, Any] | None,
-        *,
-        start: np.ndarray | None = None,
-        concurrent: bool = True,
-    ) -> SolverOutput:
-        """One solve with the chosen backend (HiGHS-polished when it is another one)."""
-        out = solve_model(
-            m,
-            solver=solver,
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            verbose=verbose,
-            options=options,
-            start=start,
-            concurrent=concurrent,
-        )
-        if out.solver not in ("highs", "scip") and out.x is not None:  # SCIP polishes its own
-            # PDP indicators are re-verified with a ~1e-6 eps slack, finer than PuLP's ~8-digit solution files.
-            out = polish_with_highs(m, out)
-        # the backend's own objective, before any polish (polish_with_highs keeps it)
-        return replace(out, info={**out.info, "backend_objective": out.info.get("backend_objective", out.objective)})
-
-    def _solve_fresh(
-        self,
-        model: LinearModel,
-        solver: str,
-        time_limit: float | None,
-        mip_gap: float,
-        verbose: bool,
-        options: dict[str, Any] | None,
-        *,
-        polish: bool = True,
-        concurrent: bool = True,
-    ) -> tuple[DesignResult, SolverOutput | None]:
-        """The result of ``model``, and the solver output it comes from (``None`` when repaired).
-
-        Robust HiGHS re-solves after a spurious status, the exact repair of an
-        unverified PMF (:meth:`_polish`), and ``"infeasible"`` turned into
-        ``"error"`` when the uniform PMF is feasible (see :meth:`solve`).
-        """
-
-        def attempt(extra: dict[str, Any] | None) -> tuple[DesignResult, SolverOutput]:
-            opt = {**(options or {}), **(extra or {})} or None
-            out = self._backend(model, solver, time_limit, mip_gap, verbose, opt, concurrent=concurrent)
-            return self._result(model, out, solver, out.info["backend_objective"]), out
-
-        res, out = attempt(None)
-        used: SolverOutput | None = out
-        if self._needs_retry(res) and solver in ("highs", "auto"):
-            first, spent = res, res.solve_time
-            # a clamped design's pure-DP tails are ~1e-11 masses, which dual simplex leaves within its
-            # tolerance of a zero neighbour; interior point with crossover meets those rows to ~1e-16
-            clamp_lp = self.release == "clamp" and not model.is_mip and "solver" not in (options or {})
-            for extra in (({"solver": "ipm"},) if clamp_lp else ()) + ROBUST_RETRIES:
-                again, out = attempt(extra)
-                spent += again.solve_time
-                note = f"re-solved with HiGHS options {extra} after status {first.status!r}" + (
-                    f" ({first.message})" if first.message else ""
-                )
-                if not self._needs_retry(again):
-                    again.message = f"{again.message}; {note}"
-                    res, used = again, out
-                    break
-                if res.pmf is None and again.pmf is not None:
-                    # no verified PMF yet, but one to repair is better than a spurious "infeasible"
-                    again.message = f"{again.message}; {note}"
-                    res, used = again, out
-            res.solve_time = spent
-        if polish and res.status == UNVERIFIED and self.objective == "distortion" and not _POLISHING.get():
-            token = _POLISHING.set(True)  # the repair's own re-solves are not polished again
-            try:
-                repaired = self._polish(res, solver)
-            finally:
-                _POLISHING.reset(token)
-            if repaired is not None:
-                res, used = repaired, None
-        if res.status == "infeasible" and self.uniform_is_feasible():
-            res.status = "error"
-            res.message = (
-                "the solver reported 'infeasible', but the uniform PMF is feasible: a numerical failure, not "
-                f"infeasibility (robust re-solves failed too); solver said: {res.message}"
-            )
-        return res, used
-
-    def _polish(self, res: DesignResult, solver: str) -> DesignResult | None:
-        """A verified PMF as close as the tolerance rule allows to an unverified one, or ``None``.
-
-        A solver meets rows to an absolute tolerance; at a small delta, or in the
-        tail of a long staircase, that can exceed the relative rule although the
-        solution is right up to tolerance. The exact certification repairs
-        exactly this (uniform mixing, margin re-solves with the solver's leak
-        pattern fixed, the pure eps-DP fallback; :func:`optnoise.certify.certify_result`),
-        so it is run with a loss budget of ``POLISH_RTOL`` relative to the
-        unverified distortion; the exact PMF it returns passes the float rule
-        a fortiori. The result is ``"optimal"`` with ``gap`` at least that loss and a
-        ``message`` that says what was done; ``None`` when the repair costs more.
-        """
-        if res.pmf is None or res.distortion is None:
-            return None
-        d0 = float(res.distortion)
-        if self.release == "clamp":  # the certificate is of the induced matrix, not of a noise PMF
-            assert self.eps is not None  # release="clamp" excludes the budget notions
-            target = float(self.delta or 0.0)
-            repaired = clamp_repair(
-                res.pmf,
-                self.n,
-                self.eps,
-                lambda p: within_delta(self.clamp_evaluation(p)[1][self.privacy], target),
-                lambda p: self.clamp_evaluation(p)[0] - d0 <= POLISH_RTOL * max(1.0, abs(d0)),
-            )
-            if repaired is None:
-                return None
-            pmf, method = repaired, "mixed with strictly private clamped noise"
-            new = self.clamp_evaluation(pmf)[0]
-        else:
-            try:
-                cd = certify_result(res, max_loss=POLISH_RTOL, allow_unverified=True, solver="highs")
-            except ValueError:  # CertificationError: no repair within the budget
-                return None
-            pmf, method, new = cd.pmf_float, cd.repair["method"], float(cd.distortion)
-        loss = (new - d0) / max(1.0, abs(d0))
-        out = DesignResult(
-            design=self,
-            status="optimal",
-            pmf=pmf,
-            solver=solver,
-            solve_time=res.solve_time,
-            model_size=res.model_size,
-            gap=max(float(res.gap or 0.0), loss, 0.0),
-            message=(
-                f"the solver's PMF failed re-verification ({res.message}); replaced by its "
-                f"{'exact ' if self.release == 'modulo' else ''}repair "
-                f"({method}, relative distortion change {loss:.3g})"
-            ),
-            backend_objective=res.backend_objective,
-        )
-        return out if out.status == "optimal" else None
-
-    def _result(
-        self,
-        model: LinearModel,
-        out: SolverOutput,
-        solver: str,
-        backend_objective: float | None,
-        canonical: bool | None = None,
-    ) -> DesignResult:
-        """The :class:`DesignResult` of one solver output (PMF clipped, renormalised and re-verified)."""
-        pmf = None
-        if out.x is not None:
-            raw = out.x[model.block("f")]
-            # Solver round-off can leave -1e-12 entries; the PMF is reported clipped and renormalised.
-            clipped = np.clip(raw, 0.0, None)
-            if np.all(np.isfinite(clipped)) and clipped.sum() > 0:
-                pmf = (clipped / clipped.sum()).reshape(self.shape)
-        return DesignResult(
-            design=self,
-            status="error" if out.status == "optimal" and pmf is None else out.status,
-            pmf=pmf,
-            solver=solver,
-            backend=out.solver,
-            solve_time=out.solve_time,
-            model_size=model.size,
-            gap=out.gap,
-            message=out.message,
-            delta_objective=(
-                float(out.x[model.block("t")][0]) if (self.objective == "delta" and out.x is not None) else None
-            ),
-            backend_objective=backend_objective,
-            canonical=canonical,
-        )
-
-    def _canonical(self, model: LinearModel, out: SolverOutput, first: DesignResult, run: Any) -> DesignResult:
-        """The canonical optimum (see :meth:`solve`), or ``first`` marked non-canonical with the reason."""
-
-        def keep(reason: str) -> DesignResult:
-            first.canonical = False
-            first.message = f"{first.message}; {reason}; the first-stage optimum is returned".lstrip("; ")
-            return first
-
-        if out.status != "optimal" or out.x is None or not first.verify():
-            return keep(f"canonical stages skipped (first stage {out.status!r})")
-        lex = lexicographic_minimax(model, out.x, "f", run, total=1.0)
-        first.solve_time += lex.solve_time
-        if lex.x is None:
-            return keep(lex.message)
-        stages = replace(out, x=lex.x, solve_time=first.solve_time, message=out.message)
-        res = self._result(model, stages, first.solver, first.backend_objective, canonical=True)
-        res.message = f"{out.message}; canonical optimum after {lex.stages} lexicographic stage(s)".lstrip("; ")
-        # Re-check from the PMF alone: the backend holds the objective row to CANONICAL_TOL (its
-        # feasibility tolerance) and the PMF is renormalised after clipping (the same again,
-        # relative), hence twice CANONICAL_TOL.
-        z = float(model.c @ out.x + model.offset)
-        value = res.distortion if self.objective == "distortion" else res.delta_objective
-        slack = 2 * CANONICAL_TOL * max(1.0, abs(z))
-        if not (value is not None and value <= z + slack and res.verify()):
-            return keep("the canonical PMF failed its re-verification")
-        return res
-
-    def _solve_conic(self, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str) -> DesignResult:
-        """Solve an ``rdp``/``zcdp`` design through cvxpy (:mod:`optnoise.renyi`)."""
-        if solver not in ("auto", "cvxpy") or self.budget is None:
-            raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={self.privacy!r}; got {solver!r}")
-        out, pmf, size = self.budget.solve_conic(
-            self.cost, self.shift_index(), self.shape, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver
-        )
-        return DesignResult(
-            design=self,
-            status=out.status,
-            pmf=pmf,
-            solver=f"cvxpy/{conic_solver}",
-            solve_time=out.solve_time,
-            model_size=size,
-            gap=out.gap,
-            message=out.message,
-            backend_objective=out.objective,
-        )
-
-
-@dataclass
-class DesignResult(CheckedResult):
-    """The outcome of :meth:`NoiseDesign.solve`.
-
-    Attributes
-    ----------
-    pmf : ndarray or None
-        The noise PMF, shape ``(n+1,)`` or ``(n+1,)*d``; ``None`` without a solution.
-    status : str
-        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"``,
-        ``"error"`` or ``"unverified"``: the solver claimed a solution whose PMF
-        fails re-verification (:mod:`optnoise.tolerance`); ``message`` says why.
-        ``"optimal"`` always implies :meth:`verify`.
-    message : str
-        The solver's raw status, and why a status was changed or a re-solve run.
-    distortion : float or None
-        ``sum_eta rho_eta f(eta)`` under the design's metric.
-    achieved : dict
-        ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
-        eps, recomputed from the PMF alone (PDP indicators with the relative
-        eps slack of :func:`optnoise.tolerance.pdp_rtol`).
-    actual : dict
-        Errors of the released answer under the modulo wrap-around
-        (:func:`modulo_errors`), or of the clamped release
-        (:func:`optnoise.mechanism_design.matrix_errors`; ``achieved`` then has
-        ``"dp"`` and ``"pdp"`` of the induced matrix).
-    solve_time : float
-        Seconds in the solver.
-    model_size : dict
-        Rows, columns, integers and nonzeros of the model.
-    gap : float or None
-        Relative MILP gap of the incumbent (0 or tiny when optimal).
-    delta_objective : float or None
-        The minimised delta as the solver reports it (``objective="delta"``).
-    backend_objective : float or None
-        The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`optnoise.solvers.polish_with_highs`);
-        with ``canonical=True``, the first stage's.
-    canonical : bool or None
-        ``None`` unless the canonical optimum was requested; then ``True`` when
-        the PMF is the canonical optimum, ``False`` when a canonical stage failed
-        and the first-stage optimum is returned (reason in ``message``).
-    """
-
-    design: NoiseDesign
-    status: str
-    pmf: np.ndarray | None
-    solver: str
-    solve_time: float
-    model_size: dict[str, int]
-    gap: float | None = None
-    message: str = ""
-    delta_objective: float | None = None
-    backend_objective: float | None = None
-    canonical: bool | None = None
-    achieved: dict[str, float] = field(default_factory=dict)
-    actual: dict[str, float] = field(default_factory=dict)
-    distortion: float | None = None
-    backend: str = ""
-
-    def __post_init__(self) -> None:
-        self.backend = self.backend or self.solver
-        check_choice("status", self.status, RESULT_STATUSES)
-        if self.pmf is None:
-            return
-        d = self.design
-        self.pmf = check_pmf("pmf", self.pmf, atol=1e-6)
-        if self.pmf.size != d.size:
-            raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
-        self.pmf = self.pmf.reshape(d.shape)
-        if d.release == "clamp":
-            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
-        elif d.budget is not None:
-            self.distortion = float(np.sum(d.cost * self.pmf))
-            self.achieved = d.budget.achieved(self.pmf, d.shifts)
-            self.actual = modulo_errors(self.pmf)
-            # a budget has no single target delta: its own re-verification decides (optnoise.budget)
-            if self.status in ("optimal", "time_limit") and not d.budget.satisfied(self.achieved):
-                self._demote(
-                    f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
-                )
-            return
-        else:
-            assert d.eps is not None  # a design without a budget has one eps
-            self.distortion = float(np.sum(d.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
-            self.actual = modulo_errors(self.pmf)
-        # one place decides whether a claimed solution may keep its status (optnoise.tolerance)
-        self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
-
-    def verify(self) -> bool:
-        """True when the re-verified delta of the design's notion meets its target.
-
-        The rule is :func:`optnoise.tolerance.within_delta`:
-        ``achieved <= target * (1 + 1e-6) + 1e-12``; a budget notion
-        (profile, rdp, zcdp) is judged by :meth:`optnoise.budget.Budget.satisfied`.
-        """
-        if self.pmf is not None and self.design.budget is not None:
-            return self.design.budget.satisfied(self.achieved)
-        return super().verify()
-
-    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
-        """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.accounting`).
-
-        Default: a dominating pair of every ``(f, f(. + mu))`` of the
-        neighbourhood (both orders of each neighbouring pair when it is
-        symmetric), valid for adaptive composition whatever shift each round
-        uses. ``shift=mu``: that one pair's PLD (remove and add directions).
-        Warns (:class:`~optnoise.accounting.InfiniteLossWarning`) on mass of
-        infinite privacy loss.
-        """
-        return accounting.result_pld(self._require_pmf(), self.design.shifts, discretization, shift)
-
-    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
-        """k-fold composition of this design: an object with ``.epsilon(delta)`` and ``.delta(eps)``."""
-        return accounting.compose(self._require_pmf(), self.design.shifts, k, discretization=discretization)
-
-    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
-        """Draw the PMF and its privacy profile delta(eps); see :func:`optnoise.plotting.plot_design`."""
-        label = label or f"optimal ({self.design.privacy}, {self.design.metric})"
-        return plotting.plot_design(
-            self._require_pmf(), self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label
-        )
-
-    def _require_pmf(self) -> np.ndarray:
-        if self.pmf is None:
-            raise ValueError(f"this result has no PMF (status {self.status!r})")
-        return self.pmf
-
-    def certify(self, **kwargs: Any) -> Any:
-        """Exact certificate and exact sampler for this PMF; see :func:`optnoise.certify.certify_result`."""
-        return certify_result(self, **kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary; keys include the CLI's contract keys."""
-        d = self.design
-        return {
-            "n": d.n,
-            "eps": d.eps,
-            "delta": d.delta if d.objective == "distortion" else self.delta_objective,
-            "shifts": d.shift_list(),
-            "directed": d.neighborhood.directed,
-            "metric": d.metric,
-            "privacy": d.privacy,
-            "objective": d.objective,
-            "max_distortion": d.max_distortion,
-            "release": d.release,
-            **(d.budget.spec() if d.budget else {}),
-            "status": self.status,
-            "verified": self.verify(),
-            "pmf": None if self.pmf is None else self.pmf.tolist(),
-            "distortion": self.distortion,
-            "achieved": self.achieved,
-            "actual": self.actual,
-            "solver": self.solver,
-            "backend": self.backend,
-            "solve_time_s": self.solve_time,
-            "gap": self.gap,
-            "backend_objective": self.backend_objective,
-            "canonical": self.canonical,
-            "model_size": self.model_size,
-            "message": self.message,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
-        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
-
-        Raises ``ValueError`` naming the field that is missing or malformed; a
-        PMF that fails re-verification comes back ``"unverified"``.
-        """
-        common = cls._common_fields(data, "DesignResult")
-        if "pmf" not in data:
-            raise ValueError("result lacks the field 'pmf'")
-        raw = data["pmf"]
-        pmf = None if raw is None else check_pmf("result field 'pmf'", raw, atol=1e-6)
-        canonical = data.get("canonical")
-        if canonical is not None and not isinstance(canonical, bool):
-            raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
-        delta = common.pop("delta")
-        return cls(
-            design=design,
-            pmf=pmf,
-            backend=str(data.get("backend") or ""),
-            canonical=canonical,
-            delta_objective=delta if design.objective == "delta" else None,
-            **common,
-        )
-
-    def __repr__(self) -> str:
-        dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
-        return (
-            f"DesignResult(status={self.status!r}, distortion={dist}, "
-            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r}, "
-            f"backend={self.backend!r})"
-        )
-
-
-register_spec_kind("noise", NoiseDesign.from_spec)

@@ -1,4 +1,4 @@
-"""Privacy constraints between pairs of output distributions, as rows of a :class:`~optnoise.model.ModelBuilder`.
+"""Privacy constraints between pairs of output distributions, as rows of a :class:`~optnoise.engine.model.ModelBuilder`.
 
 Every design in optnoise constrains pairs of probability masses: the noise
 design of Kadam et al. (2024) compares ``f(eta)`` with ``f(eta + mu)`` for
@@ -29,17 +29,16 @@ Notions (``E = e^eps``):
 The budget is either a number (``delta``) or a model column ``t`` that the
 objective minimises (``objective="delta"`` designs, Kadam et al. (15)). A
 budget below ``1e-3`` is written relative to delta, so that the solver's
-absolute tolerance acts relatively (the rule of :mod:`optnoise.tolerance`).
+absolute tolerance acts relatively (the rule of :mod:`optnoise.engine.tolerance`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from optnoise._validation import check_choice
-from optnoise.model import ModelBuilder
-from optnoise.solvers import FEASIBILITY_TOL
-from optnoise.tolerance import DELTA_ATOL, DELTA_RTOL
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.tolerance import DELTA_ATOL, DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.validation import check_choice
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 

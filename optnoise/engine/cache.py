@@ -38,8 +38,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from optnoise._io import atomic_write_text, ensure_folder
-from optnoise.tolerance import UNVERIFIED
+from optnoise.engine.io import atomic_write_text, ensure_folder
+from optnoise.engine.tolerance import UNVERIFIED
 
 __all__ = [
     "CACHE_VERSION",

@@ -2,7 +2,7 @@
 
 Every optimisation in optnoise (noise design, the permute-and-flip LP, the
 partition-selection LP, the count-query LP) is written once as a
-:class:`LinearModel` and handed to a thin backend in :mod:`optnoise.solvers`::
+:class:`LinearModel` and handed to a thin backend in :mod:`optnoise.engine.solve`::
 
     minimise    c @ x + offset
     subject to  row_lower <= A @ x <= row_upper
@@ -12,7 +12,7 @@ partition-selection LP, the count-query LP) is written once as a
 Convex extensions. A model may also carry *cones* over its columns
 (:class:`PowerCones`, :class:`RelEntrCones`): it is then a convex conic
 program that only the ``"cvxpy"`` backend solves (Clarabel or SCS). The
-Renyi-DP and zCDP designs of :mod:`optnoise.renyi` are built this way.
+Renyi-DP and zCDP designs of :mod:`optnoise.privacy.renyi` are built this way.
 
 Example
 -------

@@ -31,7 +31,7 @@ The published MILP's "weak" rows (13g) are read with the same slack:
 resulting multiplicative slack, the ``rtol`` of :mod:`optnoise.privacy`.
 
 These are floating-point guarantees; for a guarantee that holds exactly for
-the distribution you sample, certify the design (:mod:`optnoise.certify`).
+the distribution you sample, certify the design (:mod:`optnoise.deploy.certify`).
 
 Statuses
 --------
@@ -57,7 +57,6 @@ __all__ = [
     "within_delta",
     "check_tol",
     "settle_status",
-    "CheckedResult",
 ]
 
 #: Relative slack of the delta rule: ``achieved <= delta * (1 + DELTA_RTOL) + DELTA_ATOL``.
@@ -141,108 +140,11 @@ def settle_status(
     return UNVERIFIED, (
         f"re-verification failed: the solver reported {status!r}, but the PMF's {notion} delta is "
         f"{float(achieved):.6g} > {delta_allowance(target):.6g} (target {float(target):.6g} with the "
-        f"tolerance rule of optnoise.tolerance)"
+        f"tolerance rule of optnoise.engine.tolerance)"
     )
 
 
-class CheckedResult:
-    """What every design result shares: its target, the delta it guarantees, ``verify()`` and its status.
+FEASIBILITY_TOL = 1e-9
 
-    Mixed into :class:`optnoise.DesignResult` (solution ``pmf``) and
-    :class:`optnoise.MechanismResult` (solution ``matrix``), so that both are
-    judged by the one rule of this module. The result class names its solution
-    attribute in ``_SOLUTION`` and has ``design``, ``status``, ``message``,
-    ``achieved`` and ``delta_objective``.
-    """
 
-    _SOLUTION = "pmf"
-    design: Any
-    status: str
-    message: str
-    achieved: dict[str, float]
-    delta_objective: float | None
-
-    @property
-    def target(self) -> float | None:
-        """The delta the solution must meet: the design's, or the minimised one (``objective="delta"``)."""
-        return self.design.delta if self.design.objective != "delta" else self.delta_objective
-
-    @property
-    def delta(self) -> float | None:
-        """The delta this solution guarantees under the design's notion (requested or minimised)."""
-        if getattr(self, self._SOLUTION) is None:
-            return None
-        if self.design.objective == "delta":
-            return self.achieved[self.design.privacy]
-        return self.design.delta
-
-    def verify(self) -> bool:
-        """True when the re-verified delta of the design's notion meets its target.
-
-        The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6) + 1e-12``.
-        """
-        if getattr(self, self._SOLUTION) is None or self.target is None:
-            return False
-        return within_delta(self.achieved[self.design.privacy], float(self.target))
-
-    def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
-        """Apply :func:`settle_status` to this result: an unmet claim becomes ``"unverified"`` with the reason."""
-        status, why = settle_status(
-            self.status,
-            self.achieved[self.design.privacy],
-            self.target,
-            notion=self.design.privacy,
-            value=value,
-            cap=cap,
-            **names,
-        )
-        if status != self.status:
-            self._demote(why)
-
-    def _demote(self, why: str) -> None:
-        """Status ``"unverified"``, with ``why`` before the solver's own message."""
-        self.status = UNVERIFIED
-        self.message = why + (f"; solver said: {self.message}" if self.message else "")
-
-    @staticmethod
-    def _common_fields(data: Any, what: str) -> dict[str, Any]:
-        """The checked fields every result's ``to_dict()`` has, from ``data``; ``ValueError`` names a bad one.
-
-        Returns ``status``, ``solver``, ``solve_time``, ``model_size``, ``gap``,
-        ``message``, ``backend_objective`` and ``delta`` (the stored delta).
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"result must be a JSON object ({what}.to_dict() output)")
-        for name in ("status", "solver", "model_size"):
-            if name not in data:
-                raise ValueError(f"result lacks the field {name!r}")
-
-        def number(name: str) -> float | None:
-            v = data.get(name)
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
-            return float(v)
-
-        status = data["status"]
-        if not isinstance(status, str) or status not in RESULT_STATUSES:
-            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
-        if not isinstance(data["solver"], str):
-            raise ValueError(f"result field 'solver' must be a string; got {data['solver']!r}")
-        sizes = data["model_size"]
-        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
-            raise ValueError("result field 'model_size' must map names to integers")
-        message = data.get("message", "")
-        if not isinstance(message, str):
-            raise ValueError(f"result field 'message' must be a string; got {message!r}")
-        return {
-            "status": status,
-            "solver": data["solver"],
-            "solve_time": number("solve_time_s") or 0.0,
-            "model_size": dict(sizes),
-            "gap": number("gap"),
-            "message": message,
-            "backend_objective": number("backend_objective"),
-            "delta": number("delta"),
-        }
+MIP_REL_GAP = 1e-9

@@ -45,7 +45,7 @@ mechanism ``P[q, r] = softmax_r(u(q, r) / beta)``; ``beta`` plays the role of
 Discrete count mechanism (``rho``). The noise of Sadeghi et al. lives on
 ``{-N..N}`` with ``P(0) = 1 - rho`` and ``P(+-i) = rho alpha_i / 2``, where the
 weights ``alpha`` are the optimal ones of their Definition 2 for the privacy
-level at which the mechanism is used (:func:`optnoise.count.optimal_alpha`).
+level at which the mechanism is used (:func:`optnoise.mechanisms.count.optimal_alpha`).
 Their mechanism changes the PMF near the ends of the range; here the one
 noise is wrapped (``"modulo"``) or clamped, with ``N = n // 2`` by default so
 that the wrapped support does not fold onto itself.
@@ -70,37 +70,34 @@ Fig. 7), :func:`calibrate` the least-noise parameter meeting
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from optnoise._validation import check_choice, check_delta, check_eps, check_int, check_positive, check_probability
-from optnoise.count import discrete_gaussian_pmf, optimal_alpha
-from optnoise.neighborhood import Neighborhood
-from optnoise.privacy import (
-    NOTIONS,
-    delta_dp,
-    delta_pdp,
-    delta_pdp_kadam,
-    hockey_stick,
-    mechanism_delta,
-    pdp_leak,
+from optnoise.engine.validation import (
+    check_choice,
+    check_delta,
+    check_eps,
+    check_int,
+    check_positive,
+    check_probability,
+)
+from optnoise.mechanisms.count import optimal_alpha
+from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.noise import (
+    IntegerNoise,
+    Mechanism,
+    _check_open_unit,
+    _modulo_matrix,
+    discrete_gaussian_noise,
+    geometric_noise,
 )
 
 __all__ = [
     "VARIANTS",
     "FAMILIES",
     "PARAMETERS",
-    "DISTANCES",
-    "TAIL",
-    "IntegerNoise",
-    "Mechanism",
-    "geometric_noise",
-    "discrete_gaussian_noise",
     "count_noise",
     "geometric",
     "discrete_gaussian",
@@ -108,7 +105,6 @@ __all__ = [
     "count_mechanism",
     "data_independent",
     "build",
-    "neighbour_pairs",
     "match_parameter",
     "calibrate",
 ]
@@ -119,14 +115,6 @@ VARIANTS = ("modulo", "clamped", "range")
 FAMILIES = ("geometric", "gaussian", "exponential", "count", "independent")
 #: The parameter each family is indexed by (larger = noisier for all of them).
 PARAMETERS = {"geometric": "alpha", "gaussian": "sigma2", "exponential": "beta", "count": "rho", "independent": "rho"}
-#: Distances for :meth:`Mechanism.mse`.
-DISTANCES = ("linear", "circular", "noise")
-#: Integer noises are kept on a window outside of which their mass is below this.
-TAIL = 1e-30
-#: Largest integer window (half width) an :class:`IntegerNoise` may need.
-MAX_HALF_WIDTH = 5_000_000
-_REDUCE = ("mean", "worst", "none")
-_COUNT = Neighborhood.bd(1)  # count query, sensitivity 1, both directions
 
 
 # --------------------------------------------------------------------------
@@ -134,271 +122,16 @@ _COUNT = Neighborhood.bd(1)  # count query, sensitivity 1, both directions
 # --------------------------------------------------------------------------
 
 
-def neighbour_pairs(n: int, neighborhood: Neighborhood) -> np.ndarray:
-    """Ordered pairs ``(q, q')`` of answers in ``{0..n}`` with ``q - q' = mu`` (no wrap-around).
-
-    For mechanisms whose output is not a modulo shift (clamped, range): the
-    shifts of ``neighborhood`` are taken as integers, ``mu = Q(X) - Q(X')`` (6),
-    and a symmetric neighbourhood adds the reversed pairs.
-    """
-    n = check_int("n", n, minimum=1)
-    if not isinstance(neighborhood, Neighborhood):
-        raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
-    if neighborhood.dim != 1:
-        raise ValueError("neighborhood must have scalar shifts for a scalar query")
-    q = np.arange(n + 1)
-    pairs = []
-    for (mu,) in neighborhood.raw:
-        ok = (q - mu >= 0) & (q - mu <= n)
-        pairs.append(np.stack([q[ok], q[ok] - mu], axis=1))
-    arr = np.concatenate(pairs) if pairs else np.empty((0, 2), dtype=np.int64)
-    if not neighborhood.directed:
-        arr = np.concatenate([arr, arr[:, ::-1]])
-    arr = np.unique(arr, axis=0)
-    if arr.size == 0:
-        raise ValueError(f"neighborhood has no pair of answers in 0..{n}: every shift exceeds n")
-    return arr
-
-
-@dataclass(frozen=True, eq=False)
-class Mechanism:
-    """A randomised release ``q -> q~`` on ``{0..n}`` given by its matrix.
-
-    Attributes
-    ----------
-    name : str
-        Family name (one of :data:`FAMILIES`).
-    n : int
-        Answers and outputs lie in ``{0..n}``.
-    variant : str
-        ``"modulo"``, ``"clamped"`` or ``"range"`` (see the module docstring).
-    params : mapping
-        The family's parameter(s), e.g. ``{"alpha": 0.7}``.
-    matrix : ndarray, shape (n+1, n+1)
-        ``matrix[q, k] = Pr(q~ = k | q)``; every row sums to 1.
-    noise : ndarray or None
-        For modulo mechanisms the noise PMF ``f(eta)``, ``eta = 0..n``, with
-        ``matrix[q, (q + eta) % (n+1)] = f(eta)``; ``None`` otherwise.
-    """
-
-    name: str
-    n: int
-    variant: str
-    params: Mapping[str, float]
-    matrix: np.ndarray
-    noise: np.ndarray | None = None
-
-    @property
-    def is_modulo(self) -> bool:
-        """True when the release is ``q + eta (mod n+1)`` with one noise PMF."""
-        return self.noise is not None
-
-    def _reduce(self, per_q: np.ndarray, reduce: str) -> Any:
-        reduce = check_choice("reduce", reduce, _REDUCE)
-        if reduce == "none":
-            return per_q
-        return float(per_q.mean() if reduce == "mean" else per_q.max())
-
-    def error_rate(self, *, reduce: str = "mean") -> Any:
-        """``Pr(q~ != q)`` (Definition 3), averaged over a uniform q, at the worst q, or per q.
-
-        For a modulo mechanism it is ``1 - f(0)`` for every q (10).
-        """
-        return self._reduce(1.0 - np.diag(self.matrix), reduce)
-
-    def mse(self, *, distance: str = "linear", reduce: str = "mean") -> Any:
-        """Mean squared error ``E[d(q~, q)^2]`` (Definition 4), per true answer q, then reduced.
-
-        Parameters
-        ----------
-        distance : {"linear", "circular", "noise"}
-            ``"linear"``: ``|q~ - q|``, the released answer's actual error.
-            ``"circular"``: ``min(|q~ - q|, n+1 - |q~ - q|)``; for a modulo
-            mechanism every q gives ``sum_eta min(eta, n+1-eta)^2 f(eta)``.
-            ``"noise"`` (modulo only): the paper's (11) as printed,
-            ``sum_eta eta^2 f(eta)`` with ``eta = q~ - q mod (n+1)``.
-        reduce : {"mean", "worst", "none"}
-            Average over a uniform q, the largest over q, or the array over q.
-        """
-        distance = check_choice("distance", distance, DISTANCES)
-        q = np.arange(self.n + 1)
-        diff = np.abs(q[None, :] - q[:, None])  # [q, k]
-        if distance == "linear":
-            d = diff
-        elif distance == "circular":
-            d = np.minimum(diff, self.n + 1 - diff)
-        else:
-            if not self.is_modulo:
-                raise ValueError("distance='noise' needs a modulo mechanism; use 'linear' or 'circular'")
-            d = (q[None, :] - q[:, None]) % (self.n + 1)
-        return self._reduce(np.sum(self.matrix * d.astype(float) ** 2, axis=1), reduce)
-
-    def delta(self, eps: Any, *, notion: str = "dp", neighborhood: Neighborhood | None = None, tol: float = 0.0) -> Any:
-        """``delta(eps)`` of the mechanism under a privacy notion, vectorised over ``eps``.
-
-        Parameters
-        ----------
-        eps : float or array_like
-        notion : {"dp", "pdp", "pdp-kadam"}
-            Hockey stick (Definition 1), Definition 2, or the published MILP's
-            notion (modulo mechanisms only). Computed by :mod:`optnoise.privacy`.
-        neighborhood : Neighborhood, optional
-            Shifts ``mu = Q(X) - Q(X')`` between neighbouring datasets. Default:
-            a count query with sensitivity 1, both directions
-            (``Neighborhood.bd(1)``). Modulo mechanisms take the shifts modulo
-            ``n+1`` (the paper's eq. (8)); the others use the answer pairs of
-            :func:`neighbour_pairs`.
-        tol : float
-            Slack on the PDP indicators (see :func:`optnoise.privacy.pdp_leak`).
-        """
-        notion = check_choice("notion", notion, NOTIONS)
-        nb = _COUNT if neighborhood is None else neighborhood
-        if not isinstance(nb, Neighborhood):
-            raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
-        if self.is_modulo:
-            if notion == "dp":
-                return delta_dp(self.noise, nb, eps)
-            if notion == "pdp":
-                return delta_pdp(self.noise, nb, eps, tol=tol)
-            return delta_pdp_kadam(self.noise, nb, eps, tol=tol)
-        if notion == "pdp-kadam":
-            raise ValueError("notion='pdp-kadam' is defined for modulo mechanisms only; use 'dp' or 'pdp'")
-        return mechanism_delta(self.matrix, neighbour_pairs(self.n, nb), eps, notion=notion, tol=tol)
-
-
-def _modulo_matrix(noise: np.ndarray) -> np.ndarray:
-    """``P[q, (q + eta) % (n+1)] = f(eta)``: the rows are cyclic shifts of the noise."""
-    m = noise.size
-    q = np.arange(m)
-    return noise[(q[None, :] - q[:, None]) % m]
-
-
 # --------------------------------------------------------------------------
 # Integer noises and the n = inf mechanism
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class IntegerNoise:
-    """An integer-valued noise ``g(v)`` kept on a finite window of integers.
-
-    Attributes
-    ----------
-    name : str
-        Family name.
-    params : mapping
-        Parameters of the family.
-    values : ndarray of int
-        Consecutive integers; outside them the mass is below :data:`TAIL`.
-    pmf : ndarray
-        ``g(values)``, normalised over all integers (not renormalised on the window).
-    """
-
-    name: str
-    params: Mapping[str, float]
-    values: np.ndarray
-    pmf: np.ndarray
-
-    @property
-    def variance(self) -> float:
-        """``E[eta^2] - E[eta]^2`` of the noise on the integers."""
-        v = self.values.astype(float)
-        mean = float(np.dot(v, self.pmf))
-        return float(np.dot(v * v, self.pmf) - mean * mean)
-
-    def wrapped(self, n: int) -> np.ndarray:
-        """``f(eta) = sum_j g(eta + j (n+1))``, ``eta = 0..n``: the noise modulo n+1."""
-        n = check_int("n", n, minimum=1)
-        return np.bincount(np.mod(self.values, n + 1), weights=self.pmf, minlength=n + 1)
-
-    def clamped_matrix(self, n: int) -> np.ndarray:
-        """``P[q, k]`` of ``min(max(0, q + eta), n)`` (55), i.e. (56) with the corrected last column.
-
-        ``P[q, 0] = F(-q)``, ``P[q, k] = g(k - q)`` for ``0 < k < n`` and
-        ``P[q, n] = 1 - F(n - q - 1)``.
-        """
-        n = check_int("n", n, minimum=1)
-        q = np.arange(n + 1)[:, None]
-        out = np.clip(q + self.values[None, :], 0, n)
-        flat = (q * (n + 1) + out).ravel()
-        w = np.broadcast_to(self.pmf, out.shape).ravel()
-        return np.bincount(flat, weights=w, minlength=(n + 1) ** 2).reshape(n + 1, n + 1)
-
-    def mechanism(self, n: int, *, variant: str = "modulo") -> Mechanism:
-        """The mechanism ``q + eta`` on ``{0..n}``, wrapped (``"modulo"``) or ``"clamped"``."""
-        variant = check_choice("variant", variant, ("modulo", "clamped"))
-        if variant == "modulo":
-            f = self.wrapped(n)
-            return Mechanism(self.name, int(n), variant, dict(self.params), _modulo_matrix(f), f)
-        return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
-
-    def delta(self, eps: Any, *, notion: str = "dp", sensitivity: int = 1) -> Any:
-        """``delta(eps)`` of ``q + eta`` on all integers (no clamping, no wrap; ``n = inf``).
-
-        Neighbouring answers differ by ``1..sensitivity`` in both directions;
-        the output window is the noise window widened by the shift, so no mass
-        is lost. ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2).
-        """
-        notion = check_choice("notion", notion, ("dp", "pdp"))
-        d = check_int("sensitivity", sensitivity, minimum=1)
-        vals = []
-        for s in range(1, d + 1):
-            p = np.concatenate([self.pmf, np.zeros(s)])  # q + eta, q = 0
-            r = np.concatenate([np.zeros(s), self.pmf])  # q' = q + s
-            for a, b in ((p, r), (r, p)):
-                if notion == "dp":
-                    vals.append(np.atleast_1d(hockey_stick(a, b, eps)))
-                else:
-                    vals.append(np.atleast_1d(pdp_leak(a, b, eps)))
-        out = np.max(np.stack(vals), axis=0)
-        return float(out[0]) if np.ndim(eps) == 0 else out
-
-
-def _check_open_unit(name: str, value: Any) -> float:
-    v = check_probability(name, value)
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"{name} must be in (0, 1); got {value!r}")
-    return v
-
-
-def _half_width(w: float) -> int:
-    if not w <= MAX_HALF_WIDTH:
-        raise ValueError(
-            f"the noise is too wide to tabulate (half width {w:.3g} > {MAX_HALF_WIDTH}); choose a less noisy parameter"
-        )
-    return int(math.ceil(w))
-
-
-def geometric_noise(alpha: float) -> IntegerNoise:
-    """Two-sided geometric (discrete Laplace) noise, ``g(v) = (1-alpha)/(1+alpha) alpha^|v|``.
-
-    The alpha-geometric mechanism of Ghosh et al. (2009); it is
-    ``-ln(alpha)``-DP for a count query. ``alpha`` in (0, 1).
-    """
-    alpha = _check_open_unit("alpha", alpha)
-    w = _half_width(math.log(TAIL) / math.log(alpha))
-    v = np.arange(-w, w + 1)
-    # log space: alpha^|v| underflows long before the window ends for small alpha
-    logp = math.log1p(-alpha) - math.log1p(alpha) + np.abs(v) * math.log(alpha)
-    return IntegerNoise("geometric", {"alpha": alpha}, v, np.exp(logp))
-
-
-def discrete_gaussian_noise(sigma2: float) -> IntegerNoise:
-    """Discrete Gaussian ``N_Z(0, sigma^2)``, exactly normalised over Z (Canonne et al. 2020).
-
-    Uses :func:`optnoise.count.discrete_gaussian_pmf`.
-    """
-    sigma2 = check_positive("sigma2", sigma2)
-    w = _half_width(math.sqrt(-2.0 * sigma2 * math.log(TAIL)) + 1)
-    v = np.arange(-w, w + 1)
-    return IntegerNoise("gaussian", {"sigma2": sigma2}, v, discrete_gaussian_pmf(v, sigma2))
 
 
 def count_noise(rho: float, *, eps: float, N: int) -> IntegerNoise:
     """Noise of the count mechanism of Sadeghi et al. (2020) on ``{-N..N}``.
 
     ``P(0) = 1 - rho``, ``P(+-i) = rho alpha_i / 2`` with the optimal ``alpha``
-    for ``(N, rho, eps)`` (:func:`optnoise.count.optimal_alpha`).
+    for ``(N, rho, eps)`` (:func:`optnoise.mechanisms.count.optimal_alpha`).
     """
     rho = _check_open_unit("rho", rho)
     eps = check_eps(eps)

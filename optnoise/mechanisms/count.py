@@ -63,12 +63,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
-from optnoise._validation import check_choice, check_eps, check_int, check_pmf, check_positive, check_probability
-from optnoise.model import ModelBuilder
-from optnoise.privacy import hockey_stick
-from optnoise.solvers import solve_model
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.solve import solve_model
+from optnoise.engine.validation import check_choice, check_eps, check_int, check_pmf, check_probability
+from optnoise.privacy.curves import hockey_stick
 
 __all__ = [
     "CountMechanism",
@@ -82,11 +81,6 @@ __all__ = [
     "optimal_alpha",
     "count_lp",
     "delta_curve",
-    "discrete_gaussian_pmf",
-    "discrete_gaussian_variance",
-    "discrete_gaussian_sigma2",
-    "discrete_gaussian_delta",
-    "cks_delta",
 ]
 
 
@@ -433,95 +427,3 @@ def delta_curve(
 # --------------------------------------------------------------------------
 # Discrete Gaussian baseline (Canonne, Kamath, Steinke 2020)
 # --------------------------------------------------------------------------
-
-
-def _dg_half_width(sigma2: float) -> int:
-    # exp(-x^2 / (2 sigma^2)) < 1e-330 beyond this: below the smallest double
-    return int(math.ceil(math.sqrt(2.0 * sigma2 * 760.0))) + 2
-
-
-def _dg_log_normaliser(sigma2: float) -> float:
-    """``ln sum_{x in Z} exp(-x^2 / (2 sigma^2))``, exact to double precision.
-
-    Direct summation for small sigma^2; Poisson summation
-    ``sqrt(2 pi sigma^2) (1 + 2 sum_k exp(-2 pi^2 sigma^2 k^2))`` for large.
-    """
-    if sigma2 <= 4.0:
-        x = np.arange(-_dg_half_width(sigma2), _dg_half_width(sigma2) + 1)
-        return float(np.log(np.sum(np.exp(-(x * x) / (2.0 * sigma2)))))
-    k = np.arange(1, 6)
-    return 0.5 * math.log(2.0 * math.pi * sigma2) + math.log1p(2.0 * np.sum(np.exp(-2.0 * math.pi**2 * sigma2 * k * k)))
-
-
-def discrete_gaussian_pmf(support: Any, sigma2: float) -> np.ndarray:
-    """pmf of the discrete Gaussian ``N_Z(0, sigma^2)`` at integer ``support`` points.
-
-    ``P(x) = exp(-x^2/(2 sigma^2)) / sum_{y in Z} exp(-y^2/(2 sigma^2))``
-    (Canonne-Kamath-Steinke, Definition 1), normalised over all integers, not
-    over ``support``. Reusable by other modules.
-    """
-    sigma2 = check_positive("sigma2", sigma2)
-    x = np.asarray(support)
-    if x.size and not np.issubdtype(x.dtype, np.integer):
-        if not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
-            raise ValueError("support must contain integers")
-    xf = x.astype(float)
-    return np.exp(-(xf * xf) / (2.0 * sigma2) - _dg_log_normaliser(sigma2))
-
-
-def discrete_gaussian_variance(sigma2: float) -> float:
-    """Variance of ``N_Z(0, sigma^2)`` (strictly below ``sigma^2``)."""
-    sigma2 = check_positive("sigma2", sigma2)
-    m = _dg_half_width(sigma2)
-    if m <= 2_000_000:
-        x = np.arange(-m, m + 1)
-        return float(np.sum(x.astype(float) ** 2 * discrete_gaussian_pmf(x, sigma2)))
-    # Poisson summation: E[X^2] = 2 sigma^4 d ln Z / d sigma^2
-    k = np.arange(1, 6)
-    w = np.exp(-2.0 * math.pi**2 * sigma2 * k * k)
-    return sigma2 - 2.0 * sigma2**2 * (4.0 * math.pi**2 * np.sum(k * k * w)) / (1.0 + 2.0 * np.sum(w))
-
-
-def discrete_gaussian_sigma2(variance: float) -> float:
-    """The parameter ``sigma^2`` whose discrete Gaussian has the given variance."""
-    v = check_positive("variance", variance)
-    lo, hi = v, v + 1.0
-    if discrete_gaussian_variance(lo) >= v:
-        return lo  # the gap sigma^2 - variance is below double precision here
-    while discrete_gaussian_variance(hi) < v:
-        hi *= 2.0
-    return float(optimize.brentq(lambda s: discrete_gaussian_variance(s) - v, lo, hi, xtol=1e-14, rtol=1e-14))
-
-
-def discrete_gaussian_delta(eps: Any, sigma2: float, *, sensitivity: int = 1) -> Any:
-    """Exact delta of ``c + N_Z(0, sigma^2)`` by the hockey-stick sum (vectorised over eps)."""
-    sigma2 = check_positive("sigma2", sigma2)
-    d = check_int("sensitivity", sensitivity, minimum=1)
-    m = _dg_half_width(sigma2)
-    x = np.arange(-m, m + d + 1)
-    p = discrete_gaussian_pmf(x, sigma2)
-    q = discrete_gaussian_pmf(x - d, sigma2)
-    return hockey_stick(p, q, eps)
-
-
-def cks_delta(eps: Any, sigma2: float, *, sensitivity: int = 1) -> Any:
-    """Canonne-Kamath-Steinke Theorem 7, the paper's eq. (45).
-
-    ``delta = P[Y > eps sigma^2/D - D/2] - e^eps P[Y > eps sigma^2/D + D/2]``,
-    ``Y ~ N_Z(0, sigma^2)``. The paper evaluates it with ``sigma^2`` set to
-    the variance of its own noise.
-    """
-    sigma2 = check_positive("sigma2", sigma2)
-    d = check_int("sensitivity", sensitivity, minimum=1)
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
-    m = _dg_half_width(sigma2)
-    x = np.arange(-m, m + 1)
-    p = discrete_gaussian_pmf(x, sigma2)
-    tail = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])  # tail[i] = P[Y >= x[i]]
-
-    def gt(t: np.ndarray) -> np.ndarray:
-        i = np.clip(np.floor(t).astype(np.int64) + 1 + m, 0, x.size)  # first index with x > t
-        return tail[i]
-
-    out = np.maximum(gt(e * sigma2 / d - d / 2.0) - np.exp(e) * gt(e * sigma2 / d + d / 2.0), 0.0)
-    return float(out[0]) if np.ndim(eps) == 0 else out

@@ -2,7 +2,7 @@
 
 :func:`plot_design` draws a noise PMF next to its privacy profile
 ``delta(eps)`` (the worst case over the neighbourhood's shifts,
-:func:`optnoise.privacy.delta_dp`), optionally against a baseline;
+:func:`optnoise.privacy.curves.delta_dp`), optionally against a baseline;
 :func:`plot_sweep` draws one column of a sweep CSV against another, one line
 per value of a third. ``DesignResult.plot()``, ``CertifiedDesign.plot()``,
 ``optnoise solve ... --plot design.png`` and ``optnoise plot sweep.csv ...``
@@ -11,20 +11,15 @@ use them.
 
 from __future__ import annotations
 
-import csv
-import math
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from optnoise._validation import check_finite_array
-from optnoise.figures import PNG_METADATA
-from optnoise.mechanisms import IntegerNoise, Mechanism
-from optnoise.privacy import delta_dp
+from optnoise.engine.validation import check_finite_array
+from optnoise.privacy.curves import delta_dp
+from optnoise.privacy.noise import IntegerNoise, Mechanism
 
-__all__ = ["check_plot_path", "plot_design", "plot_sweep", "read_table", "save_figure"]
+__all__ = ["plot_design"]
 
 #: Smallest delta drawn on the log axis (a profile at 0 is drawn there).
 DELTA_FLOOR = 1e-16
@@ -62,7 +57,7 @@ def _baseline_pmf(obj: Any, n: int) -> np.ndarray | None:
 
 def _default_eps(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     """0 up to a little past the largest finite privacy loss (capped at 10)."""
-    from optnoise.privacy import shifted_pmfs
+    from optnoise.privacy.curves import shifted_pmfs
 
     f, g = shifted_pmfs(pmf, shifts)
     both = (f[None, :] > 0) & (g > 0)
@@ -95,7 +90,7 @@ def plot_design(
         Drawn on both panels for comparison: a PMF of the same shape (or an
         object with ``.pmf``), an integer noise (its PMF wrapped onto
         ``{0..n}``; its profile on the integers, ``n = inf``) or a
-        :class:`~optnoise.mechanisms.Mechanism`.
+        :class:`~optnoise.privacy.noise.Mechanism`.
     eps : array_like, optional
         Where to draw the profile (default: 0 to a little past the largest finite loss).
     axes : pair of matplotlib Axes, optional
@@ -153,104 +148,3 @@ def plot_design(
     ax_prof.grid(True, which="both", alpha=0.3)
     ax_prof.legend(loc="upper right", fontsize=8)
     return fig
-
-
-def check_plot_path(path: str | os.PathLike) -> Path:
-    """An output path ending in .png, .pdf or .svg."""
-    p = Path(path)
-    if p.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {str(path)!r}")
-    return p
-
-
-def save_figure(fig: Any, path: str | os.PathLike) -> Path:
-    """Write a figure (format by the suffix, 150 dpi, PNG metadata without software/time) and close it."""
-    import matplotlib.pyplot as plt
-
-    path = check_plot_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
-    plt.close(fig)
-    return path
-
-
-def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
-    """Rows of a CSV file (a sweep's output) as dictionaries."""
-    p = Path(path)
-    try:
-        with p.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"sweep CSV could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
-    if not rows:
-        raise ValueError(f"sweep CSV {str(path)!r} has no data rows")
-    return rows
-
-
-def _column(rows: list[dict[str, str]], name: str, *, numeric: bool) -> list[Any]:
-    if name not in rows[0]:
-        raise ValueError(f"column {name!r} is not in the CSV; it has {', '.join(rows[0])}")
-    vals = [r[name] for r in rows]
-    if not numeric:
-        return vals
-    out = []
-    for v in vals:
-        try:
-            out.append(float(v) if v not in ("", "None") else math.nan)
-        except ValueError:
-            raise ValueError(f"column {name!r} must be numeric; found {v!r}") from None
-    return out
-
-
-def plot_sweep(
-    rows: Any,
-    *,
-    x: str,
-    y: str,
-    hue: str | None = None,
-    logx: bool = False,
-    logy: bool = False,
-    ax: Any = None,
-) -> Any:
-    """Plot column ``y`` against column ``x`` of a sweep table, one line per value of ``hue``.
-
-    ``rows`` is a CSV path or a list of row dicts (:func:`read_table`). Rows
-    with a missing ``x`` or ``y`` (e.g. infeasible points) are left out.
-    Returns the matplotlib Figure.
-    """
-    table = read_table(rows) if isinstance(rows, str | os.PathLike) else list(rows)
-    if not table:
-        raise ValueError("the sweep table has no rows")
-    xs = _column(table, x, numeric=True)
-    ys = _column(table, y, numeric=True)
-    hs = _column(table, hue, numeric=False) if hue else [""] * len(table)
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
-    groups: dict[str, list[tuple[float, float]]] = {}
-    for xv, yv, h in zip(xs, ys, hs, strict=True):
-        if np.isfinite(xv) and np.isfinite(yv):
-            groups.setdefault(h, []).append((xv, yv))
-    if not groups:
-        raise ValueError(f"no row has finite values of both {x!r} and {y!r}")
-
-    def key(h: str) -> Any:
-        try:
-            return (0, float(h), h)
-        except ValueError:
-            return (1, 0.0, h)
-
-    for h in sorted(groups, key=key):
-        pts = sorted(groups[h])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=f"{hue} = {h}" if hue else y)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    if hue:
-        ax.legend(fontsize=8, title=None)
-    return ax.figure

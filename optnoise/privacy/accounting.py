@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._validation import check_delta, check_int, check_positive
-from optnoise.privacy import hockey_stick, shifted_pmfs
+from optnoise.engine.validation import check_delta, check_int, check_positive
+from optnoise.privacy.curves import hockey_stick, shifted_pmfs
 
 __all__ = [
     "DISCRETIZATION",
@@ -98,7 +98,7 @@ def _pair_profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
 def privacy_profile(pmf: Any, shifts: Any, eps: Any) -> Any:
     """Worst-case hockey stick ``max_mu H_{e^eps}(f || f(.+mu))`` at eps of any sign.
 
-    For ``eps >= 0`` this is :func:`optnoise.privacy.delta_dp`; negative eps are
+    For ``eps >= 0`` this is :func:`optnoise.privacy.curves.delta_dp`; negative eps are
     the part of the curve a dominating pair also needs (module docstring).
     """
     f, g = shifted_pmfs(pmf, shifts)
@@ -138,7 +138,7 @@ def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION,
     pmf : array_like, shape ``(n+1,)*d``
         The noise PMF.
     shifts : Neighborhood or array_like
-        The neighbourhood's shifts (as for :func:`optnoise.privacy.delta_dp`).
+        The neighbourhood's shifts (as for :func:`optnoise.privacy.curves.delta_dp`).
     discretization : float
         Loss grid ``h``.
     warn : bool

@@ -2,8 +2,8 @@
 
 :class:`Budget` is what ``NoiseDesign(privacy="profile" | "rdp" | "zcdp", ...)``
 holds instead of ``eps``/``delta``: it validates the budget, contributes its
-constraints to the design's model (LP rows from :mod:`optnoise.profile`, or
-the conic model of :mod:`optnoise.renyi`), and re-verifies a PMF against it
+constraints to the design's model (LP rows from :mod:`optnoise.privacy.profile`, or
+the conic model of :mod:`optnoise.privacy.renyi`), and re-verifies a PMF against it
 from the PMF alone, with the tolerances those modules document.
 """
 
@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._validation import check_choice, check_positive
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
-from optnoise.renyi import (
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.validation import check_choice, check_positive
+from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
+from optnoise.privacy.renyi import (
     ALPHA_MAX,
     RENYI_NOTIONS,
     RENYI_RTOL,
@@ -31,7 +32,6 @@ from optnoise.renyi import (
     solve_renyi,
     zcdp_alphas,
 )
-from optnoise.solvers import SolverOutput
 
 __all__ = ["BUDGET_NOTIONS", "Budget"]
 
@@ -51,7 +51,7 @@ class Budget:
     rdp : tuple of (alpha, eps_alpha), or None
     rho : float or None
     alphas : tuple of float, or None
-        The zCDP grid, resolved (default :func:`optnoise.renyi.zcdp_alphas` up to
+        The zCDP grid, resolved (default :func:`optnoise.privacy.renyi.zcdp_alphas` up to
         past the reference Gaussian's ``D_inf / rho``).
     sigma2 : float or None
         Variance of the reference discrete Gaussian that meets an rdp/zcdp budget.
@@ -69,7 +69,7 @@ class Budget:
         """Validate the budget fields (``profile``, ``rdp``, ``rho``, ``alphas``) of a notion.
 
         ``shifts`` are the resolved shifts (k, d) and ``idx`` the design's
-        :meth:`~optnoise.design.NoiseDesign.shift_index`.
+        :meth:`~optnoise.design.noise.NoiseDesign.shift_index`.
         """
         check_choice("privacy", privacy, BUDGET_NOTIONS)
         unused = {k: fields.get(k) for k in _FIELDS}
@@ -119,7 +119,7 @@ class Budget:
 
     @property
     def eps_inf(self) -> float | None:
-        """The zCDP grid's ``D_inf <= rho * max(alphas)`` (see :mod:`optnoise.renyi`)."""
+        """The zCDP grid's ``D_inf <= rho * max(alphas)`` (see :mod:`optnoise.privacy.renyi`)."""
         if self.privacy != "zcdp" or self.rho is None or not self.alphas:
             return None
         return self.rho * max(self.alphas)
@@ -130,18 +130,18 @@ class Budget:
 
     # ------------------------------------------------------------------ models
     def add_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray) -> None:
-        """The LP rows of a profile budget (see :func:`optnoise.profile.add_profile_rows`)."""
+        """The LP rows of a profile budget (see :func:`optnoise.privacy.profile.add_profile_rows`)."""
         add_profile_rows(mb, f, idx, self.profile or ())
 
     def conic_model(self, cost: np.ndarray, idx: np.ndarray, shape: tuple[int, ...]) -> LinearModel:
-        """The conic model of an rdp/zcdp budget (:func:`optnoise.renyi.build_renyi_model`)."""
+        """The conic model of an rdp/zcdp budget (:func:`optnoise.privacy.renyi.build_renyi_model`)."""
         log_ref = reference_log_pmf(shape[0] - 1, len(shape), float(self.sigma2 or 1.0))
         return build_renyi_model(cost, idx, self.orders(), log_ref, eps_inf=self.eps_inf)
 
     def solve_conic(
         self, cost: np.ndarray, idx: np.ndarray, shape: tuple[int, ...], **kwargs: Any
     ) -> tuple[SolverOutput, np.ndarray | None, dict[str, int]]:
-        """Solve the conic model (:func:`optnoise.renyi.solve_renyi`)."""
+        """Solve the conic model (:func:`optnoise.privacy.renyi.solve_renyi`)."""
         return solve_renyi(
             cost=cost,
             idx=idx,
@@ -159,7 +159,7 @@ class Budget:
         ``profile``: ``{"profile": largest relative excess over the delta_j (0 if none),
         "dp@<eps_j>": delta_f(eps_j)}``; ``rdp``: ``{"rdp": largest D_alpha / eps_alpha,
         "rdp@<alpha>": D_alpha}``; ``zcdp``: ``{"zcdp": achieved rho (a bound on the sup of
-        D_alpha / alpha over every alpha > 1, :func:`optnoise.renyi.achieved_rho`),
+        D_alpha / alpha over every alpha > 1, :func:`optnoise.privacy.renyi.achieved_rho`),
         "alpha*": where, "grid_margin": m_grid}``.
         """
         if self.privacy == "profile":
@@ -177,7 +177,7 @@ class Budget:
     def satisfied(self, achieved: dict[str, float]) -> bool:
         """Whether :meth:`achieved` output meets the budget within the documented tolerances.
 
-        profile: :func:`optnoise.profile.profile_satisfied`; rdp: every
+        profile: :func:`optnoise.privacy.profile.profile_satisfied`; rdp: every
         ``D_alpha <= eps_alpha (1 + RENYI_RTOL)``; zcdp: achieved rho
         ``<= rho (1 + m_grid)(1 + RENYI_RTOL)`` (the guarantee the grid implies).
         """

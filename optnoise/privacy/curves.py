@@ -23,16 +23,16 @@ three coincide with pure eps-DP.
 
 Neighbourhoods are *directed*: each shift ``mu`` is one ordered pair
 ``(X, X')`` with ``Q(X) - Q(X') = mu (mod n+1)``. Pass a
-:class:`~optnoise.neighborhood.Neighborhood` (symmetric by default) or an
+:class:`~optnoise.privacy.neighborhood.Neighborhood` (symmetric by default) or an
 explicitly symmetric shift list to cover both orders.
 
 Tolerances: the functions here are exact for the floating-point numbers they
 are given (``tol=0, rtol=0``). A solver returns PMFs whose tight ratio rows hold
 only up to rounding; ``rtol`` makes an indicator read
 ``P(o) > e^eps (1 + rtol) Q(o)`` (a privacy-loss slack of ``log1p(rtol)``, which
-:func:`optnoise.tolerance.pdp_rtol` sets for re-verification), and
+:func:`optnoise.engine.tolerance.pdp_rtol` sets for re-verification), and
 ``tol`` adds an absolute slack. Both must be finite and >= 0. Exact guarantees
-for a sampled design come from :mod:`optnoise.certify`.
+for a sampled design come from :mod:`optnoise.deploy.certify`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._validation import MAX_CELLS, check_choice, check_delta, check_int, check_int_array, check_pmf, real_array
-from optnoise.tolerance import check_tol
+from optnoise.engine.tolerance import check_tol
+from optnoise.engine.validation import (
+    MAX_CELLS,
+    check_choice,
+    check_delta,
+    check_int,
+    check_int_array,
+    check_pmf,
+    real_array,
+)
 
 __all__ = [
     "NOTIONS",
@@ -140,7 +148,7 @@ def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -
 
 def _resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     """Shift vectors as an int array of shape (k, d), reduced modulo n+1."""
-    from optnoise.neighborhood import Neighborhood
+    from optnoise.privacy.neighborhood import Neighborhood
 
     n = pmf.shape[0] - 1
     if isinstance(shifts, Neighborhood):
@@ -229,7 +237,7 @@ def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0, rtol
 
     ``tol``/``rtol`` are the PDP indicator slacks (see :func:`delta_pdp`); the DP
     hockey stick has no indicator and uses none. Re-verification uses
-    ``rtol=optnoise.tolerance.pdp_rtol(eps)``.
+    ``rtol=optnoise.engine.tolerance.pdp_rtol(eps)``.
     """
     return {
         "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
+from optnoise.engine.validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
 
-__all__ = ["Neighborhood", "AggregateQuery", "QuantizedMean", "Count", "RELATIONS"]
+__all__ = ["Neighborhood", "AggregateQuery", "QuantizedMean", "Count", "RELATIONS", "neighbour_pairs"]
 
 #: Neighbour relations understood by :meth:`Neighborhood.from_data`.
 RELATIONS = ("remove-one", "add-one", "replace-one")
@@ -422,3 +422,29 @@ def _neighbour_answers(X: np.ndarray, query: Any, relation: str, cands: np.ndarr
                 Y[i] = c
                 neigh.append(query(Y))
     return base, np.asarray(neigh)
+
+
+def neighbour_pairs(n: int, neighborhood: Neighborhood) -> np.ndarray:
+    """Ordered pairs ``(q, q')`` of answers in ``{0..n}`` with ``q - q' = mu`` (no wrap-around).
+
+    For mechanisms whose output is not a modulo shift (clamped, range): the
+    shifts of ``neighborhood`` are taken as integers, ``mu = Q(X) - Q(X')`` (6),
+    and a symmetric neighbourhood adds the reversed pairs.
+    """
+    n = check_int("n", n, minimum=1)
+    if not isinstance(neighborhood, Neighborhood):
+        raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
+    if neighborhood.dim != 1:
+        raise ValueError("neighborhood must have scalar shifts for a scalar query")
+    q = np.arange(n + 1)
+    pairs = []
+    for (mu,) in neighborhood.raw:
+        ok = (q - mu >= 0) & (q - mu <= n)
+        pairs.append(np.stack([q[ok], q[ok] - mu], axis=1))
+    arr = np.concatenate(pairs) if pairs else np.empty((0, 2), dtype=np.int64)
+    if not neighborhood.directed:
+        arr = np.concatenate([arr, arr[:, ::-1]])
+    arr = np.unique(arr, axis=0)
+    if arr.size == 0:
+        raise ValueError(f"neighborhood has no pair of answers in 0..{n}: every shift exceeds n")
+    return arr

@@ -5,7 +5,7 @@ release with noise ``f`` and shift set M it is
 
     ``delta_f(eps) = max_mu sum_eta [f(eta) - e^eps f(eta + mu)]_+``
 
-(:func:`optnoise.privacy.delta_dp`). ``NoiseDesign(..., privacy="profile",
+(:func:`optnoise.privacy.curves.delta_dp`). ``NoiseDesign(..., privacy="profile",
 profile=[(eps_1, delta_1), ...])`` asks for the least-distortion noise with
 ``delta_f(eps_j) <= delta_j`` for every listed pair: one copy of the DP
 hockey-stick rows of the ``"dp"`` LP per pair, sharing the PMF, so still an
@@ -45,11 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from optnoise._validation import check_delta, check_finite_array, check_int, check_positive
-from optnoise.mechanisms import IntegerNoise, Mechanism, discrete_gaussian_noise
-from optnoise.model import ModelBuilder
-from optnoise.neighborhood import Neighborhood
-from optnoise.privacy import delta_dp
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.validation import check_delta, check_finite_array, check_int, check_positive
+from optnoise.privacy.curves import delta_dp
+from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.noise import IntegerNoise, Mechanism, discrete_gaussian_noise
 
 __all__ = [
     "PROFILE_ATOL",
@@ -154,9 +154,9 @@ def profile_of(
     baseline : IntegerNoise, Mechanism or array_like
         An integer noise (``q + eta`` on all integers, neighbours differing by
         ``1..sensitivity`` either way; :meth:`IntegerNoise.delta`), a
-        :class:`~optnoise.mechanisms.Mechanism` (its ``delta`` under
+        :class:`~optnoise.privacy.noise.Mechanism` (its ``delta`` under
         ``Neighborhood.bd(sensitivity)``), or a noise PMF on ``{0..n}^d`` with
-        ``shifts`` (:func:`optnoise.privacy.delta_dp`).
+        ``shifts`` (:func:`optnoise.privacy.curves.delta_dp`).
     eps : array_like
         The grid, eps >= 0.
     shifts : Neighborhood or array_like, optional

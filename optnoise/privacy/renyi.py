@@ -19,8 +19,8 @@ For the modulo release with noise ``f`` and shift set M, write
 Both are convex in ``f``: for ``alpha > 1``, ``t >= f^alpha g^(1-alpha)`` is the
 3-D power cone ``t^(1/alpha) g^(1-1/alpha) >= f``, and KL is the relative
 entropy (exponential cone). :func:`build_renyi_model` writes them as a
-:class:`~optnoise.model.LinearModel` with cones, solved by the ``"cvxpy"``
-backend of :mod:`optnoise.solvers`.
+:class:`~optnoise.engine.model.LinearModel` with cones, solved by the ``"cvxpy"``
+backend of :mod:`optnoise.engine.solve`.
 
 Scaling. Feasible PMFs decay like a Gaussian, so their masses span hundreds of
 orders of magnitude and an interior-point solver cannot resolve the tails
@@ -71,10 +71,11 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from optnoise._validation import check_finite_array, check_positive
-from optnoise.model import LinearModel, ModelBuilder
-from optnoise.privacy import shifted_pmfs
-from optnoise.solvers import SolverOutput, solve_model
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.solve import solve_model
+from optnoise.engine.validation import check_finite_array, check_positive
+from optnoise.privacy.curves import shifted_pmfs
 
 __all__ = [
     "RENYI_NOTIONS",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from optnoise._validation import check_choice, check_int
+from optnoise.engine.validation import check_choice, check_int
 
 __all__ = [
     "DATASETS",
@@ -59,7 +59,7 @@ _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)*")
 
 # The repository root: an editable install (and every checkout) keeps the
 # package next to data/.
-_REPO_DATA = Path(__file__).resolve().parent.parent / "data"
+_REPO_DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def data_dir(name: str) -> Path:

@@ -2,7 +2,7 @@
 
 Every figure script lives in ``experiments/<paper>/`` and follows one shape::
 
-    from optnoise.figures import FigureScript
+    from optnoise.reproduce.figures import FigureScript
 
     def main(argv=None) -> int:
         fig_script = FigureScript("kadam2024", "fig2", argv, description=__doc__)
@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.plotting.files import PNG_METADATA
+
 __all__ = [
     "CSV_DIGITS",
-    "PNG_METADATA",
     "FigureScript",
     "PAPERS",
     "find_experiments_root",
@@ -65,7 +66,7 @@ def find_experiments_root(start: str | os.PathLike | None = None) -> Path:
     candidates = []
     here = Path(start or os.getcwd()).resolve()
     candidates += [here, *here.parents]
-    candidates.append(Path(__file__).resolve().parent.parent)
+    candidates.append(Path(__file__).resolve().parents[2])
     for base in candidates:
         if (base / "experiments").is_dir() and (base / "optnoise").is_dir():
             return base / "experiments"
@@ -104,10 +105,6 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
 #: builds and CPUs, so a reproduction elsewhere writes the same bytes.
 CSV_DIGITS = 10
 
-#: PNG metadata of every figure: no software version or timestamp, so the
-#: bytes depend only on what is drawn.
-PNG_METADATA: dict[str, Any] = {"Software": None}
-
 
 def format_float(x: float | np.floating[Any]) -> str:
     """``x`` with :data:`CSV_DIGITS` significant digits (``-0`` written as ``0``)."""
@@ -134,7 +131,7 @@ def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
     """Hash of everything a figure script's outputs depend on.
 
     The script and every module of its paper folder (helpers included), every module of the
-    installed ``optnoise``, the data files (:func:`optnoise.datasets.data_fingerprint`), the
+    installed ``optnoise``, the data files (:func:`optnoise.reproduce.datasets.data_fingerprint`), the
     arguments, and the versions of Python and of the numerical and plotting packages.
     """
     import hashlib
@@ -144,9 +141,12 @@ def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
 
     script = Path(script)
     h = hashlib.sha256()
-    pkg = Path(__file__).resolve().parent
-    for f in sorted(script.parent.glob("*.py")) + sorted(pkg.glob("*.py")):
+    pkg = Path(__file__).resolve().parents[1]  # the whole optnoise package
+    for f in sorted(script.parent.glob("*.py")):
         h.update(f.name.encode())
+        h.update(f.read_bytes())
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(f.relative_to(pkg).as_posix().encode())
         h.update(f.read_bytes())
     versions: dict[str, str | None] = {}
     for name in _KEY_PACKAGES:
@@ -162,8 +162,8 @@ def script_key(script: str | os.PathLike, argv: Sequence[str]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _data_key() -> str:
-    """:func:`optnoise.datasets.data_fingerprint`, once per (worker) process."""
-    from optnoise.datasets import data_fingerprint
+    """:func:`optnoise.reproduce.datasets.data_fingerprint`, once per (worker) process."""
+    from optnoise.reproduce.datasets import data_fingerprint
 
     return data_fingerprint()
 
@@ -208,7 +208,7 @@ class FigureScript:
 
     @property
     def cache(self) -> Path:
-        """Folder of this paper's cached solves (:mod:`optnoise.cache`).
+        """Folder of this paper's cached solves (:mod:`optnoise.engine.cache`).
 
         ``.optnoise-cache/<paper>`` at the repository root for the default output folder, else
         beside ``--out`` (so the tests' fast runs never share entries with a full reproduction).

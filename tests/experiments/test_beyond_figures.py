@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _figure_checks import run_fast, scripts
 
-from optnoise.figures import PAPERS
+from optnoise.reproduce.figures import PAPERS
 
 SCRIPTS = scripts("beyond")
 FIGURES = Path(__file__).resolve().parents[2] / "figures" / "beyond"

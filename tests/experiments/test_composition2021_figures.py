@@ -63,7 +63,7 @@ def _fig5_statements(delta: float) -> dict[str, bool]:
     """Each statement of Sec. 6.1 about Figs. 4-5, for Laplace b = 10 and the Gaussian of equal variance."""
     import math
 
-    from optnoise.composition import (
+    from optnoise.mechanisms.gaussian import (
         analytic_gaussian_epsilon,
         composed_gaussian_epsilon,
         gaussian_zcdp_epsilon,
@@ -105,7 +105,7 @@ def test_fig5_zcdp_by_hand_and_laplace_by_basic_composition():
     """Independent routes at k Delta_0 = 20 and 100: rho + 2 sqrt(rho ln(1/delta)) and the basic bound N eps0."""
     import math
 
-    from optnoise.composition import gaussian_zcdp_epsilon, laplace_histogram_epsilon
+    from optnoise.mechanisms.gaussian import gaussian_zcdp_epsilon, laplace_histogram_epsilon
 
     d, s = 1e-10, math.sqrt(2.0) * 10.0
     for n in (20, 100):

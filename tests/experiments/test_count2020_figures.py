@@ -29,7 +29,7 @@ def _run(name, tmp_path):
 def test_fig1_draws_z_geq_0_of_a_symmetric_pmf(tmp_path):
     import numpy as np
 
-    from optnoise.count import optimal_alpha
+    from optnoise.mechanisms.count import optimal_alpha
 
     rows = _run("fig1", tmp_path)
     z = [int(r["z"]) for r in rows]
@@ -43,7 +43,7 @@ def test_fig1_draws_z_geq_0_of_a_symmetric_pmf(tmp_path):
 
 @pytest.mark.xdist_group("count2020")
 def test_fig3_delta_grows_to_one_above_a_reliability_threshold(tmp_path):
-    from optnoise.count import crossover_values
+    from optnoise.mechanisms.count import crossover_values
 
     rows = _run("fig3", tmp_path)
     for r in rows:

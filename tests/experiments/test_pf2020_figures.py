@@ -10,8 +10,8 @@ import pytest
 from _figure_checks import run_fast, scripts
 from scipy import integrate, special
 
-from optnoise.datasets import load_dpbench
-from optnoise.selection import GOLDEN_EPS
+from optnoise.mechanisms.selection import GOLDEN_EPS
+from optnoise.reproduce.datasets import load_dpbench
 
 SCRIPTS = scripts("pf2020")
 
@@ -137,7 +137,7 @@ def test_committed_bar_charts_carry_the_authors_setting():
 
 
 def test_mode_in_quality_units_is_the_monotonic_mechanism_on_counts():
-    from optnoise.selection import em_pmf, expected_error, pf_pmf
+    from optnoise.mechanisms.selection import em_pmf, expected_error, pf_pmf
 
     x = load_dpbench("MEDCOST").astype(float)
     for eps in (0.001, 0.004, 0.02):

@@ -1,76 +1,26 @@
-"""Closed-form optimal noise PMFs of Kadam et al. (2024).
-
-Source: S. Kadam, A. Scaglione, N. Ravi et al., "Optimum noise mechanism for
-differentially private queries in discrete finite sets", Cybersecurity 7:54
-(2024); equation numbers below are the paper's.
-
-Every closed form here minimises the error rate ``rho = 1 - f(0)`` (10) of the
-modulo-``(n+1)`` additive mechanism ``q~ = q + eta (mod n+1)`` under the
-paper's ``(eps, delta)``-PDP constraint as written in its MILP (13a)-(13h)
-(``privacy="pdp-kadam"``; for ``delta = 0`` the LP (14)). The shift sets are the
-paper's *directed* ones:
-
-* single distance (SD, Definition 5): ``M = {mu}``;
-* bounded difference (BD, Definition 6): ``M = {1, ..., mu_bar}``.
-
-Both neighbourhoods in the solver layer are ``Neighborhood.sd(mu,
-directed=True)`` and ``Neighborhood.bd(mu_bar, directed=True)``.
-
-Where the optimum is not unique (linear regions of Theorems 2 and 3, the last
-segment of Theorem 3) only ``f(0)``, hence the error rate, is unique; each
-function says which optimal PMF it returns. Flat regions have a unique PMF.
-
-Corrections to the printed paper
---------------------------------
-Each was found and confirmed by solving the MILP (13) with HiGHS at tight
-tolerances; ``tests/test_closed_form.py`` re-checks every one against the
-solver layer.
-
-1. Remark 3 (non-coprime SD) says "replace n with ``N_mu``". The cycle
-   ``{k mu mod (n+1)}`` has ``N_mu`` elements where the coprime case has
-   ``n+1``, so the substitution is ``n -> N_mu - 1`` (as (18c) does relative
-   to (17b)). E.g. ``n=7, mu=2``: ``f(0) = (1-e^-eps)/(1-e^{-4 eps})``.
-2. (35)-(36): the split of (34) into ``mu_bar alpha + beta`` is wrong when
-   ``j = h``; see :func:`bd_alpha_beta`. The first form of (34) is right.
-3. (38) leaves ``l_{b+1}`` undefined for ``j < h``; the ``mu_bar - 1`` range
-   is ``[b-h+1 : b+1]`` minus the singleton.
-4. (39): for ``j < h`` the printed linear-region PMF leaks in a way (13g)
-   forbids (its ``f(0)`` is right); :func:`bd_pmf` returns another optimum.
-5. Theorem 3's region sequence is confirmed for ``b <= 3`` only, and for
-   ``b = 3`` needs a cut where the line ``f(0) = delta`` overtakes a flat
-   region (``eps < ln((1+sqrt 5)/2)``). For ``b >= 4`` the flat regions
-   ``(h, j)``, ``j <= h-2`` leak more than (37c) says. See :func:`bd_boundaries`.
-6. (43) writes ``alpha_b`` for ``alpha_hj``; the text before Corollary 1
-   gives ``delta = (1 - rho) e^{-n eps}`` for the first branch, where (21) and
-   (24) give ``e^{-(n-1) eps}`` (the solver agrees with the latter).
-7. (44) and (48) cap the limit error rate at 0.5 for small ``eps``, from the
-   constraint ``f(0) >= 0.5`` assumed in the proof of Lemma 2; that is not the
-   limit of (17b) or (29), nor of the MILP (for ``eps < ln 2`` the masses (45)
-   would sum to more than 1). The limit functions return the true limits;
-   ``as_printed=True`` gives the printed curves.
-8. (52)-(53): the printed limit of ``beta`` is not the limit of (36); see
-   :func:`bd_limit_phi0`.
-"""
+"""Bounded-difference (BD) neighbourhoods: the closed-form optima of Theorem 3, its regions and level curves."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.optimize import brentq
 
-from optnoise._validation import check_delta, check_eps, check_int, check_probability
+from optnoise.engine.validation import check_eps, check_int
+from optnoise.mechanisms.closed_form.common import (
+    _check_rho,
+    _delta,
+    _eps,
+    _f0_gap,
+    _increasing_root,
+    _out,
+    _staircase_f0,
+    _xi,
+)
 
 __all__ = [
-    "sd_cycle",
-    "sd_boundaries",
-    "sd_pmf",
-    "sd_error_rate",
-    "sd_level_curve",
-    "sd_level_eps",
     "BDRegions",
     "bd_step_lengths",
     "bd_phi0",
@@ -80,281 +30,17 @@ __all__ = [
     "bd_error_rate",
     "bd_level_curve",
     "bd_level_eps",
-    "sd_limit_error_rate",
-    "sd_limit_pmf",
-    "sd_limit_phi0",
-    "bd_limit_error_rate",
-    "bd_limit_pmf",
-    "bd_limit_phi0",
 ]
 
 
 # --------------------------------------------------------------------------
 # input handling
 # --------------------------------------------------------------------------
-def _float_array(value: Any, check: Callable[[Any], float]) -> np.ndarray:
-    """``value`` as a float array whose every entry passes the shared ``check``."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        check(value)  # raises the shared one-line message
-        raise
-    for v in np.unique(arr):  # one message format for scalars and arrays
-        check(v)
-    return arr
-
-
-def _eps(value: Any) -> np.ndarray:
-    return _float_array(value, check_eps)
-
-
-def _delta(value: Any) -> np.ndarray:
-    return _float_array(value, check_delta)
-
-
-def _check_rho(rho: Any) -> float:
-    rho = check_probability("rho", rho)
-    if not 0.0 < rho < 1.0:
-        raise ValueError(f"rho must be in (0, 1); got {rho!r}")
-    return rho
-
-
-def _out(arr: np.ndarray) -> Any:
-    return float(arr) if np.ndim(arr) == 0 else arr
-
-
-def _xi(a: Any, eps: Any) -> Any:
-    """``xi_a = sum_{i<a} e^{-i eps} = (1 - e^{-a eps}) / (1 - e^{-eps})`` (after (35))."""
-    return np.expm1(-a * np.asarray(eps, float)) / np.expm1(-np.asarray(eps, float))
-
-
-def _geo_f0(m: Any, eps: Any) -> Any:
-    """``(1 - e^-eps) / (1 - e^{-(m+1) eps})``: f(0) of a geometric chain of m+1 masses."""
-    return 1.0 / _xi(m + 1, eps)
 
 
 # --------------------------------------------------------------------------
 # single distance (SD) neighbourhood: Lemma 3, Theorem 2, Corollary 1
 # --------------------------------------------------------------------------
-def sd_cycle(n: int, mu: int) -> np.ndarray:
-    """Noise values ``k mu mod (n+1)``, ``k = 0, ..., N_mu - 1`` (Lemma 2, Fig. 1).
-
-    ``N_mu = (n+1) / gcd(n+1, mu)`` (Lemma 3). Position ``k`` holds the k-th
-    largest mass ``f_(k)`` of the optimal PMF; noise values off the cycle get 0
-    (18b).
-
-    Parameters
-    ----------
-    n : int
-        Largest query answer; answers are ``0..n``.
-    mu : int
-        The single shift ``mu_hat``, ``1 <= mu <= n``.
-
-    Returns
-    -------
-    numpy.ndarray of int, shape (N_mu,)
-    """
-    n = check_int("n", n, minimum=1)
-    mu = check_int("mu", mu, minimum=1, maximum=n)
-    size = (n + 1) // math.gcd(n + 1, mu)
-    return (np.arange(size) * mu) % (n + 1)
-
-
-def sd_boundaries(n: int, mu: int, eps: Any) -> tuple[Any, Any]:
-    """Region boundaries (19) of the SD error-rate curve (Theorem 2, Fig. 2).
-
-    With ``m = N_mu - 1`` (``m = n`` in the coprime case, Remark 3), the k-th
-    section, ``k = 0..m``, is the linear region ``delta_bar[k-1] < delta <
-    delta_low[k]`` followed by the flat region ``delta_low[k] <= delta <=
-    delta_bar[k]``::
-
-        delta_bar[k] = e^{-(m-k-1) eps} (1 - e^-eps) / (1 - e^{-(m-k+1) eps}),  k in [m-1]   (19a)
-        delta_bar[m] = 1,  delta_low[0] = 0                                                   (19b)
-        delta_low[k] = e^{-(m-k) eps} (1 - e^-eps) / (1 - e^{-(m-k+1) eps}),    k in [m]_+   (19c)
-
-    Remark 3 (non-coprime ``n+1`` and ``mu``) is applied as ``n -> N_mu - 1``
-    (see the module notes): the printed "replace n with N_mu" is off by one.
-
-    Parameters
-    ----------
-    n, mu : int
-        Query range ``0..n`` and shift ``1 <= mu <= n``.
-    eps : float or array_like
-        Privacy parameter(s), > 0.
-
-    Returns
-    -------
-    delta_low, delta_bar : numpy.ndarray, shape ``eps.shape + (m+1,)``
-        Start and end of the flat region of each section ``k = 0..m``.
-    """
-    m = sd_cycle(n, mu).size - 1
-    e = _eps(eps)[..., None]
-    i = m - np.arange(m + 1)  # i = m - k: the flat region keeps i+1 masses
-    flat_f0 = _geo_f0(i, e)
-    low = np.exp(-i * e) * flat_f0
-    bar = np.exp(-np.maximum(i - 1, 0) * e) * flat_f0  # e^{eps} * low, without overflow at k = m
-    low[..., 0] = 0.0
-    bar[..., m] = 1.0
-    return low, bar
-
-
-def _sd_sorted(m: int, e: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Sorted masses ``f_(h)``, ``h = 0..m``: Lemma 3 and Theorem 2 (20)-(21)."""
-    low, bar = sd_boundaries(m, 1, e)  # mu = 1 is coprime: the chain of m+1 masses
-    # section k: delta_bar[k-1] < delta <= delta_bar[k]; section 0 contains delta = 0
-    k = np.sum(bar[..., :-1] < d[..., None], axis=-1)
-    lowk = np.take_along_axis(low, k[..., None], axis=-1)[..., 0]
-    flat = d >= lowk
-    i = m - k  # index of the smallest mass that is kept in the chain
-    h = np.arange(m + 1)
-    ee, ii, dd = e[..., None], i[..., None], d[..., None]
-    # flat (20): f_(h) = delta_low_k e^{(m-k-h) eps} = f0 e^{-h eps}, h <= m-k
-    head_flat = _geo_f0(ii, ee) * np.exp(-h * ee)
-    # linear (21): f_(h) = delta e^{(m-k-h) eps}, h <= m-k (log space: delta may be tiny)
-    # unselected branches may overflow or divide by zero; np.where discards them
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        head_lin = np.exp(np.log(dd) + (ii - h) * ee)
-    # linear tail (21): e^{(m-h) eps} (e^eps - 1)/(e^{k eps} - 1) (1 - delta/delta_low_k)
-    #                 = e^{-(k-1-(m-h)) eps} / xi_k * (1 - delta/delta_low_k)
-    kk = k[..., None]
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        tail = np.exp(-(kk - 1 - (m - h)) * ee) / _xi(np.maximum(kk, 1), ee) * (1.0 - dd / lowk[..., None])
-    out = np.where(h <= ii, np.where(flat[..., None], head_flat, head_lin), np.where(flat[..., None], 0.0, tail))
-    return out
-
-
-def sd_pmf(n: int, mu: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
-    """Optimal noise PMF for the SD neighbourhood ``M = {mu}`` (Lemma 3, Theorem 2).
-
-    Minimises the error rate ``1 - f(0)`` subject to (13) (``delta > 0``) or (14)
-    (``delta = 0``) with the directed shift set ``{mu}``. On the cycle
-    ``eta = k mu mod (n+1)`` (:func:`sd_cycle`) the masses are the sorted
-    ``f_(k)``; every other noise value has mass 0 (18b).
-
-    * ``delta = 0``, Lemma 3: ``f(k mu) = e^{-k eps} f(0)`` for
-      ``k = 0..N_mu - 1`` and ``f(0) = (1 - e^-eps) / (1 - e^{-N_mu eps})``
-      ((17a)-(17b) when ``gcd(n+1, mu) = 1``, where ``N_mu = n+1``;
-      (18a)-(18c) otherwise).
-    * ``delta > 0``, Theorem 2: (20) in the k-th flat region and (21) in the
-      k-th linear region, with the boundaries (19) (:func:`sd_boundaries`).
-      In the non-coprime case Remark 3 is applied as ``n -> N_mu - 1``.
-
-    Inside a flat region the PMF is unique. In a linear region only ``f(0)``
-    is: the masses ``f_(h)``, ``h > m-k`` (the "tail" of (21)) can be
-    rearranged, and the paper's choice (21) is returned; at ``delta =
-    delta_bar_k`` the flat PMF (returned) and the start of linear region
-    ``k+1`` are both optimal.
-
-    Parameters
-    ----------
-    n : int
-        Query answers ``0..n`` (``n >= 1``).
-    mu : int
-        Shift ``mu_hat``, ``1 <= mu <= n``.
-    eps : float or array_like
-        Privacy parameter, > 0.
-    delta : float or array_like, keyword-only
-        PDP parameter in [0, 1]; broadcast against ``eps``.
-
-    Returns
-    -------
-    numpy.ndarray, shape ``broadcast(eps, delta).shape + (n+1,)``
-        ``f(eta)``, ``eta = 0..n``.
-    """
-    cyc = sd_cycle(n, mu)
-    e, d = np.broadcast_arrays(_eps(eps), _delta(delta))
-    sorted_ = _sd_sorted(cyc.size - 1, e, d)
-    out = np.zeros(e.shape + (n + 1,))
-    out[..., cyc] = sorted_
-    return out
-
-
-def sd_error_rate(n: int, mu: int, eps: Any, *, delta: Any = 0.0) -> Any:
-    """Optimal error rate ``rho* = 1 - f*(0)`` for the SD neighbourhood (Lemma 3, Theorem 2).
-
-    Piecewise linear and non-increasing in ``delta`` (Fig. 2). Arguments as in
-    :func:`sd_pmf`; returns a float or an array of ``broadcast(eps, delta).shape``.
-    """
-    m = sd_cycle(n, mu).size - 1
-    e, d = np.broadcast_arrays(_eps(eps), _delta(delta))
-    return _out(1.0 - _sd_sorted(m, e, d)[..., 0])
-
-
-def sd_level_eps(n: int, mu: int, rho: float) -> np.ndarray:
-    """Thresholds ``eps_k^rho`` of the SD level curve, (22), (23), (25).
-
-    ``eps_k`` solves ``rho = 1 - (1 - e^-eps) / (1 - e^{-(m+1-k) eps})`` with
-    ``m = N_mu - 1`` (``m = n`` when coprime): the value of ``eps`` at which the
-    k-th flat region of Theorem 2 has error rate exactly ``rho``. ``eps_0`` is
-    (22), ``eps_1`` is (23). When ``rho >= 1 - 1/(m+1-k)`` the k-th flat level
-    already reaches ``1 - rho`` as ``eps -> 0`` and ``eps_k = 0``.
-
-    Parameters
-    ----------
-    n, mu : int
-    rho : float
-        Target error rate in (0, 1).
-
-    Returns
-    -------
-    numpy.ndarray, shape (m+1,)
-        ``eps_k`` for ``k = 0..m``, non-increasing; ``eps_m = 0``.
-    """
-    m = sd_cycle(n, mu).size - 1
-    target = 1.0 - _check_rho(rho)
-    out = np.zeros(m + 1)
-    for k in range(m + 1):
-        i = m - k
-        if target <= 1.0 / (i + 1):  # level reached for every eps > 0
-            continue
-        out[k] = _increasing_root(partial(_f0_gap, _geo_f0, i, target))
-    return out
-
-
-def _f0_gap(f0: Callable[[Any, float], Any], shape: Any, target: float, eps: float) -> float:
-    """``f0(shape, eps) - target``: the equation whose root is a region boundary."""
-    return float(f0(shape, eps)) - target
-
-
-def _increasing_root(g: Callable[[float], float]) -> float:
-    """Root in eps > 0 of an increasing function g with g(0+) < 0 < g(inf)."""
-    hi = 1.0
-    while g(hi) <= 0.0:
-        hi *= 2.0
-    return brentq(g, 1e-300, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
-
-
-def sd_level_curve(n: int, mu: int, rho: float, eps: Any) -> Any:
-    """Smallest ``delta`` achieving error rate ``rho`` at ``eps``: Corollary 1, (24).
-
-    ``delta^eps = e^{-(m-k) eps} (1 - rho)`` for ``eps_k <= eps < eps_{k-1}``
-    (:func:`sd_level_eps`), and ``delta = 0`` for ``eps >= eps_0`` (22);
-    ``m = N_mu - 1``. Equivalently: the ``delta`` at which the line of the k-th
-    linear region of Theorem 2 reaches ``f(0) = 1 - rho``, where k is the
-    first section whose flat level ``(1 - e^-eps)/(1 - e^{-(m-k+1) eps})`` is
-    at least ``1 - rho``. The curve jumps at every ``eps_k`` (Fig. 2's flat
-    regions).
-
-    Parameters
-    ----------
-    n, mu : int
-    rho : float
-        Target error rate in (0, 1).
-    eps : float or array_like
-        Privacy parameter(s), > 0.
-
-    Returns
-    -------
-    float or numpy.ndarray of ``eps.shape``
-    """
-    m = sd_cycle(n, mu).size - 1
-    target = 1.0 - _check_rho(rho)
-    e = _eps(eps)
-    i = m - np.arange(m + 1)
-    reach = _geo_f0(i, e[..., None]) >= target  # flat level of section k >= target
-    k = np.argmax(reach, axis=-1)  # section k = m always reaches (level 1)
-    delta = np.where(k == 0, 0.0, target * np.exp(-(m - k) * e))
-    return _out(delta)
 
 
 # --------------------------------------------------------------------------
@@ -448,13 +134,6 @@ def bd_step_lengths(n: int, mu_bar: int, h: int = 0, j: int = 0, *, linear: bool
         return (1,) + (mu_bar,) * (b - h) + tuple(mid) + (r + h - u,)
     mid = [1 if i == split else mu_bar - 1 for i in range(b - h + 1, b + 2)]
     return (1,) + (mu_bar,) * (b - h) + tuple(mid) + (r + h - 1,)
-
-
-def _staircase_f0(lengths: Any, eps: Any) -> Any:
-    """``1 / sum_i l_i e^{-i eps}``: the normalising ``f(0)`` of (29) and (34)."""
-    lengths = np.asarray(lengths, float)
-    e = np.asarray(eps, float)[..., None]
-    return 1.0 / np.sum(lengths * np.exp(-np.arange(lengths.size) * e), axis=-1)
 
 
 def bd_phi0(n: int, mu_bar: int, h: int, j: int, eps: Any) -> Any:
@@ -736,94 +415,3 @@ def bd_level_curve(n: int, mu_bar: int, rho: float, eps: Any) -> Any:
 # --------------------------------------------------------------------------
 # n -> infinity, (44)-(54)
 # --------------------------------------------------------------------------
-def sd_limit_error_rate(eps: Any, *, as_printed: bool = False) -> Any:
-    """``lim_{n->inf} rho*`` for the SD neighbourhood at ``delta = 0``, (44).
-
-    The limit of (17b) (and (18c), as ``N_mu -> inf``) is ``e^-eps`` for every
-    ``eps > 0``, and the MILP agrees (``n=30, eps=0.3``: ``rho* = 0.7408``).
-    The paper's (44) caps it at 0.5 for ``eps <= ln 2`` ("rho* is also
-    constrained by 0.5", i.e. the constraint ``f(0) >= 0.5`` brought in by the
-    proof of Lemma 2), which is not part of (13)/(14); ``as_printed=True``
-    returns that curve, ``min(e^-eps, 0.5)``.
-    """
-    e = _eps(eps)
-    rho = np.exp(-e)
-    return _out(np.minimum(rho, 0.5) if as_printed else rho)
-
-
-def sd_limit_pmf(eps: Any, h: Any) -> Any:
-    """Limit masses (45): ``f_inf(h mu) = (1 - rho_inf) e^{-h eps}``, ``h = 0, 1, ...``.
-
-    With the true ``rho_inf = e^-eps`` these sum to 1; all other noise values
-    have mass 0.
-    """
-    e = _eps(eps)
-    h = np.asarray(h)
-    if np.any(h < 0) or not np.issubdtype(h.dtype, np.integer):
-        raise ValueError(f"h must be integers >= 0; got {h!r}")
-    return _out(-np.expm1(-e) * np.exp(-h * e))
-
-
-def sd_limit_phi0(i: Any, eps: Any) -> Any:
-    """Flat level (51): ``f_i*(0) = (1 - e^-eps) / (1 - e^{-(i+1) eps})``.
-
-    With the index ``i = n - k`` counted from ``delta = 1`` backwards, the
-    k-th flat region of Theorem 2 has this ``f*(0)`` whatever ``n`` is, so it is
-    also the ``n -> inf`` value; ``rho* >= 1 - f_i*(0)`` between the flat
-    regions i and i+1. As ``i -> inf`` it tends to ``1 - e^-eps`` (44).
-    """
-    e = _eps(eps)
-    i = np.asarray(i)
-    if np.any(i < 0) or not np.issubdtype(i.dtype, np.integer):
-        raise ValueError(f"i must be integers >= 0; got {i!r}")
-    return _out(_geo_f0(i, e))
-
-
-def bd_limit_error_rate(mu_bar: int, eps: Any, *, as_printed: bool = False) -> Any:
-    """``lim_{n->inf} rho*`` for the BD neighbourhood at ``delta = 0``, (46)-(48).
-
-    ``rho_inf = mu_bar e^-eps / (mu_bar e^-eps + 1 - e^-eps)`` (47), the limit
-    of (29), for every ``eps > 0``. The printed (48) caps it at 0.5 for
-    ``eps <= ln(1 + mu_bar)`` (see :func:`sd_limit_error_rate`);
-    ``as_printed=True`` returns that curve.
-    """
-    mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-    e = _eps(eps)
-    a = mu_bar * np.exp(-e)
-    rho = a / (a - np.expm1(-e))
-    return _out(np.minimum(rho, 0.5) if as_printed else rho)
-
-
-def bd_limit_pmf(mu_bar: int, eps: Any, eta: Any) -> Any:
-    """Limit PMF (49)-(50): ``f_inf(eta) = f_inf(0) e^{-ceil(eta/mu_bar) eps}``, ``eta = 0, 1, ...``."""
-    mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-    e = _eps(eps)
-    eta = np.asarray(eta)
-    if np.any(eta < 0) or not np.issubdtype(eta.dtype, np.integer):
-        raise ValueError(f"eta must be integers >= 0; got {eta!r}")
-    f0 = 1.0 - np.asarray(bd_limit_error_rate(mu_bar, e))
-    step = -(-eta // mu_bar)  # ceil(eta / mu_bar): the staircase step of eta
-    return _out(f0 * np.exp(-step * e))
-
-
-def bd_limit_phi0(mu_bar: int, c: int, j: int, eps: Any) -> Any:
-    """Limit (53) of ``phi_0^k`` in the flat region ``(h, j) = (b - c, j)`` as ``b -> inf``.
-
-    ``c = b - h`` counts segments from ``delta = 1`` backwards. The limit of
-    the (correct) (34) with ``u_hj = 1`` (``j < h``, as holds eventually for
-    fixed j) is::
-
-        phi0 = (1 - e^-eps) / (mu_bar e^-eps + 1 - e^-eps - e^{-(c+1) eps}
-                                + (1 - e^-eps) e^{-(c+j+1) eps})
-
-    The printed (52)-(53) have ``beta -> 1 - e^{-(c+j+1) eps}/(1 - e^-eps)``,
-    which is not the limit of (36); see the module notes. Both tend to (46) as
-    ``c -> inf``. The masses follow (54): ``phi_i = e^{-i eps} phi0``.
-    """
-    mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-    c = check_int("c", c, minimum=0)
-    j = check_int("j", j, minimum=1)
-    e = _eps(eps)
-    q = -np.expm1(-e)  # 1 - e^-eps
-    den = mu_bar * np.exp(-e) + q - np.exp(-(c + 1) * e) + q * np.exp(-(c + j + 1) * e)
-    return _out(q / den)

@@ -1,0 +1,303 @@
+"""Argument parsing and output helpers shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import numpy as np
+
+from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
+from optnoise.design.metrics import METRICS
+from optnoise.design.noise import OBJECTIVES, RELEASES
+from optnoise.engine.io import atomic_write_text, read_json
+from optnoise.engine.solve import SOLVERS, check_solve_args
+from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.validation import parse_float, parse_int, real_array
+from optnoise.privacy.curves import NOTIONS
+
+__all__ = [
+    "parsed_arg",
+    "float_arg",
+    "int_arg",
+    "highs_option_arg",
+    "add_solver_args",
+    "add_problem_args",
+    "add_sweep_args",
+    "parse_numbers",
+    "load_array",
+    "solver_args",
+    "format_pmf",
+    "print_status",
+    "exit_for",
+    "write_rows",
+    "silence_stdout",
+]
+
+#: Exit codes of every command (see the module docstring of optnoise.cli).
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
+
+
+_T = TypeVar("_T")
+
+
+#: Arguments that are values even though they start with "-": numbers, number lists and ranges
+#: ("-1", "-1,2,3", "-0.5:1:3", "-1/2"), "-inf" and "-nan"; optnoise has no option that looks like one.
+_NEGATIVE_VALUE = re.compile(r"^-(?:[0-9.]|inf|nan)", re.IGNORECASE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2, and negative number lists are values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse only treats "-1" or "-.5" as values; "--cost -1,2,3" would be read as an unknown option
+        self._negative_number_matcher = _NEGATIVE_VALUE
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def parsed_arg(parse: Callable[[str, str], _T], name: str) -> Callable[[str], _T]:
+    """An argparse type that parses strictly with ``parse`` (ASCII digits; a one-line error naming ``name``)."""
+
+    def conv(text: str) -> _T:
+        try:
+            return parse(name, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return conv
+
+
+def float_arg(name: str) -> Callable[[str], float]:
+    """A real number (``nan``/``inf`` parse, so that the range check names them)."""
+    return parsed_arg(parse_float, name)
+
+
+def int_arg(name: str) -> Callable[[str], int]:
+    """An integer in decimal, parsed exactly."""
+    return parsed_arg(parse_int, name)
+
+
+def highs_option_arg(text: str) -> tuple[str, object]:
+    """``NAME=VALUE``: ``true``/``false``, an ASCII integer or number, else the text itself."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"highs-option must look like NAME=VALUE; got {text!r}")
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return name.strip(), low == "true"
+    for parse in (parse_int, parse_float):
+        try:
+            return name.strip(), parse("highs-option", raw)
+        except ValueError:
+            pass
+    return name.strip(), raw.strip()
+
+
+def add_solver_args(p: argparse.ArgumentParser) -> None:
+    """The backend flags shared by every solving command."""
+    p.add_argument(
+        "--solver",
+        default="auto",
+        choices=SOLVERS,
+        help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
+    )
+    p.add_argument("--time-limit", default=None, type=float_arg("time-limit"), help="seconds per solve")
+    p.add_argument(
+        "--mip-gap",
+        default=MIP_REL_GAP,
+        type=float_arg("mip-gap"),
+        help=f"relative MILP gap counted as optimal (default {MIP_REL_GAP:g}; solvers' usual 1e-4)",
+    )
+    p.add_argument(
+        "--highs-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=highs_option_arg,
+        help="raw HiGHS option, repeatable (e.g. mip_allow_restart=false)",
+    )
+
+
+def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
+    num = str if grid else float_arg
+    p.add_argument(
+        "--n",
+        required=True,
+        type=str if grid else int_arg("n"),
+        help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""),
+    )
+    p.add_argument(
+        "--eps",
+        required=True,
+        type=num("eps") if not grid else str,
+        help="privacy level > 0" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
+    )
+    p.add_argument(
+        "--delta",
+        default=None,
+        type=num("delta") if not grid else str,
+        help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
+    )
+    p.add_argument(
+        "--neighborhood",
+        "--neighbourhood",
+        required=True,
+        action="append" if grid else "store",
+        help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)" + (" (repeatable)" if grid else ""),
+    )
+    p.add_argument(
+        "--directed",
+        action="store_true",
+        help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu",
+    )
+    p.add_argument("--dim", type=int_arg("dim"), default=None, help="query dimension for vector shifts")
+    p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
+    if not grid:
+        p.add_argument(
+            "--cost", default=None, help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list"
+        )
+    p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
+    p.add_argument(
+        "--release",
+        default="modulo",
+        choices=RELEASES,
+        help="q + eta (mod n+1) (default), or clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp)",
+    )
+    p.add_argument(
+        "--minimize",
+        default="distortion",
+        choices=OBJECTIVES,
+        help="minimise the distortion (default) or delta under --max-distortion",
+    )
+    p.add_argument(
+        "--max-distortion",
+        default=None,
+        type=num("max-distortion") if not grid else str,
+        help="distortion cap for --minimize delta",
+    )
+    add_solver_args(p)
+
+
+def add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """How a sweep runs and where its rows go."""
+    p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="parallel worker processes")
+    p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    p.add_argument(
+        "--connect-timeout",
+        type=float_arg("connect-timeout"),
+        default=CONNECT_TIMEOUT,
+        help=f"seconds to wait for the Dask scheduler (default {CONNECT_TIMEOUT:g})",
+    )
+    p.add_argument("--cache", default=".optnoise-cache", help="per-point result cache (resumes sweeps)")
+    p.add_argument("--no-cache", action="store_true", help="disable the cache")
+    p.add_argument("--out", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parse_numbers(tokens: list[str], name: str, text: str) -> np.ndarray:
+    try:
+        return np.array([parse_float(name, v) for v in tokens], dtype=float)
+    except ValueError:
+        raise ValueError(f"{name} must hold numbers written in ASCII; could not parse {text[:80]!r}") from None
+
+
+def load_array(text: str, name: str) -> np.ndarray:
+    """Numbers from a file (.npy, JSON list or solve output, whitespace/comma text) or an inline comma list."""
+    path = Path(text)
+    if not path.exists():
+        if path.suffix in (".json", ".npy", ".txt", ".csv") or os.sep in text:
+            raise ValueError(f"{name} file not found: {text!r}")
+        items = text.split(",")
+        if any(not t.strip() for t in items):
+            raise ValueError(f"{name} list has an empty item: {text[:80]!r}")
+        return parse_numbers(items, name, text)
+    if path.is_dir():
+        raise ValueError(f"{name} {text!r} is a directory, not a file")
+    if path.suffix == ".npy":
+        try:
+            return real_array(name, np.load(path, allow_pickle=False))
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
+    if raw.lstrip()[:1] in ("[", "{") or raw.strip() in ("true", "false", "null"):
+        data = read_json(path, f"{name} file")
+        if isinstance(data, dict):
+            if "pmf" not in data:
+                raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
+            data = data["pmf"]
+        if not isinstance(data, list):
+            raise ValueError(f"{name} file {text!r} must hold a JSON list of numbers; got {type(data).__name__}")
+        return real_array(name, data)
+    tokens = raw.replace(",", " ").split()
+    if not tokens:
+        raise ValueError(f"{name} file {text!r} holds no numbers")
+    return parse_numbers(tokens, name, text)
+
+
+def solver_args(a: argparse.Namespace) -> dict[str, Any]:
+    """The solve flags, validated before any work (so a bad option fails in one line, not after a solve)."""
+    options, time_limit, mip_gap, _ = check_solve_args(
+        a.solver, formulation="hull", options=dict(a.highs_option) or None, time_limit=a.time_limit, mip_gap=a.mip_gap
+    )
+    return {"solver": a.solver, "time_limit": time_limit, "mip_gap": mip_gap, "options": options}
+
+
+def format_pmf(pmf: np.ndarray) -> str:
+    return np.array2string(pmf, precision=6, suppress_small=True, max_line_width=100)
+
+
+def print_status(res: Any, extra: str = "") -> None:
+    """The table's status line of a design or mechanism result, and the reason when it is not plainly optimal."""
+    gap = f"   gap {res.gap:.3g}" if res.gap else ""
+    print(f"status      {res.status}{gap}   time {res.solve_time:.3f}s{extra}   model {res.model_size}")
+    if res.status == UNVERIFIED or (res.status != "optimal" and res.message):
+        print(f"reason      {' '.join(res.message.split())}")
+
+
+def exit_for(status: str) -> int:
+    if status == "optimal":
+        return EXIT_OK
+    return EXIT_UNVERIFIED if status == UNVERIFIED else EXIT_NOT_OPTIMAL
+
+
+def write_rows(rows: list[dict[str, Any]], fmt: str, out: str, keys: Sequence[str] = ROW_KEYS) -> None:
+    if fmt == "json":
+        text = json.dumps(rows, indent=1) + "\n"
+    else:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(keys), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        text = buf.getvalue()
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        atomic_write_text(out, text)
+
+
+def silence_stdout() -> None:
+    """After a broken pipe, point stdout at the null device so the interpreter's final flush stays quiet."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass

@@ -1,0 +1,209 @@
+"""``optnoise certify`` and ``optnoise release``: exact certificates and exact draws."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, add_problem_args, exit_for, float_arg, int_arg, solver_args
+from optnoise.cli.solve import design_from_args
+from optnoise.deploy.certified import load_design
+from optnoise.deploy.certify import CertificationError, certify_result
+from optnoise.design.noise import NoiseDesign
+from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
+from optnoise.design.result import DesignResult
+from optnoise.engine.io import read_json
+from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.validation import check_int, check_output_path, check_pmf, check_positive, parse_int
+from optnoise.privacy.neighborhood import Neighborhood
+
+__all__ = ["add_certify_cli", "result_from_file", "cmd_certify", "parse_values", "format_value", "cmd_release"]
+
+
+def add_certify_cli(sub: Any) -> None:
+    """Add the ``certify`` and ``release`` sub-commands to the ``optnoise`` parser."""
+    p = sub.add_parser(
+        "certify",
+        help="certify a solved design exactly and write a deployable design file",
+        description="Certify either a result file of `optnoise solve --format json --out FILE` (--result FILE) "
+        "or a problem given by the solve flags (solved first). Exit 1 when the requested "
+        "(eps, delta) cannot be certified, 3 when the solve is not optimal.",
+    )
+    p.add_argument("--result", default=None, help="JSON result of `optnoise solve --format json --out FILE`")
+    add_problem_args(p)
+    for action in p._actions:  # the problem flags are required only without --result
+        if action.dest in ("n", "eps", "neighborhood"):
+            action.required = False
+    p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
+    p.add_argument(
+        "--bits",
+        type=int_arg("bits"),
+        default=DEFAULT_BITS,
+        help=f"denominator 2^bits (16..62, default {DEFAULT_BITS})",
+    )
+    p.add_argument(
+        "--max-loss",
+        type=float_arg("max-loss"),
+        default=MAX_LOSS,
+        help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
+    )
+    p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
+    p.set_defaults(handler=cmd_certify)
+
+    p = sub.add_parser(
+        "release",
+        help="release noisy answers from a certified design file",
+        description="Adds exact noise from a certified design to the answer(s). Default randomness "
+        "is the OS CSPRNG; --seed is for reproducible experiments only.",
+    )
+    p.add_argument("--design", required=True, help="certified design file (from `optnoise certify --out`)")
+    p.add_argument(
+        "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
+    )
+    p.add_argument("--count", type=int_arg("count"), default=1, help="independent releases of each value (default 1)")
+    p.add_argument(
+        "--seed", type=int_arg("seed"), default=None, help="seed a numpy Generator (reproducible; NOT for deployment)"
+    )
+    p.add_argument("--format", default="text", choices=("text", "json"), help="output format")
+    p.set_defaults(handler=cmd_release)
+
+
+def result_from_file(path: str) -> DesignResult:
+    """A :class:`DesignResult` from `optnoise solve --format json` output (re-verified on load)."""
+    data = read_json(path, "result file")
+    if not isinstance(data, dict):
+        raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
+    missing = [k for k in ("n", "eps", "metric", "privacy", "shifts", "pmf") if k not in data]
+    if missing:
+        raise ValueError(f"result file {path!r} lacks the field {missing[0]!r} of `optnoise solve --format json`")
+    if data["metric"] == "custom":
+        raise ValueError(
+            "result file has a custom cost array, which solve JSON does not store; "
+            "certify from the problem flags with --cost instead"
+        )
+    pmf = data["pmf"]
+    if pmf is not None:
+        pmf = check_pmf("result file field 'pmf'", pmf, atol=1e-6)
+    dim = 1 if pmf is None else pmf.ndim
+    release = data.get("release", "modulo")
+    shifts = data["shifts"]
+    if not isinstance(shifts, list) or not shifts:
+        raise ValueError("result file field 'shifts' must be a non-empty list")
+    # the JSON holds the resolved shift set: use it exactly, as a directed set
+    nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
+    objective = data.get("objective", "distortion")
+    kw: dict[str, Any] = {}
+    if objective == "delta":
+        kw["max_distortion"] = data.get("max_distortion")
+    else:
+        kw["delta"] = data.get("delta")
+    n = check_int("result file field 'n'", data["n"], minimum=1)
+    design = NoiseDesign(
+        n=n,
+        eps=data["eps"],
+        neighborhood=nb,
+        metric=data["metric"],
+        privacy=data["privacy"],
+        objective=objective,
+        shape=(n + 1,) * dim if pmf is not None and release == "modulo" else None,
+        release=release,
+        **kw,
+    )
+    return DesignResult.from_dict(data, design=design)
+
+
+def cmd_certify(a: argparse.Namespace) -> int:
+    out_path = None if a.out is None else check_output_path("out", a.out)
+    bits = check_int("bits", a.bits, minimum=16, maximum=62)
+    # inf accepts any repair (documented in certify_result); NaN and negative values are refused
+    max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
+    solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
+    flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
+    if a.result is not None:
+        if flags:
+            raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
+        if solve_kw["options"] or solve_kw["time_limit"] is not None or solve_kw["mip_gap"] != MIP_REL_GAP:
+            raise ValueError(
+                "highs-option, time-limit and mip-gap apply when certify solves the problem from its flags, "
+                "not with --result (the result is already solved)"
+            )
+        res = result_from_file(a.result)
+    else:
+        missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
+        if missing:
+            raise ValueError(
+                f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
+            )
+        res = design_from_args(a).solve(**solve_kw)
+    if res.status != "optimal":
+        why = f": {' '.join(res.message.split())}" if res.status == UNVERIFIED else ""
+        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}{why}", file=sys.stderr)
+        return exit_for(res.status)
+    try:
+        cd = certify_result(res, bits=bits, max_loss=max_loss, solver=a.solver)
+    except CertificationError as exc:
+        print("optnoise certify: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
+        return EXIT_CLAIM_FAILED
+    if out_path is not None:
+        cd.save(out_path)
+    if a.format == "json":
+        d = cd.to_dict()
+        if out_path is not None:
+            d["path"] = str(out_path)
+        print(json.dumps(d, indent=1))
+    else:
+        print(cd.summary())
+        if out_path is not None:
+            print(f"wrote       {out_path}")
+    return EXIT_OK
+
+
+def parse_values(text: str, dim: int, n: int) -> np.ndarray:
+    """Answers ``3``, ``3,5`` or vectors ``1/2,3/4``: ASCII integers in ``{0..n}``, compared exactly."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2 (comma-separated); got {text!r}")
+    if len(items) > 10**6:
+        raise ValueError("value lists more than 10^6 answers")
+    try:
+        rows = [[parse_int("value", v) for v in it.split("/")] for it in items]
+    except ValueError:
+        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text[:80]!r}") from None
+    if any(len(r) != dim for r in rows):
+        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text[:80]!r}")
+    if any(not 0 <= v <= n for r in rows for v in r):
+        raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got {text[:80]!r}")
+    return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
+
+
+def format_value(v: Any) -> str:
+    """A released value: an integer as such; a mechanism's non-integer output value in full."""
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+def cmd_release(a: argparse.Namespace) -> int:
+    count = check_int("count", a.count, minimum=1, maximum=10**8)
+    seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
+    cd = load_design(a.design)
+    vals = parse_values(a.value, cd.design.dim, cd.n)
+    if count * len(vals) > 10**8:
+        raise ValueError(f"count x values = {count * len(vals)} releases exceeds 10^8")
+    q = np.repeat(vals[None, :, :], count, axis=0)  # (count, values, d)
+    if cd.design.dim == 1:
+        q = q[..., 0]
+    rng = None if seed is None else np.random.default_rng(seed)
+    out = np.asarray(cd.release(q, rng=rng))
+    if a.format == "json":
+        print(json.dumps({"design": str(a.design), "seeded": seed is not None, "released": out.tolist()}))
+        return EXIT_OK
+    lines = []
+    for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
+        lines.append(",".join("/".join(format_value(v) for v in ans) for ans in row))
+    print("\n".join(lines))
+    return EXIT_OK

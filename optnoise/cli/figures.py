@@ -1,0 +1,41 @@
+"""``optnoise figures`` and ``optnoise plot``: regenerate the papers' figures, draw a design or a sweep."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK
+from optnoise.engine.validation import check_int
+
+__all__ = ["cmd_figures", "cmd_plot"]
+
+
+def cmd_figures(a: argparse.Namespace) -> int:
+    from optnoise.reproduce.figures import PAPERS, run_figures
+
+    if a.paper != "all" and a.paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
+    jobs = check_int("jobs", a.jobs, minimum=1, maximum=64)
+    if a.out is not None and Path(a.out).exists() and not Path(a.out).is_dir():
+        raise ValueError(f"out must be a folder; {a.out!r} is a file")
+    results = run_figures(a.paper, fast=a.fast, jobs=jobs, out=a.out, force=a.force)
+    failed = [s for s, rc, _ in results if rc != 0]
+    for s, rc, dt in results:
+        print(f"{'ok  ' if rc == 0 else 'FAIL'} {s.parent.name}/{s.name}  {dt:.1f}s")
+    if failed:
+        print(f"{len(failed)} script(s) failed", file=sys.stderr)
+        return EXIT_CLAIM_FAILED
+    return EXIT_OK
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from optnoise.plotting.files import check_plot_path, save_figure
+    from optnoise.plotting.sweeps import plot_sweep
+
+    check_plot_path(a.out)
+    fig = plot_sweep(a.csv, x=a.x, y=a.y, hue=a.hue, logx=a.logx, logy=a.logy)
+    path = save_figure(fig, a.out)
+    print(f"wrote {path}")
+    return EXIT_OK

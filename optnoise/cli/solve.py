@@ -1,0 +1,130 @@
+"""``optnoise solve`` and ``optnoise verify``: design noise, check a PMF."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, exit_for, format_pmf, load_array, print_status, solver_args
+from optnoise.cli.sweeps import design_of
+from optnoise.design.noise import NoiseDesign
+from optnoise.engine.io import atomic_write_text
+from optnoise.engine.tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
+from optnoise.engine.validation import MAX_FINITE_EPS, check_delta, check_eps, check_output_path, check_pmf
+from optnoise.privacy.curves import NOTIONS, achieved_deltas
+from optnoise.privacy.neighborhood import Neighborhood
+
+__all__ = ["design_from_args", "solve_with_flags", "cmd_solve", "cmd_verify"]
+
+
+def design_from_args(a: argparse.Namespace) -> NoiseDesign:
+    return design_of(
+        {
+            "n": a.n,
+            "eps": a.eps,
+            "delta": a.delta,
+            "neighborhood": a.neighborhood,
+            "directed": a.directed,
+            "dim": a.dim,
+            "metric": a.metric if a.cost is None else load_array(a.cost, "cost"),
+            "privacy": a.privacy,
+            "objective": a.minimize,
+            "max_distortion": a.max_distortion,
+            "release": a.release,
+        }
+    )
+
+
+def solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str, Any]] | None:
+    """``--mps`` (write the model, return ``None``), else solve with the solver flags and honour ``--out``."""
+    out_path = None if a.out is None else check_output_path("out", a.out)
+    mps_path = None if a.mps is None else check_output_path("mps", a.mps)
+    if mps_path is not None:
+        print(f"wrote {design.to_mps(mps_path)}")
+        return None
+    res = design.solve(**solver_args(a))
+    d = res.to_dict()
+    if out_path is not None:
+        atomic_write_text(out_path, json.dumps(d, indent=2))
+    return res, d
+
+
+def cmd_solve(a: argparse.Namespace) -> int:
+    from optnoise.plotting.files import check_plot_path, save_figure
+
+    if a.plot:
+        check_plot_path(a.plot)
+    design = design_from_args(a)
+    solved = solve_with_flags(design, a)
+    if solved is None:
+        return EXIT_OK
+    res, d = solved
+    if a.plot and res.pmf is not None:
+        save_figure(res.plot(), a.plot)
+    if a.format == "json":
+        print(json.dumps(d, indent=2))
+    else:
+        print(
+            f"problem     n={design.n}  eps={design.eps:g}  "
+            + (
+                f"delta={design.delta:g}"
+                if design.objective == "distortion"
+                else f"minimise delta s.t. {design.metric} <= {design.max_distortion:g}"
+            )
+        )
+        print(f"neighbours  {design.neighborhood.describe(design.n)}")
+        won = f" (won: {res.backend})" if a.solver == "auto" else ""
+        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}{won}")
+        print_status(res)
+        if res.pmf is not None:
+            print(f"distortion  {res.distortion:.10g}")
+            if design.objective == "delta":
+                print(f"min delta   {res.delta:.10g}")
+            print("achieved    " + "  ".join(f"{k}={v:.6g}" for k, v in res.achieved.items()))
+            print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
+            print("pmf         " + format_pmf(res.pmf).replace("\n", "\n            "))
+    if res.status == UNVERIFIED:
+        print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
+    return exit_for(res.status)
+
+
+def cmd_verify(a: argparse.Namespace) -> int:
+    eps = check_eps(a.eps, maximum=MAX_FINITE_EPS)  # the leak checks evaluate e^eps, which overflows beyond it
+    delta = check_delta(a.delta)
+    tol = check_tol("tol", a.tol)
+    pmf = check_pmf("pmf", load_array(a.pmf, "pmf"), atol=1e-9)
+    if pmf.ndim > 1 and len(set(pmf.shape)) != 1:
+        raise ValueError(f"pmf must have shape (n+1,)*d; got {pmf.shape}")
+    if pmf.shape[0] < 2:
+        raise ValueError(f"pmf must have at least 2 entries per coordinate (answers 0..n with n >= 1); got {pmf.shape}")
+    n = pmf.shape[0] - 1
+    nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
+    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.engine.tolerance)
+    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps))
+    notions = NOTIONS if a.privacy == "all" else (a.privacy,)
+    passed = {k: within_delta(got[k], delta) for k in NOTIONS}
+    ok = all(passed[k] for k in notions)
+    if a.format == "json":
+        print(
+            json.dumps(
+                {
+                    "n": n,
+                    "eps": eps,
+                    "delta": delta,
+                    "allowed": delta_allowance(delta),
+                    "neighborhood": nb.describe(n),
+                    "achieved": got,
+                    "checked": list(notions),
+                    "ok": ok,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(f"neighbours  {nb.describe(n)}")
+        for k in NOTIONS:
+            mark = ("ok  " if passed[k] else "FAIL") if k in notions else "    "
+            print(f"{mark} {k:10s} delta({eps:g}) = {got[k]:.10g}   (claim {delta:g})")
+    return EXIT_OK if ok else EXIT_CLAIM_FAILED

@@ -1,0 +1,534 @@
+"""Certified designs and mechanisms: exact weights, their certificate, an exact sampler, persistence.
+
+A :class:`CertifiedDesign` (noise PMF) or :class:`CertifiedMechanism` (matrix;
+also clamped noise, certified as its induced matrix) holds integer weights over
+``2**bits`` whose exact check (:mod:`optnoise.privacy.exact`) gives
+``certified_delta`` at ``eps``. Build one with ``result.certify()``
+(:func:`optnoise.deploy.certify.certify_result`) or :func:`load_design`.
+
+**Exact sampling.** :meth:`CertifiedDesign.sample` draws an integer uniformly
+below ``2**bits`` and looks it up in the cumulative integer table
+(:class:`~optnoise.deploy.sampler.SamplingTable`): ``P(eta) = w(eta) / 2**bits``
+exactly. The default randomness is the operating system's CSPRNG
+(``os.urandom``). A seeded ``numpy.random.Generator`` may be passed for
+reproducible experiments; **seeded mode is not for deployment**.
+
+**Save/load.** :meth:`~CertifiedDesign.save` writes the design file of
+:mod:`optnoise.deploy.files`; :func:`load_design` refuses a file whose digest
+does not match, any format version but the current one, and any certificate
+field that differs from a fresh exact re-check of the problem the file names;
+every refusal names the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optnoise.deploy import opendp
+from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
+from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
+from optnoise.design.layout import PairLayout
+from optnoise.engine.io import atomic_write_text, read_json
+from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path
+from optnoise.plotting.designs import plot_design
+from optnoise.privacy import accounting
+from optnoise.privacy.exact import check_bounds, frac_str
+
+__all__ = ["CertifiedDesign", "CertifiedMechanism", "load_design"]
+
+
+@dataclass(eq=False)
+class _Certified:
+    """What every certified object shares: exact weights, the certificate, persistence."""
+
+    design: Any
+    weights: np.ndarray
+    bits: int
+    eps: float
+    delta: float
+    certified_delta: Fraction
+    repair: dict[str, Any] = field(default_factory=dict)
+    solver: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.layout: PairLayout = self.design.pair_layout()
+        w = np.asarray(self.weights, dtype=np.int64).reshape(self.layout.weights_shape)
+        self.weights = w
+        sums = w.reshape(self.layout.rows, self.layout.cols).sum(axis=1, dtype=np.int64)
+        if np.any(sums != self.denominator):
+            raise ValueError(
+                f"weights must sum to 2**bits = {self.denominator} (in every row); they sum to {int(sums[0])}"
+            )
+
+    @property
+    def notion(self) -> str:
+        """The certified privacy notion (the design's)."""
+        return self.design.privacy
+
+    @property
+    def n(self) -> int:
+        return self.design.n
+
+    @property
+    def denominator(self) -> int:
+        """``2**bits``."""
+        return 1 << self.bits
+
+    def _exact(self) -> np.ndarray:
+        """The weights as exact fractions of ``2**bits`` (object array, the weights' shape)."""
+        D = self.denominator
+        out = np.empty(self.weights.size, dtype=object)
+        out[:] = [Fraction(int(v), D) for v in self.weights.ravel()]
+        return out.reshape(self.weights.shape)
+
+    def _float(self) -> np.ndarray:
+        """The weights as float probabilities (sampling uses the integers)."""
+        return self.weights.astype(float) / float(self.denominator)
+
+    def check(self) -> Fraction | float:
+        """Re-run the exact check (:func:`exact_pair_delta`) on the weights."""
+        return self.layout.check(self.weights.ravel(), self.denominator, check_bounds(self.eps))
+
+    def verify(self) -> bool:
+        """True when the exact check reproduces ``certified_delta`` and it is within the target."""
+        got = self.check()
+        return got == self.certified_delta and got <= Fraction(self.delta)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
+        from optnoise import __version__
+
+        doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "optnoise_version": __version__,
+            "problem": self.design.spec(),
+            "denominator_bits": self.bits,
+            "shape": list(self.weights.shape),
+            "weights": [str(int(v)) for v in self.weights.ravel()],
+            "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
+            "repair": self.repair,
+            "solver": self.solver,
+        }
+        doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
+        doc["sha256"] = file_digest(doc)
+        return doc
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the design as JSON (see :func:`load_design`), atomically."""
+        path = check_output_path("path", path)
+        return atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Any:
+        """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
+
+        Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
+        whichever the problem's layout is. Raises ``ValueError`` naming the
+        field: wrong format tag or version, a digest that does not match the
+        canonical file, a malformed field, or a certificate that differs from
+        a fresh exact re-check of the problem the file names.
+        """
+
+        def bad(name: str, why: str) -> ValueError:
+            return ValueError(f"design file field {name!r}: {why}")
+
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"design file is not an optnoise certified design (missing format tag {FORMAT!r})")
+        version = data.get("format_version")
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise bad("format_version", f"must be the integer {FORMAT_VERSION}; got {version!r}")
+        if version > FORMAT_VERSION:
+            raise bad(
+                "format_version",
+                f"{version} is newer than this optnoise supports ({FORMAT_VERSION}); upgrade optnoise to load it",
+            )
+        if version != FORMAT_VERSION:
+            why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
+            raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
+        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256"})
+        if unknown:
+            raise bad(unknown[0], "is not a field of the design format")
+        missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
+        if missing:
+            raise bad(missing[0], "is missing")
+        if not isinstance(data["sha256"], str) or data["sha256"] != file_digest(data):
+            raise bad(
+                "sha256",
+                "does not match the digest of the file's canonical content: the file is corrupted or was edited "
+                "(the digest detects changes; it is not a signature)",
+            )
+        if not isinstance(data["optnoise_version"], str):
+            raise bad("optnoise_version", f"must be a string; got {data['optnoise_version']!r}")
+        try:
+            design = design_from_spec(data["problem"])
+        except ValueError as exc:
+            raise bad("problem", str(exc)) from None
+        layout = design.pair_layout()
+        bits = data["denominator_bits"]
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
+            raise bad("denominator_bits", f"must be an integer in [16, 62]; got {bits!r}")
+        if data["shape"] != list(layout.weights_shape):
+            raise bad("shape", f"must be the problem's shape {list(layout.weights_shape)}; got {data['shape']!r}")
+        wtxt = data["weights"]
+        if (
+            not isinstance(wtxt, list)
+            or len(wtxt) != layout.size
+            or not all(isinstance(t, str) and t.isascii() and t.isdigit() and len(t) <= 20 for t in wtxt)
+        ):
+            raise bad("weights", f"must be {layout.size} non-negative integer strings")
+        w = [int(t) for t in wtxt]
+        sums = [sum(w[r * layout.cols : (r + 1) * layout.cols]) for r in range(layout.rows)]
+        wrong = [s for s in sums if s != 1 << bits]
+        if wrong:
+            rows = " in every row" if layout.rows > 1 else ""
+            raise bad("weights", f"must sum to 2**{bits}{rows}; they sum to {wrong[0]}")
+        for name in ("repair", "solver"):
+            if not isinstance(data[name], dict):
+                raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
+        cert = data["certificate"]
+        if not isinstance(cert, dict):
+            raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
+        try:
+            eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
+            delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if eps != design.eps:
+            raise bad("certificate.eps", f"must be the problem's eps {design.eps!r}; got {eps!r}")
+        if design.objective != "delta" and delta != design.delta:
+            raise bad("certificate.delta", f"must be the problem's delta {design.delta!r}; got {delta!r}")
+        # the certificate is recomputed from the weights and the problem, and must be what the file says
+        got = layout.check(w, 1 << bits, check_bounds(eps))
+        if not isinstance(got, Fraction) or not got <= Fraction(delta):
+            shown = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
+            raise bad(
+                "weights",
+                f"do not meet their certificate: the exact check of the stated problem gives delta {shown} > "
+                f"the certified target {delta:g}",
+            )
+        fresh = certificate_block(design, eps, delta, got)
+        for key, value in fresh.items():
+            if cert.get(key) != value:
+                raise bad(
+                    f"certificate.{key}",
+                    f"does not match a fresh exact re-check of the problem ({value!r} expected, "
+                    f"{cert.get(key)!r} in the file): the weights do not match their certificate",
+                )
+        extra = sorted(set(cert) - set(fresh))
+        if extra:
+            raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
+        kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
+        return kind(
+            design=design,
+            weights=np.array(w, dtype=np.int64),
+            bits=bits,
+            eps=eps,
+            delta=delta,
+            certified_delta=got,
+            repair=dict(data["repair"]),
+            solver=dict(data["solver"]),
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Any:
+        """Read a design file written by :meth:`save`; see :func:`load_design`."""
+        return load_design(path)
+
+    def _summary_lines(self, neighbours: Any, measure: str) -> list[str]:
+        r = self.repair
+        return [
+            f"neighbours  {neighbours}",
+            f"certified   eps={self.eps:g}  delta={float(self.certified_delta):.10g}  (target {self.delta:g}, exact "
+            f"{frac_str(self.certified_delta) if self.certified_delta.denominator < 10**30 else 'rational'})",
+            f"weights     integers over 2^{self.bits}" + ("" if self.layout.rows == 1 else " (every row)"),
+            f"repair      {r.get('method')}  mix_weight={r.get('mix_weight', 0):.3g}  margin={r.get('margin')}  "
+            f"{measure} {r.get('distortion_solver', float('nan')):.10g} -> "
+            f"{r.get('distortion_certified', float('nan')):.10g}  (loss {r.get('loss', 0):.3g})",
+        ]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(n={self.n}, shape={self.weights.shape}, notion={self.notion!r}, eps={self.eps:g}, "
+            f"certified_delta={float(self.certified_delta):.6g}, bits={self.bits}, "
+            f"repair={self.repair.get('method')!r})"
+        )
+
+
+@dataclass(eq=False, repr=False)
+class CertifiedDesign(_Certified):
+    """A noise design with exact integer weights, an exact privacy certificate and an exact sampler.
+
+    Build one with :meth:`DesignResult.certify` / :func:`certify_result`, or
+    :func:`load_design`.
+
+    Attributes
+    ----------
+    design : NoiseDesign
+        The problem (n, shape, shifts, direction, metric, notion).
+    weights : ndarray of int64, shape ``(n+1,)*d``
+        The exact PMF is ``weights / 2**bits``.
+    bits : int
+        ``log2`` of the common denominator.
+    eps, delta : float
+        The certified target: the check is at ``eps``, and
+        ``certified_delta <= delta``.
+    certified_delta : Fraction
+        Exact upper bound on the design's delta under its notion at ``eps``.
+    repair : dict
+        How the solver's PMF became ``weights``: method, mixing weight, margin,
+        distortions and the loss (see the module docstring).
+    solver : dict
+        Solver name, status, gap, time and model size of the source result.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._table = SamplingTable(self.weights, self.bits)
+        # coordinates of every flat noise index, for vector designs
+        self._coords = np.indices(self.shape).reshape(len(self.shape), -1).T.astype(np.int64)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.design.shape
+
+    @property
+    def pmf(self) -> np.ndarray:
+        """The exact PMF as an object array of :class:`fractions.Fraction`."""
+        return self._exact()
+
+    @property
+    def pmf_float(self) -> np.ndarray:
+        """The PMF as floats (for plots and float accounting; sampling uses the integers)."""
+        return self._float()
+
+    @property
+    def distortion(self) -> Fraction:
+        """Exact ``sum_eta rho_eta w(eta) / D`` under the design's metric (costs are exact floats)."""
+        cost = self.design.cost.ravel()
+        num = sum(
+            (Fraction(float(c)) * int(v) for c, v in zip(cost, self.weights.ravel(), strict=True) if v), Fraction(0)
+        )
+        return num / self.denominator
+
+    # ------------------------------------------------------------------ sampling
+    def _lookup(self, u: np.ndarray) -> np.ndarray:
+        """Flat noise index of each draw (:class:`SamplingTable`)."""
+        return self._table.lookup(u)
+
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: np.random.Generator | None = None) -> Any:
+        """Draw noise values exactly from ``weights / 2**bits``.
+
+        Parameters
+        ----------
+        size : int or tuple, optional
+            Number/shape of draws; ``None`` draws one.
+        rng : numpy.random.Generator, optional
+            ``None`` (default): the OS CSPRNG, for deployment. A seeded
+            Generator makes runs reproducible; it is **not** for deployment.
+
+        Returns
+        -------
+        int, or ndarray of int64 with shape ``size`` (scalar designs) or
+        ``size + (d,)`` (vector designs).
+        """
+        rng = check_rng(rng)
+        raw: Any = size  # validated entry by entry below, whatever the caller passed
+        dims = () if raw is None else ((raw,) if np.ndim(raw) == 0 else tuple(raw))
+        shape = tuple(check_int("size", s, minimum=0) for s in dims)
+        count = int(np.prod(shape)) if shape else 1
+        flat = self._lookup(draw_uniform(count, self.bits, rng)) if count else np.zeros(0, dtype=np.int64)
+        if self.design.dim == 1:
+            out = flat.astype(np.int64, copy=False).reshape(shape)
+        else:
+            out = self._coords[flat].reshape(shape + (self.design.dim,))
+        if size is None and self.design.dim == 1:
+            return int(out)
+        return out
+
+    def release(self, q: Any, rng: np.random.Generator | None = None) -> Any:
+        """Release ``q + eta (mod n+1)`` with ``eta`` drawn exactly from the certified PMF.
+
+        Parameters
+        ----------
+        q : int or array_like
+            True answers in ``{0..n}``: a scalar or any array for scalar
+            designs; a vector of length d, or an array of shape ``(..., d)``, for
+            vector designs. Each answer gets an independent noise draw.
+        rng : numpy.random.Generator, optional
+            ``None`` (default) uses the OS CSPRNG; a seeded Generator is for
+            reproducible experiments only, never for deployment.
+
+        Returns
+        -------
+        int or ndarray of int64, the shape of ``q``.
+        """
+        rng = check_rng(rng)
+        d, n = self.design.dim, self.n
+        arr = check_answers(q, n)
+        if d > 1 and (arr.ndim == 0 or arr.shape[-1] != d):
+            raise ValueError(f"q must have a last axis of length d = {d} for this vector design; got shape {arr.shape}")
+        batch = arr.shape if d == 1 else arr.shape[:-1]
+        noise = self.sample(batch if batch else 1, rng=rng)
+        out = np.asarray(noise).ravel() + arr.ravel()  # both in [0, n]: at most one wrap
+        np.subtract(out, n + 1, out=out, where=out > n)
+        return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    # ------------------------------------------------------------------ accounting and interop
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting PLD of the exact PMF (as floats); see :meth:`optnoise.design.result.DesignResult.pld`."""
+        return accounting.result_pld(self.pmf_float, self.design.shifts, discretization, shift)
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold composition (``.epsilon(delta)``, ``.delta(eps)``) of the exact PMF (:mod:`.privacy.accounting`).
+
+        The weights ``w / 2**bits`` are converted to floats (relative error
+        ~1e-16, far below the PLD discretisation).
+        """
+        return accounting.compose(self.pmf_float, self.design.shifts, k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None) -> Any:
+        """PMF and privacy profile of the exact PMF; see :func:`optnoise.plotting.designs.plot_design`."""
+        label = f"certified ({self.notion}, eps={self.eps:g})"
+        return plot_design(self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label)
+
+    def to_opendp(self, *, rng: np.random.Generator | None = None) -> Any:
+        """An OpenDP measurement sampling with this exact sampler and carrying the certificate as its privacy map.
+
+        See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
+        """
+        return opendp.to_opendp(self, rng=rng)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        d = self.design
+        neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
+        head = f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}"
+        return "\n".join([head, *self._summary_lines(neighbours, "distortion")])
+
+
+@dataclass(eq=False, repr=False)
+class CertifiedMechanism(_Certified):
+    """A mechanism matrix with exact integer weights, an exact certificate and an exact sampler.
+
+    Row ``x`` of ``weights`` (shape ``(n+1, m+1)``) sums to ``2**bits``; the
+    released output for input ``x`` is ``outputs[y]`` with probability
+    exactly ``weights[x, y] / 2**bits``. The certificate covers every ordered
+    neighbour pair of the design (:func:`exact_pair_delta`). Build one with
+    :meth:`MechanismResult.certify <optnoise.design.result.MechanismResult.certify>`
+    or :func:`load_design`.
+
+    Attributes
+    ----------
+    design : MechanismDesign or NoiseDesign
+        The problem (a clamped noise design is certified as its induced matrix).
+    weights : ndarray of int64, shape ``(n+1, m+1)``
+    bits, eps, delta, certified_delta, repair, solver
+        As for :class:`CertifiedDesign`.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._tables: dict[int, SamplingTable] = {}
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """The released value of every column."""
+        out = self.layout.outputs
+        return np.arange(self.layout.cols) if out is None else out
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The exact matrix as an object array of :class:`fractions.Fraction`."""
+        return self._exact()
+
+    @property
+    def matrix_float(self) -> np.ndarray:
+        """The matrix as floats (sampling uses the integers)."""
+        return self._float()
+
+    @property
+    def loss(self) -> float:
+        """The design's loss of the certified matrix (float)."""
+        return self.layout.loss_of(self.matrix_float.ravel())
+
+    def _table(self, x: int) -> SamplingTable:
+        # one table per input, built on first use; small guides keep large matrices cheap
+        if x not in self._tables:
+            self._tables[x] = SamplingTable(self.weights[x], self.bits, guide_bits=10)
+        return self._tables[x]
+
+    def _lookup(self, x: int, u: np.ndarray) -> np.ndarray:
+        """Output column of each draw ``u`` for input ``x``."""
+        return self._table(x).lookup(u)
+
+    def release(self, x: Any, rng: np.random.Generator | None = None) -> Any:
+        """Release the mechanism's output for input(s) ``x``, drawn exactly from the certified rows.
+
+        Parameters
+        ----------
+        x : int or array_like
+            Inputs in ``{0..n}``; each gets an independent draw.
+        rng : numpy.random.Generator, optional
+            ``None`` (default) uses the OS CSPRNG; a seeded Generator is for
+            reproducible experiments only, never for deployment.
+
+        Returns
+        -------
+        The output value(s) (``outputs[y]``; Python ints for integer outputs),
+        the shape of ``x``.
+        """
+        rng = check_rng(rng)
+        arr = check_answers(x, self.n, "x")
+        flat = arr.ravel()
+        u = draw_uniform(flat.size, self.bits, rng)
+        cols = np.empty(flat.size, dtype=np.int64)
+        for v in np.unique(flat):
+            sel = np.flatnonzero(flat == v)
+            cols[sel] = self._lookup(int(v), u[sel])
+        vals = self.outputs[cols]
+        if arr.ndim == 0:
+            v0 = vals[0]
+            return int(v0) if float(v0) == int(v0) else float(v0)
+        return vals.reshape(arr.shape)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        d = self.design
+        head = (
+            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self.notion}  "
+            f"loss={getattr(d, 'loss', getattr(d, 'metric', ''))}"
+        )
+        if hasattr(d, "describe_neighbors"):
+            neighbours = d.describe_neighbors()
+        else:  # a clamped noise design: its answer pairs
+            neighbours = f"{d.neighborhood.describe()}: {len(self.layout.first)} ordered pairs of answers 0..{self.n}"
+        return "\n".join([head, *self._summary_lines(neighbours, "loss")])
+
+
+def load_design(path: str | os.PathLike) -> Any:
+    """Load a certified design, re-proving its certificate exactly.
+
+    Returns a :class:`CertifiedDesign` (noise PMF) or a
+    :class:`CertifiedMechanism` (mechanism matrix, or clamped noise).
+
+    Raises
+    ------
+    ValueError
+        The path is not a path, the file is missing, not JSON (or nested too
+        deeply), not a design, of another format version, its digest does not
+        match, or a field is malformed or differs from a fresh exact re-check
+        of the problem it names (the message names the field).
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path must be the path of a design file; got {path!r}")
+    return _Certified.from_dict(read_json(path, "design file"))

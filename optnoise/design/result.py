@@ -1,0 +1,499 @@
+"""The results of noise and mechanism designs, and what they share.
+
+:class:`CheckedResult` is the part every result has: a target delta, the delta
+it guarantees, :meth:`~CheckedResult.verify` and the status rule of
+:mod:`optnoise.engine.tolerance`. :class:`DesignResult` holds a noise PMF
+(:meth:`optnoise.NoiseDesign.solve`), :class:`MechanismResult` a mechanism matrix
+(:meth:`optnoise.MechanismDesign.solve`).
+
+Certification lives in a layer above (:mod:`optnoise.deploy`), which registers
+itself here (:func:`set_certifier`), so that ``result.certify()`` works while
+nothing in the design layer imports deployment code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optnoise.design.matrix import matrix_errors
+from optnoise.design.metrics import modulo_errors
+from optnoise.engine.tolerance import RESULT_STATUSES, UNVERIFIED, pdp_rtol, settle_status, within_delta
+from optnoise.engine.validation import check_choice, check_pmf, real_array
+from optnoise.plotting.designs import plot_design
+from optnoise.privacy import accounting
+from optnoise.privacy.curves import achieved_deltas, mechanism_delta
+
+if TYPE_CHECKING:
+    from optnoise.design.mechanism import MechanismDesign
+    from optnoise.design.noise import NoiseDesign
+
+__all__ = ["CheckedResult", "DesignResult", "MechanismResult", "set_certifier"]
+
+#: The function behind ``result.certify()``: :func:`optnoise.deploy.certify.certify_result`, set on import.
+_certifier: Callable[..., Any] | None = None
+
+
+def set_certifier(certify: Callable[..., Any]) -> None:
+    """Install the function that ``DesignResult.certify()`` and ``MechanismResult.certify()`` call.
+
+    :mod:`optnoise.deploy.certify` calls this when it is imported (``import optnoise`` does).
+    """
+    global _certifier
+    _certifier = certify
+
+
+def _certify(result: Any, **kwargs: Any) -> Any:
+    if _certifier is None:  # only when optnoise.design was imported without the optnoise package
+        raise RuntimeError("certification is not available: import optnoise (it loads optnoise.deploy)")
+    return _certifier(result, **kwargs)
+
+
+class CheckedResult:
+    """What every design result shares: its target, the delta it guarantees, ``verify()`` and its status.
+
+    Mixed into :class:`optnoise.DesignResult` (solution ``pmf``) and
+    :class:`optnoise.MechanismResult` (solution ``matrix``), so that both are
+    judged by the one rule of this module. The result class names its solution
+    attribute in ``_SOLUTION`` and has ``design``, ``status``, ``message``,
+    ``achieved`` and ``delta_objective``.
+    """
+
+    _SOLUTION = "pmf"
+    design: Any
+    status: str
+    message: str
+    achieved: dict[str, float]
+    delta_objective: float | None
+
+    @property
+    def target(self) -> float | None:
+        """The delta the solution must meet: the design's, or the minimised one (``objective="delta"``)."""
+        return self.design.delta if self.design.objective != "delta" else self.delta_objective
+
+    @property
+    def delta(self) -> float | None:
+        """The delta this solution guarantees under the design's notion (requested or minimised)."""
+        if getattr(self, self._SOLUTION) is None:
+            return None
+        if self.design.objective == "delta":
+            return self.achieved[self.design.privacy]
+        return self.design.delta
+
+    def verify(self) -> bool:
+        """True when the re-verified delta of the design's notion meets its target.
+
+        The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        """
+        if getattr(self, self._SOLUTION) is None or self.target is None:
+            return False
+        return within_delta(self.achieved[self.design.privacy], float(self.target))
+
+    def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
+        """Apply :func:`settle_status` to this result: an unmet claim becomes ``"unverified"`` with the reason."""
+        status, why = settle_status(
+            self.status,
+            self.achieved[self.design.privacy],
+            self.target,
+            notion=self.design.privacy,
+            value=value,
+            cap=cap,
+            **names,
+        )
+        if status != self.status:
+            self._demote(why)
+
+    def _demote(self, why: str) -> None:
+        """Status ``"unverified"``, with ``why`` before the solver's own message."""
+        self.status = UNVERIFIED
+        self.message = why + (f"; solver said: {self.message}" if self.message else "")
+
+    @staticmethod
+    def _common_fields(data: Any, what: str) -> dict[str, Any]:
+        """The checked fields every result's ``to_dict()`` has, from ``data``; ``ValueError`` names a bad one.
+
+        Returns ``status``, ``solver``, ``solve_time``, ``model_size``, ``gap``,
+        ``message``, ``backend_objective`` and ``delta`` (the stored delta).
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"result must be a JSON object ({what}.to_dict() output)")
+        for name in ("status", "solver", "model_size"):
+            if name not in data:
+                raise ValueError(f"result lacks the field {name!r}")
+
+        def number(name: str) -> float | None:
+            v = data.get(name)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
+            return float(v)
+
+        status = data["status"]
+        if not isinstance(status, str) or status not in RESULT_STATUSES:
+            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
+        if not isinstance(data["solver"], str):
+            raise ValueError(f"result field 'solver' must be a string; got {data['solver']!r}")
+        sizes = data["model_size"]
+        if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+            raise ValueError("result field 'model_size' must map names to integers")
+        message = data.get("message", "")
+        if not isinstance(message, str):
+            raise ValueError(f"result field 'message' must be a string; got {message!r}")
+        return {
+            "status": status,
+            "solver": data["solver"],
+            "solve_time": number("solve_time_s") or 0.0,
+            "model_size": dict(sizes),
+            "gap": number("gap"),
+            "message": message,
+            "backend_objective": number("backend_objective"),
+            "delta": number("delta"),
+        }
+
+
+@dataclass
+class DesignResult(CheckedResult):
+    """The outcome of :meth:`NoiseDesign.solve`.
+
+    Attributes
+    ----------
+    pmf : ndarray or None
+        The noise PMF, shape ``(n+1,)`` or ``(n+1,)*d``; ``None`` without a solution.
+    status : str
+        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"``,
+        ``"error"`` or ``"unverified"``: the solver claimed a solution whose PMF
+        fails re-verification (:mod:`optnoise.engine.tolerance`); ``message`` says why.
+        ``"optimal"`` always implies :meth:`verify`.
+    message : str
+        The solver's raw status, and why a status was changed or a re-solve run.
+    distortion : float or None
+        ``sum_eta rho_eta f(eta)`` under the design's metric.
+    achieved : dict
+        ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
+        eps, recomputed from the PMF alone (PDP indicators with the relative
+        eps slack of :func:`optnoise.engine.tolerance.pdp_rtol`).
+    actual : dict
+        Errors of the released answer under the modulo wrap-around
+        (:func:`modulo_errors`), or of the clamped release
+        (:func:`optnoise.design.matrix.matrix_errors`; ``achieved`` then has
+        ``"dp"`` and ``"pdp"`` of the induced matrix).
+    solve_time : float
+        Seconds in the solver.
+    model_size : dict
+        Rows, columns, integers and nonzeros of the model.
+    gap : float or None
+        Relative MILP gap of the incumbent (0 or tiny when optimal).
+    delta_objective : float or None
+        The minimised delta as the solver reports it (``objective="delta"``).
+    backend_objective : float or None
+        The objective as the chosen backend reported it, before the HiGHS
+        polish that non-HiGHS solutions get (see :func:`optnoise.engine.highs.polish_with_highs`);
+        with ``canonical=True``, the first stage's.
+    canonical : bool or None
+        ``None`` unless the canonical optimum was requested; then ``True`` when
+        the PMF is the canonical optimum, ``False`` when a canonical stage failed
+        and the first-stage optimum is returned (reason in ``message``).
+    """
+
+    design: NoiseDesign
+    status: str
+    pmf: np.ndarray | None
+    solver: str
+    solve_time: float
+    model_size: dict[str, int]
+    gap: float | None = None
+    message: str = ""
+    delta_objective: float | None = None
+    backend_objective: float | None = None
+    canonical: bool | None = None
+    achieved: dict[str, float] = field(default_factory=dict)
+    actual: dict[str, float] = field(default_factory=dict)
+    distortion: float | None = None
+    backend: str = ""
+
+    def __post_init__(self) -> None:
+        self.backend = self.backend or self.solver
+        check_choice("status", self.status, RESULT_STATUSES)
+        if self.pmf is None:
+            return
+        d = self.design
+        self.pmf = check_pmf("pmf", self.pmf, atol=1e-6)
+        if self.pmf.size != d.size:
+            raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
+        self.pmf = self.pmf.reshape(d.shape)
+        if d.release == "clamp":
+            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
+        elif d.budget is not None:
+            self.distortion = float(np.sum(d.cost * self.pmf))
+            self.achieved = d.budget.achieved(self.pmf, d.shifts)
+            self.actual = modulo_errors(self.pmf)
+            # a budget has no single target delta: its own re-verification decides (optnoise.privacy.budget)
+            if self.status in ("optimal", "time_limit") and not d.budget.satisfied(self.achieved):
+                self._demote(
+                    f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
+                )
+            return
+        else:
+            assert d.eps is not None  # a design without a budget has one eps
+            self.distortion = float(np.sum(d.cost * self.pmf))
+            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
+            self.actual = modulo_errors(self.pmf)
+        # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
+        self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
+
+    def verify(self) -> bool:
+        """True when the re-verified delta of the design's notion meets its target.
+
+        The rule is :func:`optnoise.engine.tolerance.within_delta`:
+        ``achieved <= target * (1 + 1e-6) + 1e-12``; a budget notion
+        (profile, rdp, zcdp) is judged by :meth:`optnoise.privacy.budget.Budget.satisfied`.
+        """
+        if self.pmf is not None and self.design.budget is not None:
+            return self.design.budget.satisfied(self.achieved)
+        return super().verify()
+
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.privacy.accounting`).
+
+        Default: a dominating pair of every ``(f, f(. + mu))`` of the
+        neighbourhood (both orders of each neighbouring pair when it is
+        symmetric), valid for adaptive composition whatever shift each round
+        uses. ``shift=mu``: that one pair's PLD (remove and add directions).
+        Warns (:class:`~optnoise.privacy.accounting.InfiniteLossWarning`) on mass of
+        infinite privacy loss.
+        """
+        return accounting.result_pld(self._require_pmf(), self.design.shifts, discretization, shift)
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold composition of this design: an object with ``.epsilon(delta)`` and ``.delta(eps)``."""
+        return accounting.compose(self._require_pmf(), self.design.shifts, k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
+        """Draw the PMF and its privacy profile delta(eps); see :func:`optnoise.plotting.designs.plot_design`."""
+        label = label or f"optimal ({self.design.privacy}, {self.design.metric})"
+        return plot_design(self._require_pmf(), self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label)
+
+    def _require_pmf(self) -> np.ndarray:
+        if self.pmf is None:
+            raise ValueError(f"this result has no PMF (status {self.status!r})")
+        return self.pmf
+
+    def certify(self, **kwargs: Any) -> Any:
+        """Exact certificate and exact sampler for this PMF; see :func:`optnoise.deploy.certify.certify_result`."""
+        return _certify(self, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary; keys include the CLI's contract keys."""
+        d = self.design
+        return {
+            "n": d.n,
+            "eps": d.eps,
+            "delta": d.delta if d.objective == "distortion" else self.delta_objective,
+            "shifts": d.shift_list(),
+            "directed": d.neighborhood.directed,
+            "metric": d.metric,
+            "privacy": d.privacy,
+            "objective": d.objective,
+            "max_distortion": d.max_distortion,
+            "release": d.release,
+            **(d.budget.spec() if d.budget else {}),
+            "status": self.status,
+            "verified": self.verify(),
+            "pmf": None if self.pmf is None else self.pmf.tolist(),
+            "distortion": self.distortion,
+            "achieved": self.achieved,
+            "actual": self.actual,
+            "solver": self.solver,
+            "backend": self.backend,
+            "solve_time_s": self.solve_time,
+            "gap": self.gap,
+            "backend_objective": self.backend_objective,
+            "canonical": self.canonical,
+            "model_size": self.model_size,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
+
+        Raises ``ValueError`` naming the field that is missing or malformed; a
+        PMF that fails re-verification comes back ``"unverified"``.
+        """
+        common = cls._common_fields(data, "DesignResult")
+        if "pmf" not in data:
+            raise ValueError("result lacks the field 'pmf'")
+        raw = data["pmf"]
+        pmf = None if raw is None else check_pmf("result field 'pmf'", raw, atol=1e-6)
+        canonical = data.get("canonical")
+        if canonical is not None and not isinstance(canonical, bool):
+            raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
+        delta = common.pop("delta")
+        return cls(
+            design=design,
+            pmf=pmf,
+            backend=str(data.get("backend") or ""),
+            canonical=canonical,
+            delta_objective=delta if design.objective == "delta" else None,
+            **common,
+        )
+
+    def __repr__(self) -> str:
+        dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
+        return (
+            f"DesignResult(status={self.status!r}, distortion={dist}, "
+            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r}, "
+            f"backend={self.backend!r})"
+        )
+
+
+@dataclass
+class MechanismResult(CheckedResult):
+    """The outcome of :meth:`MechanismDesign.solve`.
+
+    Attributes
+    ----------
+    matrix : ndarray or None
+        ``P[x, y]``, shape ``(n+1, m+1)``, rows summing to 1; ``None`` without a solution.
+    status : str
+        One of :data:`optnoise.engine.tolerance.RESULT_STATUSES`: ``"optimal"``,
+        ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or
+        ``"unverified"`` (the solver claimed a matrix that fails
+        re-verification; ``message`` says why). ``"optimal"`` always implies
+        :meth:`verify`.
+    loss : float or None
+        The design's loss of ``matrix`` (Bayes expectation, worst input for
+        minimax; the Bayes loss for ``objective="delta"``).
+    achieved : dict
+        ``{"dp", "pdp"}``: delta of the matrix at the design's eps over its
+        ordered pairs, recomputed with :func:`optnoise.privacy.curves.mechanism_delta`
+        (PDP indicators with the relative eps slack of
+        :func:`optnoise.engine.tolerance.pdp_rtol`).
+    actual : dict
+        Errors of the released value (:func:`matrix_errors`).
+    solve_time : float
+        Seconds in the solver, over all rounds.
+    model_size : dict
+        Rows, columns, integers and nonzeros of the last model solved.
+    rounds : int
+        Models solved (lazy rows; 1 when the first model was already exact).
+    gap, message, delta_objective, backend_objective
+        As for :class:`optnoise.DesignResult`.
+    """
+
+    _SOLUTION = "matrix"
+
+    design: MechanismDesign
+    status: str
+    matrix: np.ndarray | None
+    solver: str
+    solve_time: float
+    model_size: dict[str, int]
+    gap: float | None = None
+    message: str = ""
+    delta_objective: float | None = None
+    backend_objective: float | None = None
+    rounds: int = 1
+    achieved: dict[str, float] = field(default_factory=dict)
+    actual: dict[str, float] = field(default_factory=dict)
+    loss: float | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("status", self.status, RESULT_STATUSES)
+        if self.matrix is None:
+            return
+        d = self.design
+        P = np.asarray(self.matrix, dtype=float)
+        if P.shape != d.matrix_shape:
+            raise ValueError(f"matrix must have shape (n+1, m+1) = {d.matrix_shape}; got {P.shape}")
+        for x in range(P.shape[0]):
+            check_pmf(f"matrix row {x}", P[x], atol=1e-6)
+        self.matrix = P
+        self.loss = d.loss_of(P)
+        self.achieved = {
+            "dp": float(mechanism_delta(P, d.pairs, d.eps, notion="dp")),
+            "pdp": float(mechanism_delta(P, d.pairs, d.eps, notion="pdp", rtol=pdp_rtol(d.eps))),
+        }
+        self.actual = matrix_errors(P, d.outputs)
+        # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
+        self._settle(
+            self.loss,
+            float(d.max_loss or 0.0) if d.objective == "delta" else None,
+            measure="Bayes loss",
+            cap_name="max_loss",
+        )
+
+    def certify(self, **kwargs: Any) -> Any:
+        """Exact certificate and exact sampler (a :class:`~optnoise.deploy.certified.CertifiedMechanism`).
+
+        See :func:`optnoise.deploy.certify.certify_result` for the options.
+        """
+        return _certify(self, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (the keys of ``optnoise mechanism --format json``)."""
+        d = self.design
+        spec = d.spec()
+        return {
+            "n": d.n,
+            "eps": d.eps,
+            "delta": d.delta if d.objective != "delta" else self.delta_objective,
+            "neighbors": spec["neighbors"],
+            "directed": spec["directed"],
+            "pairs": spec["pairs"],
+            "outputs": d.outputs.tolist(),
+            "loss_function": d.loss,
+            "objective": d.objective,
+            "prior": spec["prior"],
+            "privacy": d.privacy,
+            "max_loss": d.max_loss,
+            "status": self.status,
+            "verified": self.verify(),
+            "matrix": None if self.matrix is None else self.matrix.tolist(),
+            "loss": self.loss,
+            "achieved": self.achieved,
+            "actual": self.actual,
+            "solver": self.solver,
+            "solve_time_s": self.solve_time,
+            "gap": self.gap,
+            "backend_objective": self.backend_objective,
+            "model_size": self.model_size,
+            "rounds": self.rounds,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, design: MechanismDesign) -> MechanismResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the matrix).
+
+        Raises ``ValueError`` naming the field that is missing or malformed; a
+        matrix that fails re-verification comes back ``"unverified"``.
+        """
+        common = cls._common_fields(data, "MechanismResult")
+        if "matrix" not in data:
+            raise ValueError("result lacks the field 'matrix'")
+        rounds = data.get("rounds", 1)
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise ValueError(f"result field 'rounds' must be a positive integer; got {rounds!r}")
+        raw = data["matrix"]
+        matrix = None if raw is None else real_array("result field 'matrix'", raw)
+        delta = common.pop("delta")
+        return cls(
+            design=design,
+            matrix=matrix,
+            delta_objective=delta if design.objective == "delta" else None,
+            rounds=rounds,
+            **common,
+        )
+
+    def __repr__(self) -> str:
+        loss = "None" if self.loss is None else f"{self.loss:.6g}"
+        return (
+            f"MechanismResult(status={self.status!r}, loss={loss}, "
+            f"achieved={ {k: round(v, 6) for k, v in self.achieved.items()} }, solver={self.solver!r})"
+        )

@@ -1,0 +1,157 @@
+"""LPs with lazy rows: rows added only once a solution violates them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from optnoise.engine import highs, race
+from optnoise.engine.highs import LP_ALGORITHMS, highs_output
+from optnoise.engine.model import LinearModel
+from optnoise.engine.output import SolverOutput
+from optnoise.engine.solve import SOLVERS, solve_model
+from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.engine.validation import check_choice, check_positive
+
+__all__ = ["solve_with_cuts"]
+
+
+def solve_with_cuts(
+    model: LinearModel,
+    cuts: Any,
+    cut_upper: np.ndarray,
+    *,
+    solver: str = "auto",
+    time_limit: float | None = None,
+    tol: float = 1e-9,
+    concurrent: bool = True,
+) -> tuple[SolverOutput, np.ndarray, int]:
+    """Solve the LP ``model`` plus the rows ``cuts @ x <= cut_upper``, adding a row only once it is violated.
+
+    Solve without the cut rows, add every row the solution violates by more than ``tol``,
+    re-solve, until none is violated: the result is optimal for the LP with all rows (it solves a
+    relaxation and is feasible for the full LP). With HiGHS (``"highs"``, ``"auto"``) one HiGHS
+    instance is kept across rounds: the first round uses the model's LP algorithm
+    (``"auto"``: :attr:`LinearModel.lp_algorithm`), later rounds the dual simplex from the
+    previous optimal basis, which stays dual feasible when rows are added. Other backends rebuild
+    the model each round.
+
+    ``"auto"`` also races the alternative: when the rounds have not finished within
+    :data:`~optnoise.engine.race.AUTO_SOLO_SECONDS`, a second process solves the LP with every row at once (interior
+    point with crossover), and whichever finishes first wins. Lazy rows win when few rows bind
+    (permute-and-flip at eps >= 0.5), all rows at once when the rounds need many dual simplex
+    iterations (eps = 0.1); see ``benchmarks/RESULTS.md``. ``concurrent=False`` keeps it in
+    this process.
+
+    Returns
+    -------
+    (SolverOutput, ndarray, int)
+        The final solve (``solve_time``: seconds over all rounds), the indices of the cut rows in
+        the final model (all of them when the all-rows solve won), and the number of rounds.
+    """
+    import scipy.sparse as sp
+
+    check_choice("solver", solver, SOLVERS)
+    if model.is_mip:
+        raise ValueError("model must be an LP: cut rows are added between LP solves")
+    cuts = sp.csr_matrix(cuts)
+    cut_upper = np.asarray(cut_upper, dtype=float)
+    tol = check_positive("tol", tol)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
+
+    def with_rows(rows: np.ndarray) -> LinearModel:
+        return replace(
+            model,
+            A=sp.vstack([model.A, cuts[rows]], format="csr"),
+            row_lower=np.concatenate([model.row_lower, np.full(rows.size, -np.inf)]),
+            row_upper=np.concatenate([model.row_upper, cut_upper[rows]]),
+        )
+
+    t_start = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + time_limit
+    added = np.zeros(0, dtype=np.int64)
+    rounds, spent = 0, 0.0
+    h = None
+    racing = solver == "auto" and concurrent and cuts.shape[0] > 0
+    other: race.ChildSolve | None = None
+    if solver in ("highs", "auto"):
+        h = highs.highs_instance(model, time_limit=time_limit)
+        h.HandleUserInterrupt = True
+        if solver == "auto":
+            h.setOptionValue("solver", LP_ALGORITHMS[model.lp_algorithm or "simplex"])
+
+    def run_highs() -> SolverOutput | None:
+        """One HiGHS round; ``None`` when the all-rows process proved the optimum first."""
+        nonlocal other
+        assert h is not None
+        t0 = time.perf_counter()
+        h.startSolve()
+        while not h.wait(0.05)[0]:
+            if racing and other is None and time.perf_counter() - t_start >= race.AUTO_SOLO_SECONDS:
+                all_rows = np.arange(cuts.shape[0])
+                other = race.ChildSolve(
+                    "highs", with_rows(all_rows), deadline, MIP_REL_GAP, False, options={"solver": "ipm"}
+                )
+            if other is not None and other is not race.NO_CHILD:
+                done = other.poll(0.0)
+                if done is not None and done.status == "optimal":
+                    h.cancelSolve()
+                    h.wait()
+                    won.append(done)
+                    return None
+                if done is not None:
+                    other.stop()
+                    other = race.NO_CHILD
+        return highs_output(h, model, time.perf_counter() - t0)
+
+    won: list[SolverOutput] = []
+    try:
+        while True:
+            remaining = None if deadline is None else max(deadline - time.time(), 1e-3)
+            if h is not None:
+                if remaining is not None:
+                    # HiGHS compares its limit with the run time it has accumulated over every round so far
+                    h.setOptionValue("time_limit", h.getRunTime() + remaining)
+                got = run_highs()
+                if got is None:
+                    out = replace(won[0], info={"race": "all rows at once won"})
+                    added = np.arange(cuts.shape[0])
+                    rounds = 1
+                    spent = time.perf_counter() - t_start
+                    break
+                out = got
+            else:
+                out = solve_model(with_rows(added), solver=solver, time_limit=remaining)
+            spent += out.solve_time
+            rounds += 1
+            if out.status != "optimal" or out.x is None:
+                break
+            viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+            new = np.setdiff1d(viol, added)
+            if not new.size:
+                break
+            added = np.union1d(added, new)
+            if h is not None:
+                block = cuts[new]
+                h.addRows(
+                    int(new.size),
+                    np.full(new.size, -np.inf),
+                    cut_upper[new],
+                    int(block.nnz),
+                    block.indptr[:-1].astype(np.int32),
+                    block.indices.astype(np.int32),
+                    block.data.astype(float),
+                )
+                # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
+                h.setOptionValue("solver", "simplex")
+                h.setOptionValue("simplex_strategy", 1)
+    finally:
+        if other is not None and other is not race.NO_CHILD:
+            other.stop()
+    if racing and other is not None:
+        spent = time.perf_counter() - t_start  # wall clock: two processes worked
+    return replace(out, solve_time=spent), added, rounds

@@ -1,0 +1,33 @@
+"""Writing figures: PNGs without timestamps or versions, output paths checked first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["check_plot_path", "save_figure", "PNG_METADATA"]
+
+
+def check_plot_path(path: str | os.PathLike) -> Path:
+    """An output path ending in .png, .pdf or .svg."""
+    p = Path(path)
+    if p.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {str(path)!r}")
+    return p
+
+
+def save_figure(fig: Any, path: str | os.PathLike) -> Path:
+    """Write a figure (format by the suffix, 150 dpi, PNG metadata without software/time) and close it."""
+    import matplotlib.pyplot as plt
+
+    path = check_plot_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
+    plt.close(fig)
+    return path
+
+
+#: PNG metadata of every figure: no software version or timestamp, so the
+#: bytes depend only on what is drawn.
+PNG_METADATA: dict[str, Any] = {"Software": None}

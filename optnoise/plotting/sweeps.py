@@ -1,0 +1,95 @@
+"""Pictures of sweeps: one CSV column against another, one line per group."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["read_table", "plot_sweep"]
+
+
+def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
+    """Rows of a CSV file (a sweep's output) as dictionaries."""
+    p = Path(path)
+    try:
+        with p.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"sweep CSV could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
+    if not rows:
+        raise ValueError(f"sweep CSV {str(path)!r} has no data rows")
+    return rows
+
+
+def _column(rows: list[dict[str, str]], name: str, *, numeric: bool) -> list[Any]:
+    if name not in rows[0]:
+        raise ValueError(f"column {name!r} is not in the CSV; it has {', '.join(rows[0])}")
+    vals = [r[name] for r in rows]
+    if not numeric:
+        return vals
+    out = []
+    for v in vals:
+        try:
+            out.append(float(v) if v not in ("", "None") else math.nan)
+        except ValueError:
+            raise ValueError(f"column {name!r} must be numeric; found {v!r}") from None
+    return out
+
+
+def plot_sweep(
+    rows: Any,
+    *,
+    x: str,
+    y: str,
+    hue: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    ax: Any = None,
+) -> Any:
+    """Plot column ``y`` against column ``x`` of a sweep table, one line per value of ``hue``.
+
+    ``rows`` is a CSV path or a list of row dicts (:func:`read_table`). Rows
+    with a missing ``x`` or ``y`` (e.g. infeasible points) are left out.
+    Returns the matplotlib Figure.
+    """
+    table = read_table(rows) if isinstance(rows, str | os.PathLike) else list(rows)
+    if not table:
+        raise ValueError("the sweep table has no rows")
+    xs = _column(table, x, numeric=True)
+    ys = _column(table, y, numeric=True)
+    hs = _column(table, hue, numeric=False) if hue else [""] * len(table)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for xv, yv, h in zip(xs, ys, hs, strict=True):
+        if np.isfinite(xv) and np.isfinite(yv):
+            groups.setdefault(h, []).append((xv, yv))
+    if not groups:
+        raise ValueError(f"no row has finite values of both {x!r} and {y!r}")
+
+    def key(h: str) -> Any:
+        try:
+            return (0, float(h), h)
+        except ValueError:
+            return (1, 0.0, h)
+
+    for h in sorted(groups, key=key):
+        pts = sorted(groups[h])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=f"{hue} = {h}" if hue else y)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    if hue:
+        ax.legend(fontsize=8, title=None)
+    return ax.figure

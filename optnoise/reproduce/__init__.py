@@ -1,0 +1,1 @@
+"""Reproduction of the papers' figures: the conventions of ``experiments/``, its runner, the data sets."""
