@@ -5,6 +5,8 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+from optnoise.reproduce.figures import list_scripts as scripts  # noqa: F401  (re-exported for the per-paper tests)
+
 
 def run_fast(script: Path, out: Path) -> None:
     """Run ``main(["--fast", "--out", out])`` and check every PNG has a non-empty CSV beside it."""
