@@ -167,7 +167,7 @@ def main(argv=None) -> int:
     lines += [
         "",
         summary,
-        "The lazy rows (see `optnoise/mechanism_design.py`) start from the rows of the outputs near each "
+        "The lazy rows (see `optnoise/design/mechanism.py`) start from the rows of the outputs near each "
         "input, add every row the solution violates and repeat (`rounds`); the last model's optimum is the "
         "full model's. Restricted LPs of 20,000 rows or more use HiGHS' interior point method, and a dual "
         "simplex solve error is retried with it. The error rate (a flat loss) solves the full model at once by "

@@ -6,7 +6,7 @@ Rows: the MILP (13) as published (privacy="pdp-kadam", directed shifts
 lexicographic minimax one, not whichever vertex HiGHS reaches. Only f(0) is
 unique in the linear regions and in the last segment (delta >= 0.5575 here,
 where f(0) = delta); there the canonical optimum is Theorem 3(c)'s
-f(0) = delta, f(eta) = (1 - delta)/n (40)-(41) (tests/test_kadam2024_claims.py),
+f(0) = delta, f(eta) = (1 - delta)/n (40)-(41) (tests/mechanisms/test_kadam2024_claims.py),
 although n = 8, mu_bar = 3 lies outside Theorem 3's b + r < mu_bar, and in the
 linear region at delta = 0.1225 it is the staircase of the next flat region
 with the remaining mass spread evenly over its last step. The paper's list of delta values is

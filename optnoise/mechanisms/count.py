@@ -422,8 +422,3 @@ def delta_curve(
         dt = m.claimed if design == "closed-form" else m.delta_tilde
         out[j] = {"singular": dt, "paper": float(paper_dp_delta(dt, N)), "exact": m.delta_exact}[measure]
     return out
-
-
-# --------------------------------------------------------------------------
-# Discrete Gaussian baseline (Canonne, Kamath, Steinke 2020)
-# --------------------------------------------------------------------------

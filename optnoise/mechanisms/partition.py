@@ -250,11 +250,6 @@ def pi_opt_recursive(n_max: int, eps: float, delta: float, *, max_change: int = 
 
 
 # --------------------------------------------------------------------------
-# The LP over pi(0..N): constraints (1)-(4)
-# --------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------
 # Truncated geometric mechanism (Definitions 6-8, Theorems 4-6)
 # --------------------------------------------------------------------------
 
@@ -494,11 +489,6 @@ def selection_percentile(q: float, eps: float, delta: float, *, method: str = "o
         return laplace_threshold(e, d) + x
     g = gaussian_threshold(eps, delta, kappa=kappa)
     return g.threshold + g.sigma * float(stats.norm.ppf(q))
-
-
-# --------------------------------------------------------------------------
-# Bounded (replace-one) DP
-# --------------------------------------------------------------------------
 
 
 # --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ function says which optimal PMF it returns. Flat regions have a unique PMF.
 Corrections to the printed paper
 --------------------------------
 Each was found and confirmed by solving the MILP (13) with HiGHS at tight
-tolerances; ``tests/test_closed_form.py`` re-checks every one against the
+tolerances; ``tests/mechanisms/test_closed_form.py`` re-checks every one against the
 solver layer.
 
 1. Remark 3 (non-coprime SD) says "replace n with ``N_mu``". The cycle

@@ -19,7 +19,7 @@ from optnoise import Neighborhood, NoiseDesign
 from optnoise.mechanisms import baselines as mech
 from optnoise.privacy import noise as integer_noise
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "experiments" / "kadam2024"
 COMMITTED = ROOT / "figures" / "kadam2024"
 

@@ -11,7 +11,7 @@ import pytest
 
 from optnoise.reproduce import datasets as D
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_load_dpbench_totals():

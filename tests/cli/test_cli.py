@@ -453,7 +453,7 @@ def test_sweep_csv(capsys, tmp_path):
 # issue 13: results you can trust
 # ---------------------------------------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def readme_flow() -> list[list[str]]:
