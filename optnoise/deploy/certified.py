@@ -35,9 +35,10 @@ from optnoise.deploy import opendp
 from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
+from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
 from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path
-from optnoise.plotting.designs import plot_design
+from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
 
@@ -264,7 +265,7 @@ class _Certified:
 
 
 @dataclass(eq=False, repr=False)
-class CertifiedDesign(_Certified):
+class CertifiedDesign(_Certified, Accountable):
     """A noise design with exact integer weights, an exact privacy certificate and an exact sampler.
 
     Build one with :meth:`DesignResult.certify` / :func:`certify_result`, or
@@ -384,29 +385,20 @@ class CertifiedDesign(_Certified):
         return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
 
     # ------------------------------------------------------------------ accounting and interop
-    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
-        """dp-accounting PLD of the exact PMF (as floats); see :meth:`optnoise.design.result.DesignResult.pld`."""
-        return accounting.result_pld(self.pmf_float, self.design.shifts, discretization, shift)
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """The pairs ``(f, f(.+mu))`` of the exact PMF (as floats, relative error ~1e-16)."""
+        return accounting.noise_pairs(self.pmf_float, self.design.shifts)
 
-    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
-        """k-fold composition (``.epsilon(delta)``, ``.delta(eps)``) of the exact PMF (:mod:`.privacy.accounting`).
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        label = label or f"certified ({self.notion}, eps={self.eps:g})"
+        return plot_design(self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
 
-        The weights ``w / 2**bits`` are converted to floats (relative error
-        ~1e-16, far below the PLD discretisation).
-        """
-        return accounting.compose(self.pmf_float, self.design.shifts, k, discretization=discretization)
-
-    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None) -> Any:
-        """PMF and privacy profile of the exact PMF; see :func:`optnoise.plotting.designs.plot_design`."""
-        label = f"certified ({self.notion}, eps={self.eps:g})"
-        return plot_design(self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label)
-
-    def to_opendp(self, *, rng: np.random.Generator | None = None) -> Any:
+    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
         """An OpenDP measurement sampling with this exact sampler and carrying the certificate as its privacy map.
 
         See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
         """
-        return opendp.to_opendp(self, rng=rng)
+        return opendp.to_opendp(self, rng=rng, T=T)
 
     def summary(self) -> str:
         """A few human-readable lines."""
@@ -417,7 +409,7 @@ class CertifiedDesign(_Certified):
 
 
 @dataclass(eq=False, repr=False)
-class CertifiedMechanism(_Certified):
+class CertifiedMechanism(_Certified, Accountable):
     """A mechanism matrix with exact integer weights, an exact certificate and an exact sampler.
 
     Row ``x`` of ``weights`` (shape ``(n+1, m+1)``) sums to ``2**bits``; the
@@ -500,6 +492,29 @@ class CertifiedMechanism(_Certified):
             v0 = vals[0]
             return int(v0) if float(v0) == int(v0) else float(v0)
         return vals.reshape(arr.shape)
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """The rows ``(P[x], P[x'])`` of the exact matrix over the design's ordered neighbour pairs."""
+        return accounting.mechanism_pairs(self.matrix_float, self.design.pairs)
+
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        label = label or f"certified ({self.notion}, eps={self.eps:g})"
+        return plot_mechanism(
+            self.matrix_float,
+            self.design.pairs,
+            outputs=self.outputs,
+            baseline=baseline,
+            eps=eps,
+            axes=axes,
+            label=label,
+        )
+
+    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
+        """An OpenDP measurement releasing row ``x`` with the exact sampler, the certificate as its map.
+
+        See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
+        """
+        return opendp.to_opendp(self, rng=rng, T=T)
 
     def summary(self) -> str:
         """A few human-readable lines."""

@@ -1,21 +1,30 @@
-"""Export of certified designs to other DP libraries (OpenDP).
+"""Export of certified designs to OpenDP, chainable after OpenDP's own transformations.
 
-:func:`to_opendp` wraps a :class:`~optnoise.deploy.certified.CertifiedDesign` as an
-OpenDP measurement through OpenDP's user-measurement plugin API
-(``opendp.measurements.make_user_measurement``):
+:func:`to_opendp` wraps a :class:`~optnoise.deploy.certified.CertifiedDesign`
+(modulo noise) or :class:`~optnoise.deploy.certified.CertifiedMechanism` (a
+general mechanism, or clamped noise) as an OpenDP measurement through OpenDP's
+user-measurement plugin API (``opendp.measurements.make_user_measurement``):
 
-* input: an integer answer ``q`` in ``{0..n}`` (``atom_domain(bounds=(0, n))``)
-  under the absolute distance;
-* function: ``q + eta (mod n+1)`` with ``eta`` drawn by the design's exact
-  sampler (:meth:`CertifiedDesign.release`, OS CSPRNG);
-* privacy map: ``d_in = 0`` maps to no loss; ``d_in >= 1`` maps to the
-  certificate ``(eps, certified_delta)`` when every shift ``+-1..+-d_in``
-  (mod n+1) is in the certified neighbourhood, and raises otherwise (the
-  certificate says nothing about farther pairs). The output measure is
-  ``approximate(max_divergence())`` (or ``max_divergence()`` when the
-  certified delta is 0); PDP certificates imply this DP guarantee (Kadam et
-  al. 2024, Theorem 1). ``certified_delta`` is an exact rational, rounded
-  *up* to the next float.
+* **input domain and metric**: any integer, ``atom_domain(T=T)`` (default
+  ``"i32"``, the output domain of ``make_count`` and of integer ``then_sum``),
+  under ``absolute_distance(T=T)``; so ``make_count(...) >> m`` and
+  ``make_clamp(...) >> then_sum() >> m`` chain without a domain mismatch;
+* **function**: the input is clamped to ``[0, n]`` first (clamping is
+  1-Lipschitz in the absolute distance, so neighbours stay neighbours and the
+  map below is unchanged), then released with the design's exact sampler
+  (``q + eta (mod n+1)``, or row ``x`` of the matrix), OS CSPRNG by default;
+* **privacy map**: ``d_in = 0`` maps to no loss; ``d_in >= 1`` maps to
+  ``(eps, delta)`` when every pair of answers at distance ``1..d_in`` is
+  covered, and raises otherwise (the certificate says nothing about farther
+  pairs). OpenDP's absolute distance is symmetric, so the map states the
+  guarantee for *both orders* of every pair: ``delta`` is the certified delta,
+  or for a directed design (which certifies only its listed order, see
+  :mod:`optnoise.privacy.accounting`) the larger of the certified delta and the
+  exact (eps, delta)-DP delta of the reverse order, computed exactly from the
+  certified weights (:func:`optnoise.privacy.exact.exact_pair_delta`). PDP
+  certificates imply the DP guarantee (Kadam et al. 2024, Theorem 1). The
+  output measure is ``approximate(max_divergence())``, or ``max_divergence()``
+  when that delta is 0. Exact rationals are rounded *up* to the next float.
 
 OpenDP is an optional dependency (``pip install optnoise[opendp]``); the
 constructor needs its ``contrib`` and ``honest-but-curious`` features, which
@@ -31,7 +40,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_opendp", "certified_map"]
+from optnoise.deploy.sampler import check_rng
+from optnoise.privacy.exact import check_bounds, exact_pair_delta
+
+__all__ = ["to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
+
+#: OpenDP integer types accepted as the input type ``T``.
+INTEGER_TYPES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
 
 
 def _float_up(x: Fraction | float) -> float:
@@ -42,16 +57,53 @@ def _float_up(x: Fraction | float) -> float:
     return f
 
 
-def certified_map(design: Any) -> Any:
+def symmetric_delta(certified: Any) -> Fraction | float:
+    """The exact delta at the certified eps for both orders of every certified pair.
+
+    The certified delta covers each listed ordered pair; the reverse order of each is
+    checked exactly as (eps, delta)-DP from the integer weights. For a symmetric
+    neighbourhood (every reverse is itself listed) this is the certified delta.
+    """
+    layout = certified.layout
+    reverse = exact_pair_delta(
+        certified.weights.ravel(), layout.second, layout.first, certified.denominator, "dp", check_bounds(certified.eps)
+    )
+    return max(certified.certified_delta, reverse)
+
+
+def _differences(certified: Any) -> tuple[set[int], int]:
+    """The answer differences ``x - x'`` the certificate covers in some order, and ``n``."""
+    problem = certified.design
+    n = problem.n
+    if certified.layout.kind == "pmf":  # modulo noise: the shifts, read modulo n+1
+        return {int(s) % (n + 1) for s in np.asarray(problem.shifts).ravel()}, n
+    pairs = np.asarray(problem.pairs).reshape(-1, 2)
+    return {int(a) - int(b) for a, b in pairs}, n
+
+
+def _missing(certified: Any, d: int) -> str | None:
+    """Why neighbours at distance up to ``d`` are not covered (``None`` when they are)."""
+    diffs, n = _differences(certified)
+    if certified.layout.kind == "pmf":
+        for k in range(1, min(d, n) + 1):
+            if k % (n + 1) not in diffs and (-k) % (n + 1) not in diffs:
+                return f"answers differing by {k} (shift +-{k} mod {n + 1}); the certified shifts are {sorted(diffs)}"
+        return None
+    pairs = {(int(a), int(b)) for a, b in np.asarray(certified.design.pairs).reshape(-1, 2)}
+    for k in range(1, min(d, n) + 1):
+        for x in range(n + 1 - k):
+            if (x, x + k) not in pairs and (x + k, x) not in pairs:
+                return f"the answers ({x}, {x + k}) (the certificate covers {len(pairs)} ordered pairs)"
+    return None
+
+
+def certified_map(certified: Any) -> Any:
     """The privacy map ``d_in -> (eps, delta)`` (or ``eps``) that a certified design supports.
 
-    ``design`` is a :class:`~optnoise.deploy.certified.CertifiedDesign` of a scalar query.
+    ``delta`` is :func:`symmetric_delta` (rounded up); see the module docstring.
     """
-    problem = design.design
-    n = problem.n
-    shifts = {int(s) % (n + 1) for s in np.asarray(problem.shifts).ravel()}
-    eps = float(design.eps)
-    delta = _float_up(design.certified_delta)
+    eps = float(certified.eps)
+    delta = _float_up(symmetric_delta(certified))
     pure = delta == 0.0
 
     def privacy_map(d_in: Any) -> Any:
@@ -60,53 +112,60 @@ def certified_map(design: Any) -> Any:
             raise ValueError(f"d_in must be >= 0; got {d_in!r}")
         if d == 0:
             return 0.0 if pure else (0.0, 0.0)
-        needed = {s % (n + 1) for k in range(1, d + 1) for s in (k, -k)}
-        if d > n or not needed <= shifts:
-            raise ValueError(
-                f"d_in = {d} is not covered by the certificate: neighbours differing by up to {d} need the "
-                f"shifts +-1..+-{d} (mod {n + 1}), the certified neighbourhood has {sorted(shifts)}"
-            )
+        why = _missing(certified, d)
+        if why is not None:
+            raise ValueError(f"d_in = {d} is not covered by the certificate: it does not cover {why}")
         return eps if pure else (eps, delta)
 
     return privacy_map
 
 
-def to_opendp(design: Any, *, rng: np.random.Generator | None = None) -> Any:
-    """An OpenDP measurement that releases ``q + eta (mod n+1)`` with the certified sampler.
+def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
+    """An OpenDP measurement releasing with the certified exact sampler (see the module docstring).
 
     Parameters
     ----------
-    design : CertifiedDesign
-        A certified scalar design.
+    certified : CertifiedDesign or CertifiedMechanism
+        A certified scalar design, general mechanism or clamped design.
     rng : numpy.random.Generator, optional
         ``None`` (default): the OS CSPRNG, for deployment. A seeded generator
         is for reproducible tests only.
+    T : str
+        The OpenDP integer type of the input (one of :data:`INTEGER_TYPES`).
 
     Returns
     -------
     opendp.mod.Measurement
     """
+    rng = check_rng(rng)
+    if not isinstance(T, str) or T not in INTEGER_TYPES:
+        raise ValueError(f"T must be one of {', '.join(INTEGER_TYPES)}; got {T!r}")
     try:
         import opendp.prelude as dp
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
-    if design.design.dim != 1:
-        raise ValueError(f"to_opendp supports scalar designs (d = 1); this design has d = {design.design.dim}")
-    if not design.verify():
+    if getattr(certified.design, "dim", 1) != 1:
+        raise ValueError(f"to_opendp supports scalar designs (d = 1); this design has d = {certified.design.dim}")
+    if not certified.verify():
         raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
     dp.enable_features("contrib", "honest-but-curious")
-    n = design.n
-    pure = _float_up(design.certified_delta) == 0.0
+    n = certified.n
+    privacy_map = certified_map(certified)
+    pure = privacy_map(0) == 0.0
     measure = dp.max_divergence() if pure else dp.approximate(dp.max_divergence())
+    outputs = None if certified.layout.kind == "pmf" else np.asarray(certified.outputs)
+    integral = outputs is None or bool(np.all(outputs == np.round(outputs)))
 
-    def release(q: Any) -> int:
-        return int(design.release(int(q), rng=rng))
+    def release(x: Any) -> Any:
+        q = min(max(int(x), 0), n)  # 1-Lipschitz: neighbours stay neighbours (module docstring)
+        out = certified.release(q, rng=rng)
+        return int(out) if integral else float(out)
 
     return dp.m.make_user_measurement(
-        dp.atom_domain(bounds=(0, n), T=int),
-        dp.absolute_distance(T=int),
+        dp.atom_domain(T=T),
+        dp.absolute_distance(T=T),
         output_measure=measure,
         function=release,
-        privacy_map=certified_map(design),
-        TO=int,
+        privacy_map=privacy_map,
+        TO=int if integral else float,
     )

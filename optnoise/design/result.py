@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optnoise.design.clamp import clamp_matrix
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.tolerance import RESULT_STATUSES, UNVERIFIED, pdp_rtol, settle_status, within_delta
 from optnoise.engine.validation import check_choice, check_pmf, real_array
-from optnoise.plotting.designs import plot_design
+from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from optnoise.design.mechanism import MechanismDesign
     from optnoise.design.noise import NoiseDesign
 
-__all__ = ["CheckedResult", "DesignResult", "MechanismResult", "set_certifier"]
+__all__ = ["Accountable", "CheckedResult", "DesignResult", "MechanismResult", "set_certifier"]
 
 #: The function behind ``result.certify()``: :func:`optnoise.deploy.certify.certify_result`, set on import.
 _certifier: Callable[..., Any] | None = None
@@ -156,8 +157,54 @@ class CheckedResult:
         }
 
 
+class Accountable:
+    """``pld()``, ``compose(k)`` and ``plot()`` of every result kind, from the mechanism it releases.
+
+    A subclass says what it releases (:meth:`release_pairs`: the ordered pairs of output
+    distributions its neighbourhood protects, :class:`optnoise.privacy.accounting.ReleasePairs`)
+    and how to draw it (:meth:`_draw`). Modulo noise releases ``(f, f(.+mu))`` per shift;
+    clamped noise and general mechanisms release the rows ``(P[x], P[x'])`` of their
+    matrix per ordered neighbour pair. The PLD is a dominating pair of all of them (valid
+    for adaptive composition whatever pair each round uses); a directed neighbourhood
+    protects its listed order only (see :mod:`optnoise.privacy.accounting`).
+    """
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """The ordered pairs of output distributions this release protects."""
+        raise NotImplementedError
+
+    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
+        """dp-accounting ``PrivacyLossDistribution`` of this release (:mod:`optnoise.privacy.accounting`).
+
+        Default: a dominating pair of every protected pair. ``shift=mu`` (modulo noise) or
+        ``shift=x - x'`` (a matrix): the pairs of that one shift, its listed order and the
+        reverse when the neighbourhood lists it too; its curve never exceeds the default's.
+        Warns (:class:`~optnoise.privacy.accounting.InfiniteLossWarning`) on mass of
+        infinite privacy loss.
+        """
+        return accounting.result_pld(None, None, discretization, shift, pairs=self.release_pairs())
+
+    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
+        """k-fold adaptive composition: an object with ``.epsilon(delta)`` and ``.delta(eps)``.
+
+        ``k`` is an integer in ``1..MAX_COMPOSITIONS`` (:data:`optnoise.privacy.accounting.MAX_COMPOSITIONS`).
+        """
+        return accounting.compose_pairs(self.release_pairs(), k, discretization=discretization)
+
+    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
+        """Draw the release (noise PMF or matrix) and its privacy profile ``delta(eps)``.
+
+        See :func:`optnoise.plotting.designs.plot_design` (modulo noise) and
+        :func:`optnoise.plotting.designs.plot_mechanism` (clamped noise, matrices).
+        """
+        return self._draw(baseline=baseline, eps=eps, axes=ax, label=label)
+
+    def _draw(self, **kw: Any) -> Any:
+        raise NotImplementedError
+
+
 @dataclass
-class DesignResult(CheckedResult):
+class DesignResult(CheckedResult, Accountable):
     """The outcome of :meth:`NoiseDesign.solve`.
 
     Attributes
@@ -257,26 +304,22 @@ class DesignResult(CheckedResult):
             return self.design.budget.satisfied(self.achieved)
         return super().verify()
 
-    def pld(self, *, discretization: float = accounting.DISCRETIZATION, shift: Any = None) -> Any:
-        """dp-accounting ``PrivacyLossDistribution`` of this PMF (see :mod:`optnoise.privacy.accounting`).
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """Modulo noise: ``(f, f(.+mu))`` per shift; clamped noise: the rows of its matrix per answer pair."""
+        pmf, d = self._require_pmf(), self.design
+        if d.release == "clamp":
+            return accounting.mechanism_pairs(clamp_matrix(pmf, d.n), d.pairs)
+        return accounting.noise_pairs(pmf, d.shifts)
 
-        Default: a dominating pair of every ``(f, f(. + mu))`` of the
-        neighbourhood (both orders of each neighbouring pair when it is
-        symmetric), valid for adaptive composition whatever shift each round
-        uses. ``shift=mu``: that one pair's PLD (remove and add directions).
-        Warns (:class:`~optnoise.privacy.accounting.InfiniteLossWarning`) on mass of
-        infinite privacy loss.
-        """
-        return accounting.result_pld(self._require_pmf(), self.design.shifts, discretization, shift)
-
-    def compose(self, k: int, *, discretization: float = accounting.DISCRETIZATION) -> accounting.Composition:
-        """k-fold composition of this design: an object with ``.epsilon(delta)`` and ``.delta(eps)``."""
-        return accounting.compose(self._require_pmf(), self.design.shifts, k, discretization=discretization)
-
-    def plot(self, *, baseline: Any = None, eps: Any = None, ax: Any = None, label: str | None = None) -> Any:
-        """Draw the PMF and its privacy profile delta(eps); see :func:`optnoise.plotting.designs.plot_design`."""
-        label = label or f"optimal ({self.design.privacy}, {self.design.metric})"
-        return plot_design(self._require_pmf(), self.design.shifts, baseline=baseline, eps=eps, axes=ax, label=label)
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        d = self.design
+        label = label or f"optimal ({d.privacy}, {d.metric})"
+        if d.release == "clamp":
+            pmf = self._require_pmf()
+            return plot_mechanism(
+                clamp_matrix(pmf, d.n), d.pairs, noise=pmf, baseline=baseline, eps=eps, axes=axes, label=label
+            )
+        return plot_design(self._require_pmf(), d.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
 
     def _require_pmf(self) -> np.ndarray:
         if self.pmf is None:
@@ -353,7 +396,7 @@ class DesignResult(CheckedResult):
 
 
 @dataclass
-class MechanismResult(CheckedResult):
+class MechanismResult(CheckedResult, Accountable):
     """The outcome of :meth:`MechanismDesign.solve`.
 
     Attributes
@@ -426,6 +469,21 @@ class MechanismResult(CheckedResult):
             float(d.max_loss or 0.0) if d.objective == "delta" else None,
             measure="Bayes loss",
             cap_name="max_loss",
+        )
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """The rows ``(P[x], P[x'])`` of every ordered neighbour pair of the design."""
+        if self.matrix is None:
+            raise ValueError(f"this result has no matrix (status {self.status!r})")
+        return accounting.mechanism_pairs(self.matrix, self.design.pairs)
+
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        d = self.design
+        label = label or f"optimal ({d.privacy}, {d.loss})"
+        if self.matrix is None:
+            raise ValueError(f"this result has no matrix (status {self.status!r})")
+        return plot_mechanism(
+            self.matrix, d.pairs, outputs=d.outputs, baseline=baseline, eps=eps, axes=axes, label=label
         )
 
     def certify(self, **kwargs: Any) -> Any:

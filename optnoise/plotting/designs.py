@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.validation import check_finite_array
+from optnoise.privacy.accounting import ReleasePairs, mechanism_pairs, privacy_profile
 from optnoise.privacy.curves import delta_dp
 from optnoise.privacy.noise import IntegerNoise, Mechanism
 
-__all__ = ["plot_design"]
+__all__ = ["plot_design", "plot_mechanism"]
 
 #: Smallest delta drawn on the log axis (a profile at 0 is drawn there).
 DELTA_FLOOR = 1e-16
@@ -144,6 +145,96 @@ def plot_design(
         ax_prof.semilogy(grid, bprof, "--", lw=1.2, label=base_name)
     ax_prof.set_xlabel("eps")
     ax_prof.set_ylabel("delta(eps)  (worst shift)")
+    ax_prof.set_title("privacy profile")
+    ax_prof.grid(True, which="both", alpha=0.3)
+    ax_prof.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def _pairs_eps(rp: ReleasePairs) -> np.ndarray:
+    """0 up to a little past the largest finite privacy loss of the pairs (capped at 10)."""
+    both = (rp.P > 0) & (rp.Q > 0)
+    with np.errstate(divide="ignore"):
+        loss = np.log(np.where(both, rp.P, 1.0)) - np.log(np.where(both, rp.Q, 1.0))
+    top = float(loss.max()) if np.any(both) else 1.0
+    return np.linspace(0.0, min(10.0, max(0.5, 1.1 * top)), 400)
+
+
+def plot_mechanism(
+    matrix: Any,
+    pairs: Any,
+    *,
+    outputs: Any = None,
+    noise: Any = None,
+    baseline: Any = None,
+    baseline_label: str | None = None,
+    eps: Any = None,
+    axes: Any = None,
+    label: str = "optimal",
+) -> Any:
+    """Draw a released matrix ``P[x, y]`` (left) and its privacy profile ``delta(eps)`` (right, log scale).
+
+    The profile is the worst case ``max H_{e^eps}(P[x] || P[x'])`` over the ordered
+    neighbour ``pairs`` (:func:`optnoise.privacy.accounting.privacy_profile`).
+
+    Parameters
+    ----------
+    matrix : array_like, shape (n+1, m+1)
+        Row ``x`` is the output distribution of input ``x``.
+    pairs : array_like, shape (K, 2)
+        The ordered neighbour pairs ``(x, x')`` the release protects.
+    outputs : array_like, optional
+        The value of every output column (default ``0..m``).
+    noise : array_like, shape (2n+1,), optional
+        For clamped noise: its PMF on ``-n..n``, drawn on the left instead of the matrix.
+    baseline : array_like or Mechanism, optional
+        A matrix of the same shape (or an object with ``.matrix``), drawn on the profile panel.
+    eps, axes, label, baseline_label
+        As for :func:`plot_design`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    M = check_finite_array("matrix", np.asarray(matrix, dtype=float), ndim=2)
+    rp = mechanism_pairs(M, pairs)
+    grid = _pairs_eps(rp) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
+    if np.any(grid < 0):
+        raise ValueError("eps values of the profile must be >= 0")
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
+    ax_left, ax_prof = axes
+    fig = ax_left.figure
+    if noise is not None:
+        f = np.asarray(noise, dtype=float).ravel()
+        n = (f.size - 1) // 2
+        ax_left.plot(np.arange(-n, n + 1), f, "o-", ms=3, lw=1.2, label=label)
+        ax_left.set_xlabel("noise value eta (released as clip(q + eta, 0, n))")
+        ax_left.set_ylabel("probability f(eta)")
+        ax_left.set_title("noise PMF")
+        ax_left.legend(loc="upper right", fontsize=8)
+    else:
+        vals = np.arange(M.shape[1]) if outputs is None else np.asarray(outputs, dtype=float)
+        img = ax_left.imshow(M, origin="lower", aspect="auto", cmap="viridis", interpolation="nearest")
+        step = max(1, M.shape[1] // 6)
+        ax_left.set_xticks(range(0, M.shape[1], step), [f"{v:g}" for v in vals[::step]])
+        ax_left.set_xlabel("output y")
+        ax_left.set_ylabel("input x")
+        ax_left.set_title("mechanism P[x, y]")
+        fig.colorbar(img, ax=ax_left, label="probability")
+    prof = np.maximum(np.asarray(privacy_profile(rp, eps=grid), dtype=float), DELTA_FLOOR)
+    ax_prof.semilogy(grid, prof, lw=1.6, label=label)
+    if baseline is not None:
+        B = np.asarray(getattr(baseline, "matrix", baseline), dtype=float)
+        if B.shape != M.shape:
+            raise ValueError(f"baseline matrix must have the release's shape {M.shape}; got {B.shape}")
+        bprof = np.maximum(np.asarray(privacy_profile(mechanism_pairs(B, pairs), eps=grid)), DELTA_FLOOR)
+        name = baseline_label or getattr(baseline, "name", None) or "baseline"
+        ax_prof.semilogy(grid, bprof, "--", lw=1.2, label=name)
+    ax_prof.set_xlabel("eps")
+    ax_prof.set_ylabel("delta(eps)  (worst neighbour pair)")
     ax_prof.set_title("privacy profile")
     ax_prof.grid(True, which="both", alpha=0.3)
     ax_prof.legend(loc="upper right", fontsize=8)

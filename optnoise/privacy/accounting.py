@@ -1,10 +1,29 @@
-"""Composition accounting of noise designs with privacy loss distributions (dp-accounting).
+"""Composition accounting of designs with privacy loss distributions (dp-accounting).
 
-A design releases ``q + eta (mod n+1)`` with ``eta ~ f``; neighbouring
-datasets differ by a shift ``mu`` of the answer, so one release is the pair of
-output distributions ``(P, Q) = (f, f(.+mu))`` for every shift of the
-design's neighbourhood (a symmetric neighbourhood lists ``mu`` and ``-mu``,
-which covers both orders of every neighbouring pair).
+Every design kind is accounted from the mechanism it *releases*, as a list of
+ordered pairs of output distributions ``(P_k, Q_k)``, one per ordered pair of
+neighbouring inputs it protects (:class:`ReleasePairs`):
+
+* modulo noise ``q + eta (mod n+1)``, ``eta ~ f``: neighbouring datasets differ by
+  a shift ``mu`` of the answer, so the pairs are ``(f, f(.+mu))`` for every shift of
+  the neighbourhood (:func:`design_pld`);
+* clamped noise and general mechanisms ``P[x, y]``: the pairs are the rows
+  ``(P[x], P[x'])`` of every ordered neighbour pair ``(x, x')`` of the design
+  (:func:`mechanism_pairs`).
+
+Directed and symmetric neighbourhoods. Differential privacy asks the bound for
+both orders of a neighbouring pair; optnoise's convention is that a design
+promises exactly the ordered pairs its neighbourhood lists. A *symmetric*
+neighbourhood lists both orders (``mu`` and ``-mu``; ``(x, x')`` and ``(x', x)``),
+so its designs are (eps, delta)-DP in the usual sense. A *directed* one (e.g. the
+paper's one-directional ``mu = +1``, neighbours that only add records) promises
+``H_{e^eps}(M(X) || M(X')) <= delta`` for its listed order only, and nothing for the
+reverse. Accounting follows the same convention everywhere: ``pld()``,
+``pld(shift=mu)`` (that shift's listed order, and its reverse only when the
+neighbourhood lists it), ``compose()``, ``plot()`` and the certificate cover the
+listed ordered pairs; so a single shift's curve never exceeds the worst case. The
+OpenDP export, whose metrics are symmetric, states the guarantee for both orders
+(:mod:`optnoise.deploy.opendp`).
 
 Worst case over shifts. The k-fold (adaptive) composition may use a different
 neighbouring pair in every round, so a single pair's PLD is not enough when the
@@ -50,17 +69,23 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.validation import check_delta, check_int, check_positive
-from optnoise.privacy.curves import hockey_stick, shifted_pmfs
+from optnoise.engine.validation import check_delta, check_int, check_int_array, check_positive
+from optnoise.privacy.curves import hockey_stick, resolve_shifts, shifted_pmfs
 
 __all__ = [
     "DISCRETIZATION",
     "MAX_GRID",
+    "MAX_COMPOSITIONS",
     "Composition",
     "InfiniteLossWarning",
+    "ReleasePairs",
     "compose",
+    "compose_pairs",
     "design_pld",
+    "dominating_pld",
     "infinite_loss_mass",
+    "mechanism_pairs",
+    "noise_pairs",
     "pair_pld",
     "privacy_profile",
     "result_pld",
@@ -70,16 +95,86 @@ __all__ = [
 DISCRETIZATION = 1e-4
 #: Largest number of grid points of one PLD (``(max loss - min loss) / h``).
 MAX_GRID = 4_000_000
+#: Largest number of compositions ``k`` accepted (dp-accounting composes by repeated squaring).
+MAX_COMPOSITIONS = 10**6
+
+
+@dataclass(frozen=True)
+class ReleasePairs:
+    """The ordered pairs of output distributions a design protects: ``P[k]`` against ``Q[k]``.
+
+    Attributes
+    ----------
+    P, Q : ndarray, shape (K, C)
+        Row ``k`` of ``P`` is the output distribution of the first input of pair ``k``,
+        row ``k`` of ``Q`` that of its neighbour; both over the same ``C`` outputs.
+    labels : ndarray, shape (K,) or (K, d)
+        The shift of each pair: ``mu`` for modulo noise (reduced mod ``modulus``), the
+        answer difference ``x - x'`` for matrices.
+    modulus : int or None
+        ``n+1`` for modulo noise (labels are read modulo it), ``None`` for matrices.
+    """
+
+    P: np.ndarray
+    Q: np.ndarray
+    labels: np.ndarray
+    modulus: int | None = None
+
+    def of_shift(self, shift: Any) -> ReleasePairs:
+        """The pairs of one shift: its listed order, and the reverse order when that is listed too.
+
+        ``ValueError`` (naming the protected shifts) when the design protects no pair of that shift.
+        """
+        lab = np.asarray(self.labels).reshape(len(self.labels), -1)
+        want = check_int_array("shift", shift).reshape(-1)
+        if want.size != lab.shape[1]:
+            raise ValueError(f"shift must be one shift with {lab.shape[1]} integer coordinate(s); got {shift!r}")
+
+        def norm(v: np.ndarray) -> np.ndarray:
+            return np.mod(v, self.modulus) if self.modulus else v
+
+        keep = np.all(norm(lab) == norm(want)[None, :], axis=1)
+        if not np.any(keep):
+            listed = sorted({tuple(r) if len(r) > 1 else int(r[0]) for r in lab.tolist()})
+            raise ValueError(f"shift must be one of the shifts this design protects {listed}; got {shift!r}")
+        keep |= np.all(norm(lab) == norm(-want)[None, :], axis=1)
+        return ReleasePairs(self.P[keep], self.Q[keep], self.labels[keep], self.modulus)
+
+
+def noise_pairs(pmf: Any, shifts: Any) -> ReleasePairs:
+    """The pairs ``(f, f(.+mu))`` of modulo noise over every shift (:func:`~optnoise.privacy.curves.shifted_pmfs`)."""
+    arr = np.asarray(pmf, dtype=float)
+    f, g = shifted_pmfs(arr, shifts)
+    mus = resolve_shifts(arr, shifts)
+    return ReleasePairs(np.broadcast_to(f, g.shape), g, mus[:, 0] if mus.shape[1] == 1 else mus, arr.shape[0])
+
+
+def mechanism_pairs(matrix: Any, pairs: Any) -> ReleasePairs:
+    """The pairs ``(P[x], P[x'])`` of a mechanism matrix over its ordered neighbour ``pairs``.
+
+    ``labels`` are the answer differences ``x - x'`` (the shifts of a clamped design).
+    """
+    M = np.asarray(matrix, dtype=float)
+    pr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    return ReleasePairs(M[pr[:, 0]], M[pr[:, 1]], pr[:, 0] - pr[:, 1], None)
 
 
 class InfiniteLossWarning(UserWarning):
     """A design puts mass where a shifted PMF is 0: an infinite privacy loss."""
 
 
-def infinite_loss_mass(pmf: Any, shifts: Any) -> float:
-    """Largest mass, over shifts, of outputs with ``f(eta) > 0 = f(eta + mu)`` (loss ``+inf``)."""
-    f, g = shifted_pmfs(pmf, shifts)
-    return float(np.max(np.where((g == 0) & (f[None, :] > 0), f[None, :], 0.0).sum(axis=1)))
+def infinite_loss_mass(pmf: Any, shifts: Any = None) -> float:
+    """Largest mass, over the pairs, of outputs with ``P(o) > 0 = Q(o)`` (loss ``+inf``).
+
+    ``infinite_loss_mass(pmf, shifts)`` for modulo noise, or ``infinite_loss_mass(pairs)``
+    for any :class:`ReleasePairs`.
+    """
+    rp = pmf if isinstance(pmf, ReleasePairs) else noise_pairs(pmf, shifts)
+    return _inf_mass(rp.P, rp.Q)
+
+
+def _inf_mass(P: np.ndarray, Q: np.ndarray) -> float:
+    return float(np.max(np.where((Q == 0) & (P > 0), P, 0.0).sum(axis=1)))
 
 
 def _pair_profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
@@ -95,26 +190,28 @@ def _pair_profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def privacy_profile(pmf: Any, shifts: Any, eps: Any) -> Any:
-    """Worst-case hockey stick ``max_mu H_{e^eps}(f || f(.+mu))`` at eps of any sign.
+def privacy_profile(pmf: Any, shifts: Any = None, eps: Any = None) -> Any:
+    """Worst-case hockey stick ``max_k H_{e^eps}(P_k || Q_k)`` at eps of any sign.
 
-    For ``eps >= 0`` this is :func:`optnoise.privacy.curves.delta_dp`; negative eps are
-    the part of the curve a dominating pair also needs (module docstring).
+    ``privacy_profile(pmf, shifts, eps)`` for modulo noise (the pairs ``(f, f(.+mu))``;
+    for ``eps >= 0`` this is :func:`optnoise.privacy.curves.delta_dp`), or
+    ``privacy_profile(pairs, eps=eps)`` for any :class:`ReleasePairs`. Negative eps are the
+    part of the curve a dominating pair also needs (module docstring).
     """
-    f, g = shifted_pmfs(pmf, shifts)
+    rp = pmf if isinstance(pmf, ReleasePairs) else noise_pairs(pmf, shifts)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     if not np.all(np.isfinite(e)):
         raise ValueError(f"eps must be finite; got {eps!r}")
-    out = np.max(np.stack([_pair_profile(f, gm, e) for gm in g]), axis=0)
+    out = np.max(np.stack([_pair_profile(p, q, e) for p, q in zip(rp.P, rp.Q, strict=True)]), axis=0)
     return float(out[0]) if np.ndim(eps) == 0 else out
 
 
-def _loss_range(f: np.ndarray, g: np.ndarray) -> tuple[float, float] | None:
-    both = (f[None, :] > 0) & (g > 0)
+def _loss_range(P: np.ndarray, Q: np.ndarray) -> tuple[float, float] | None:
+    both = (P > 0) & (Q > 0)
     if not np.any(both):
         return None
     with np.errstate(divide="ignore"):
-        loss = np.log(f)[None, :] - np.log(np.where(g > 0, g, 1.0))
+        loss = np.log(np.where(P > 0, P, 1.0)) - np.log(np.where(Q > 0, Q, 1.0))
     vals = loss[both]
     # both directions of every pair: the losses of (Q, P) are the negated ones
     return float(min(vals.min(), -vals.max())), float(max(vals.max(), -vals.min()))
@@ -149,14 +246,25 @@ def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION,
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
         Pessimistic; its ``infinity_mass`` is :func:`infinite_loss_mass`.
     """
+    return dominating_pld(noise_pairs(pmf, shifts), discretization=discretization, warn=warn)
+
+
+def dominating_pld(pairs: ReleasePairs, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Any:
+    """dp-accounting PLD of a dominating pair of every ``(P_k, Q_k)`` of ``pairs`` (module docstring).
+
+    The privacy profile ``max_k H_{e^eps}(P_k || Q_k)``, evaluated exactly on the grid
+    ``eps = i h`` for eps of both signs, becomes a pessimistic connect-the-dots PLD
+    (Doroshenko et al. 2022) whose hockey stick equals the profile at the grid points
+    and lies above it in between.
+    """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
     h = check_positive("discretization", discretization)
-    f, g = shifted_pmfs(pmf, shifts)
-    m_inf = float(np.max(np.where((g == 0) & (f[None, :] > 0), f[None, :], 0.0).sum(axis=1)))
+    P, Q = pairs.P, pairs.Q
+    m_inf = _inf_mass(P, Q)
     if warn:
         _warn_infinite(m_inf)
-    rng = _loss_range(f, g)
+    rng = _loss_range(P, Q)
     if rng is None:
         lo_i = hi_i = 0
     else:
@@ -167,7 +275,7 @@ def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION,
             f"[{lo_i * h:.3g}, {hi_i * h:.3g}]); choose a larger discretization (at most {MAX_GRID} points)"
         )
     eps = np.arange(lo_i, hi_i + 1) * h
-    deltas = np.max(np.stack([_pair_profile(f, gm, eps) for gm in g]), axis=0)
+    deltas = np.max(np.stack([_pair_profile(p, q, eps) for p, q in zip(P, Q, strict=True)]), axis=0)
     # at and beyond the largest finite loss only the infinite-loss atom remains (float noise aside)
     deltas = np.clip(deltas, m_inf, 1.0)
     deltas[-1] = m_inf
@@ -175,44 +283,47 @@ def design_pld(pmf: Any, shifts: Any, *, discretization: float = DISCRETIZATION,
     return privacy_loss_distribution.PrivacyLossDistribution(pmf_remove)
 
 
-def pair_pld(pmf: Any, shift: Any, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Any:
-    """dp-accounting PLD of the one pair ``(f, f(.+mu))``, both directions (remove and add).
+def pair_pld(
+    pmf: Any, shift: Any, *, shifts: Any = None, discretization: float = DISCRETIZATION, warn: bool = True
+) -> Any:
+    """dp-accounting PLD of one shift ``mu``: the pairs of that shift the neighbourhood protects.
 
-    Built with dp-accounting's ``from_two_probability_mass_functions`` from the
-    two PMFs (pessimistic rounding of each loss up to the grid ``h``). It
-    accounts only for compositions that use this shift in every round; for the
-    worst case over a neighbourhood use :func:`design_pld`.
+    With ``shifts`` (the design's neighbourhood), the pairs are ``(f, f(.+mu))`` and, when
+    the neighbourhood also lists ``-mu`` (symmetric), the reverse order: the module
+    docstring's convention, so the curve never exceeds :func:`design_pld`'s. Without
+    ``shifts`` both orders are taken (the pair of a symmetric neighbourhood). It accounts
+    only for compositions that use this shift in every round; for the worst case use
+    :func:`design_pld`.
     """
-    from dp_accounting.pld import privacy_loss_distribution
-
-    h = check_positive("discretization", discretization)
-    try:
-        one = np.asarray(shift).reshape(1, -1)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"shift must be a single shift (an int, or a vector for vector designs); got {shift!r}"
-        ) from None
-    f, g = shifted_pmfs(pmf, one)
-    g0 = g[0]
-    if warn:
-        _warn_infinite(float(max(f[(g0 == 0) & (f > 0)].sum(), g0[(f == 0) & (g0 > 0)].sum())))
-    with np.errstate(divide="ignore"):
-        lp, lq = np.log(f), np.log(g0)
-    # outcomes with mass 0 under both never occur and are left out; one-sided zeros are
-    # infinite losses that dp-accounting moves into infinity_mass itself
-    keep = (f > 0) | (g0 > 0)
-    upper = {int(i): float(lp[i]) for i in np.flatnonzero(keep)}
-    lower = {int(i): float(lq[i]) for i in np.flatnonzero(keep)}
-    return privacy_loss_distribution.from_two_probability_mass_functions(
-        lower, upper, value_discretization_interval=h, symmetric=False
-    )
+    if shifts is None:
+        try:
+            one = np.asarray(shift, dtype=np.int64).reshape(1, -1)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"shift must be a single shift (an int, or a vector); got {shift!r}") from None
+        shifts = np.concatenate([one, -one]) if one.shape[1] > 1 else np.array([one[0, 0], -one[0, 0]])
+    return dominating_pld(noise_pairs(pmf, shifts).of_shift(shift), discretization=discretization, warn=warn)
 
 
-def result_pld(pmf: Any, shifts: Any, discretization: float = DISCRETIZATION, shift: Any = None) -> Any:
-    """:func:`design_pld` (``shift=None``, the worst case over ``shifts``) or :func:`pair_pld` of one shift."""
-    if shift is None:
-        return design_pld(pmf, shifts, discretization=discretization)
-    return pair_pld(pmf, shift, discretization=discretization)
+def result_pld(
+    pmf: Any,
+    shifts: Any,
+    discretization: float = DISCRETIZATION,
+    shift: Any = None,
+    *,
+    pairs: ReleasePairs | None = None,
+) -> Any:
+    """The PLD a result reports: the worst case over its pairs, or those of one ``shift``.
+
+    Modulo noise passes ``pmf`` and ``shifts``; a matrix release passes its ``pairs``
+    (:func:`mechanism_pairs`), whose ``labels`` are the answer differences.
+    """
+    if pairs is None:
+        if shift is None:
+            return design_pld(pmf, shifts, discretization=discretization)
+        return pair_pld(pmf, shift, shifts=shifts, discretization=discretization)
+    if shift is not None:
+        pairs = pairs.of_shift(shift)
+    return dominating_pld(pairs, discretization=discretization)
 
 
 @dataclass(frozen=True)
@@ -249,8 +360,20 @@ class Composition:
         return float(self.pld.get_epsilon_for_delta(d))
 
 
+def check_compositions(k: Any, name: str = "k") -> int:
+    """A number of compositions: an integer in ``1..MAX_COMPOSITIONS``."""
+    return check_int(name, k, minimum=1, maximum=MAX_COMPOSITIONS)
+
+
 def compose(pmf: Any, shifts: Any, k: int, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Composition:
     """k-fold (adaptive) composition of the design with noise ``pmf`` over ``shifts`` (worst case)."""
-    k = check_int("k", k, minimum=1)
-    pld = design_pld(pmf, shifts, discretization=discretization, warn=warn)
-    return Composition(k=k, pld=pld if k == 1 else pld.self_compose(k), infinite_mass=infinite_loss_mass(pmf, shifts))
+    return compose_pairs(noise_pairs(pmf, shifts), k, discretization=discretization, warn=warn)
+
+
+def compose_pairs(
+    pairs: ReleasePairs, k: int, *, discretization: float = DISCRETIZATION, warn: bool = True
+) -> Composition:
+    """k-fold (adaptive) composition of any release given by its protected :class:`ReleasePairs`."""
+    k = check_compositions(k)
+    pld = dominating_pld(pairs, discretization=discretization, warn=warn)
+    return Composition(k=k, pld=pld if k == 1 else pld.self_compose(k), infinite_mass=_inf_mass(pairs.P, pairs.Q))

@@ -57,6 +57,7 @@ __all__ = [
     "hockey_stick",
     "pdp_leak",
     "shifted_pmfs",
+    "resolve_shifts",
     "delta_dp",
     "delta_pdp",
     "delta_pdp_kadam",
@@ -146,7 +147,7 @@ def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -
     return _ret(out, scalar)
 
 
-def _resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
+def resolve_shifts(pmf: np.ndarray, shifts: Any) -> np.ndarray:
     """Shift vectors as an int array of shape (k, d), reduced modulo n+1."""
     from optnoise.privacy.neighborhood import Neighborhood
 
@@ -178,7 +179,7 @@ def shifted_pmfs(pmf: Any, shifts: Any) -> tuple[np.ndarray, np.ndarray]:
     f = check_pmf("pmf", pmf, atol=1e-6)
     if f.ndim > 1 and len(set(f.shape)) != 1:
         raise ValueError(f"pmf must have shape (n+1,)*d; got {f.shape}")
-    mus = _resolve_shifts(f, shifts)
+    mus = resolve_shifts(f, shifts)
     if len(mus) * f.size > MAX_CELLS:
         raise ValueError(
             f"shifts: {len(mus)} shifts over {f.size} noise values exceed the accounting limit of {MAX_CELLS} pairs"
