@@ -199,7 +199,7 @@ class Accountable:
         """
         return self._draw(baseline=baseline, eps=eps, axes=ax, label=label)
 
-    def _draw(self, **kw: Any) -> Any:
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
         raise NotImplementedError
 
 
