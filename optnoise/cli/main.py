@@ -81,8 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--tol",
         default=0.0,
         type=float_arg("tol"),
-        help="extra absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators (default 0); the shared "
-        "tolerance rule (PDP indicators at eps * (1 + 1e-6) + 1e-12; delta * (1 + 1e-6) + 1e-12) always applies",
+        help="extra absolute slack on f(eta) - e^eps f(eta+mu) in PDP indicators, at most 1e-9 (default 0); "
+        "the shared tolerance rule (PDP indicators, and every notion at delta = 0, at eps * (1 + 1e-6) + 1e-12; "
+        "delta * (1 + 1e-6) for delta > 0) always applies",
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
 

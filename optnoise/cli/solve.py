@@ -11,7 +11,7 @@ from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, exit_for, format_pmf, 
 from optnoise.cli.sweeps import design_of
 from optnoise.design.noise import NoiseDesign
 from optnoise.engine.io import atomic_write_text
-from optnoise.engine.tolerance import UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
+from optnoise.engine.tolerance import FEASIBILITY_TOL, UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
 from optnoise.engine.validation import MAX_FINITE_EPS, check_delta, check_eps, check_output_path, check_pmf
 from optnoise.privacy.curves import NOTIONS, achieved_deltas
 from optnoise.privacy.neighborhood import Neighborhood
@@ -93,7 +93,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
 def cmd_verify(a: argparse.Namespace) -> int:
     eps = check_eps(a.eps, maximum=MAX_FINITE_EPS)  # the leak checks evaluate e^eps, which overflows beyond it
     delta = check_delta(a.delta)
-    tol = check_tol("tol", a.tol)
+    tol = check_tol("tol", a.tol, maximum=FEASIBILITY_TOL)
     pmf = check_pmf("pmf", load_array(a.pmf, "pmf"), atol=1e-9)
     if pmf.ndim > 1 and len(set(pmf.shape)) != 1:
         raise ValueError(f"pmf must have shape (n+1,)*d; got {pmf.shape}")
@@ -102,7 +102,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
     # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.engine.tolerance)
-    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps))
+    got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps), pure=delta == 0.0)
     notions = NOTIONS if a.privacy == "all" else (a.privacy,)
     passed = {k: within_delta(got[k], delta) for k in NOTIONS}
     ok = all(passed[k] for k in notions)

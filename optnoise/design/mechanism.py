@@ -605,6 +605,7 @@ class MechanismDesign:
             delta_objective=delta_objective,
             backend_objective=backend_objective,
             rounds=rounds,
+            bound=out.bound if out.status in ("optimal", "feasible", "time_limit") else None,
         )
 
     def _polish(self, res: MechanismResult, solver: str) -> MechanismResult | None:

@@ -73,7 +73,7 @@ from optnoise.design.rows import add_pair_rows
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.tolerance import MIP_REL_GAP, pdp_rtol
+from optnoise.engine.tolerance import MIP_REL_GAP, dp_eps, pdp_rtol
 from optnoise.engine.validation import (
     MAX_COST,
     MAX_EPS,
@@ -564,14 +564,21 @@ class NoiseDesign:
             )
         return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
 
-    def clamp_evaluation(self, pmf: np.ndarray) -> tuple[float, dict[str, float], dict[str, float]]:
-        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF."""
+    def clamp_evaluation(
+        self, pmf: np.ndarray, pure: bool | None = None
+    ) -> tuple[float, dict[str, float], dict[str, float]]:
+        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF.
+
+        ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
+        notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
+        """
+        pure = self.is_pure if pure is None else pure
         P = clamp_matrix(pmf, self.n)
         e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
         distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
         assert self.eps is not None  # release="clamp" excludes the budget notions
         achieved = {
-            "dp": float(mechanism_delta(P, self.pairs, self.eps, notion="dp")),
+            "dp": float(mechanism_delta(P, self.pairs, dp_eps(self.eps, pure), notion="dp")),
             "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
         }
         return distortion, achieved, matrix_errors(P)

@@ -25,24 +25,25 @@ its lazy-row loop with the same functions.
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from optnoise.design.canonical import CANONICAL_TOL, lexicographic_minimax
 from optnoise.design.clamp import clamp_repair
-from optnoise.design.repair import DEFAULT_BITS, RepairFailed, exact_repair, prepare
+from optnoise.design.repair import DEFAULT_BITS, RepairFailed, exact_repair, prepare, pure_envelope
 from optnoise.design.result import DesignResult
 from optnoise.engine.cache import entry_path, load_entry, store_entry
-from optnoise.engine.highs import polish_with_highs
+from optnoise.engine.highs import basis_dual, polish_with_highs
 from optnoise.engine.model import LinearModel
-from optnoise.engine.output import SolverOutput
+from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import check_solve_args, solve_model
-from optnoise.engine.tolerance import UNVERIFIED, within_delta
+from optnoise.engine.tolerance import OPTIMAL_GAP, UNVERIFIED, within_delta
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -98,26 +99,94 @@ def cached(
     rebuild: Callable[[Any], Any],
     compute: Callable[[], Any],
 ) -> Any:
-    """``compute()``, unless the cache holds a valid result of ``design`` under ``opts`` (steps 2 and 6)."""
+    """``compute()``, unless the cache holds a valid, proven result of ``design`` under ``opts`` (steps 2 and 6).
+
+    An entry carries what makes its status true (:func:`proof_of`); on load the bound is
+    recomputed from it (an LP's stored row multipliers go through weak duality on the
+    rebuilt model; a MILP's proven bound is compared with the rebuilt objective), so an
+    entry whose solution was replaced, or whose proof is missing, is solved again.
+    """
     path = entry_path(cache, design.key(**opts))
-    hit = load_entry(path, design.spec(), rebuild)
+
+    def rebuild_proved(entry: dict[str, Any]) -> Any:
+        data = dict(entry["result"])
+        bound = _entry_bound(design, entry.get("proof"), opts)
+        if data.get("status") == "optimal" and bound is None:
+            return None  # an optimal claim without a proof: solve again
+        data["bound"], data["gap"] = bound, None
+        return rebuild(data)
+
+    hit = load_entry(path, design.spec(), rebuild_proved)
     if hit is not None:
         return hit
     res = compute()
-    store_entry(path, design.spec(), res)
+    store_entry(path, design.spec(), res, proof_of(res))
     return res
 
 
-def repair_solution(design: Any, solution: np.ndarray, base: float) -> tuple[np.ndarray, str, float] | None:
-    """A verified solution within :data:`POLISH_RTOL` of an unverified one: ``(solution, method, loss)``, or ``None``.
+def proof_of(res: Any) -> dict[str, Any] | None:
+    """What a cache entry keeps to prove ``res``'s status: LP multipliers, or a MILP's bound and backend."""
+    if getattr(res, "dual", None) is not None:
+        return {"kind": "lp-dual", "dual": np.asarray(res.dual, dtype=float).tolist()}
+    if getattr(res, "bound", None) is not None:
+        return {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
+    return None
+
+
+def _entry_bound(design: Any, proof: Any, opts: dict[str, Any]) -> float | None:
+    """The bound a stored proof proves for ``design``, recomputed; ``None`` when it proves nothing."""
+    if not isinstance(proof, dict):
+        return None
+    if proof.get("kind") == "lp-dual" and isinstance(proof.get("dual"), list):
+        model = design.build_model(formulation=opts.get("formulation", "hull"))
+        return model.dual_bound(proof["dual"]) if not model.is_mip else None
+    if proof.get("kind") == "bound":
+        b = proof.get("bound")
+        return float(b) if isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) else None
+    return None
+
+
+@dataclass
+class Repair:
+    """A verified replacement of an unverified solution (:func:`repair_solution`).
+
+    ``loss`` is its objective; ``bound`` a proven lower bound when the repair proves one
+    (the pure-DP envelope does), else ``None`` (the solver's bound still holds).
+    """
+
+    solution: np.ndarray
+    method: str
+    loss: float
+    bound: float | None = None
+    dual: np.ndarray | None = None
+
+
+def proof_dual(model: LinearModel, x: np.ndarray | None) -> tuple[float, np.ndarray] | None:
+    """A tight LP bound ``(bound, multipliers)`` from the optimal basis near ``x`` (:func:`~.highs.basis_dual`)."""
+    if model.is_mip or x is None:
+        return None
+    scale = np.maximum(np.abs(np.asarray(x, dtype=float)), 1e-300)
+    y = basis_dual(model, scale)
+    bound = None if y is None else model.dual_bound(y)
+    return None if bound is None or y is None else (bound, y)
+
+
+def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | None:
+    """A verified solution within :data:`POLISH_RTOL` of an unverified one, or ``None``.
 
     A solver meets rows to an absolute tolerance; at a small delta, or in the
     tail of a long staircase, that can exceed the relative re-verification rule
-    although the solution is right up to tolerance. The exact repair
-    (:func:`optnoise.design.repair.exact_repair`) fixes exactly this with a loss
-    budget of ``POLISH_RTOL`` relative to ``base``; its exact solution passes the
-    float rule a fortiori. Clamped noise is repaired as a noise PMF, by mixing
-    with strictly private clamped noise (:func:`optnoise.design.clamp.clamp_repair`).
+    although the solution is right up to tolerance. Three repairs, the first that applies:
+
+    * pure DP (delta = 0) modulo noise: the envelope of the solver's PMF
+      (:func:`optnoise.design.repair.pure_envelope`), which meets every ratio exactly,
+      with a bound proved from the optimal basis found in scaled variables
+      (:func:`optnoise.engine.highs.basis_dual`); accepted when that proves it optimal,
+      whatever the solver's own (infeasibly low) objective was;
+    * the exact repair (:func:`optnoise.design.repair.exact_repair`) with a loss budget of
+      ``POLISH_RTOL`` relative to ``base``; its exact solution passes the float rule a fortiori;
+    * clamped noise is repaired as a noise PMF, by mixing with strictly private clamped
+      noise (:func:`optnoise.design.clamp.clamp_repair`).
     """
     token = _POLISHING.set(True)  # the repair's own re-solves are not repaired again
     try:
@@ -132,21 +201,27 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> tuple[np.
             )
             if pmf is None:
                 return None
-            return pmf, "mixed with strictly private clamped noise", design.clamp_evaluation(pmf)[0]
+            return Repair(pmf, "mixed with strictly private clamped noise", design.clamp_evaluation(pmf)[0])
         layout = design.pair_layout()
+        p = prepare(layout.embed(solution))
+        target = float(design.delta or 0.0)
+        if target == 0.0 and layout.rows == 1:
+            lifted = pure_envelope(layout, p, design.eps)
+            if lifted is not None:
+                model = design.build_model()
+                cost = layout.loss_of(lifted)
+                proof = proof_dual(model, np.concatenate([lifted, np.ones(model.shape[1] - lifted.size)]))
+                if proof is not None and relative_gap(cost, proof[0]) is not None:
+                    gap = relative_gap(cost, proof[0])
+                    if gap is not None and gap <= OPTIMAL_GAP:
+                        shaped = lifted.reshape(layout.weights_shape)
+                        return Repair(shaped, "pure-DP envelope", cost, bound=proof[0], dual=proof[1])
         try:
-            fixed = exact_repair(
-                design,
-                prepare(layout.embed(solution)),
-                base=base,
-                target=float(design.delta or 0.0),
-                max_loss=POLISH_RTOL,
-                solver="highs",
-            )
+            fixed = exact_repair(design, p, base=base, target=target, max_loss=POLISH_RTOL, solver="highs")
         except RepairFailed:
             return None
         weights = np.asarray(fixed.weights, dtype=float).reshape(layout.weights_shape) / float(1 << DEFAULT_BITS)
-        return weights, fixed.method, fixed.loss
+        return Repair(weights, fixed.method, fixed.loss)
     finally:
         _POLISHING.reset(token)
 
@@ -209,6 +284,24 @@ def solve_noise(
     return cached(design, cache, opts, lambda data: DesignResult.from_dict(data, design=design), compute)
 
 
+def _proved(model: LinearModel, out: SolverOutput) -> SolverOutput:
+    """An LP output whose weak-duality gap exceeds ``OPTIMAL_GAP``, with the tighter bound of its basis.
+
+    HiGHS' own multipliers are accurate to an absolute tolerance; where the optimum spans
+    many orders of magnitude that leaves a gap of ~1e-6 even at the optimum. The optimal
+    basis, found again in variables scaled by the solution, gives the bound its accuracy
+    back (:func:`proof_dual`).
+    """
+    if model.is_mip or out.status != "optimal" or out.x is None or out.objective is None:
+        return out
+    if out.gap is not None and out.gap <= OPTIMAL_GAP:
+        return out
+    proof = proof_dual(model, out.x)
+    if proof is None or (out.bound is not None and proof[0] <= out.bound):
+        return out
+    return replace(out, bound=proof[0], gap=relative_gap(out.objective, proof[0]), dual=proof[1])
+
+
 def _needs_retry(design: NoiseDesign, res: DesignResult) -> bool:
     return res.status in (UNVERIFIED, "error") or (res.status == "infeasible" and design.uniform_is_feasible())
 
@@ -234,7 +327,7 @@ def _settle_noise(
 
     def attempt(extra: dict[str, Any] | None) -> tuple[DesignResult, SolverOutput]:
         opt = {**(options or {}), **(extra or {})} or None
-        out = backend_solve(model, solver, time_limit, mip_gap, verbose, opt, concurrent=concurrent)
+        out = _proved(model, backend_solve(model, solver, time_limit, mip_gap, verbose, opt, concurrent=concurrent))
         return _result(design, model, out, solver, out.info["backend_objective"]), out
 
     res, out = attempt(None)
@@ -273,31 +366,36 @@ def _settle_noise(
 
 
 def _repaired_noise(design: NoiseDesign, res: DesignResult, solver: str) -> DesignResult | None:
-    """The ``"optimal"`` repair of an unverified noise result (:func:`repair_solution`), or ``None``."""
+    """The repair of an unverified noise result (:func:`repair_solution`), or ``None``.
+
+    Its status is settled like any result's: ``"optimal"`` when its gap to the proven bound
+    (the repair's own, or the solver's) is within ``OPTIMAL_GAP``.
+    """
     if res.pmf is None or res.distortion is None:
         return None
     d0 = float(res.distortion)
     fixed = repair_solution(design, res.pmf, d0)
     if fixed is None:
         return None
-    pmf, method, new = fixed
-    loss = (new - d0) / max(1.0, abs(d0))
+    change = (fixed.loss - d0) / max(1.0, abs(d0))
+    exact = "exact " if design.release == "modulo" and fixed.bound is None else ""
     out = DesignResult(
         design=design,
         status="optimal",
-        pmf=pmf,
+        pmf=fixed.solution,
         solver=solver,
         solve_time=res.solve_time,
         model_size=res.model_size,
-        gap=max(float(res.gap or 0.0), loss, 0.0),
+        gap=max(float(res.gap or 0.0), change, 0.0),
+        bound=fixed.bound if fixed.bound is not None else res.bound,
+        dual=fixed.dual if fixed.bound is not None else res.dual,
         message=(
-            f"the solver's PMF failed re-verification ({res.message}); replaced by its "
-            f"{'exact ' if design.release == 'modulo' else ''}repair "
-            f"({method}, relative distortion change {loss:.3g})"
+            f"the solver's PMF failed re-verification ({res.message}); replaced by its {exact}repair "
+            f"({fixed.method}, relative distortion change {change:.3g})"
         ),
         backend_objective=res.backend_objective,
     )
-    return out if out.status == "optimal" else None
+    return out if out.status in ("optimal", "feasible") else None
 
 
 def _result(
@@ -331,6 +429,8 @@ def _result(
         ),
         backend_objective=backend_objective,
         canonical=canonical,
+        bound=out.bound,
+        dual=out.dual,
     )
 
 

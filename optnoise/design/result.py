@@ -23,7 +23,16 @@ import numpy as np
 from optnoise.design.clamp import clamp_matrix
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
-from optnoise.engine.tolerance import RESULT_STATUSES, UNVERIFIED, pdp_rtol, settle_status, within_delta
+from optnoise.engine.output import relative_gap
+from optnoise.engine.tolerance import (
+    RESULT_STATUSES,
+    UNVERIFIED,
+    dp_eps,
+    pdp_rtol,
+    settle_gap,
+    settle_status,
+    within_delta,
+)
 from optnoise.engine.validation import check_choice, check_pmf, real_array
 from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
@@ -76,6 +85,17 @@ class CheckedResult:
         """The delta the solution must meet: the design's, or the minimised one (``objective="delta"``)."""
         return self.design.delta if self.design.objective != "delta" else self.delta_objective
 
+    def _objective(self) -> float | None:
+        """The value the design minimised, recomputed from the solution (distortion, loss or delta)."""
+        if self.design.objective == "delta":
+            return self.delta_objective
+        return getattr(self, "distortion", getattr(self, "loss", None))
+
+    def _pure_target(self) -> bool:
+        """True when the target delta is 0 (pure DP): every notion is then read at one slackened eps."""
+        target = self.target
+        return target is not None and float(target) == 0.0
+
     @property
     def delta(self) -> float | None:
         """The delta this solution guarantees under the design's notion (requested or minimised)."""
@@ -95,7 +115,8 @@ class CheckedResult:
         return within_delta(self.achieved[self.design.privacy], float(self.target))
 
     def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
-        """Apply :func:`settle_status` to this result: an unmet claim becomes ``"unverified"`` with the reason."""
+        """Apply the rules of :mod:`optnoise.engine.tolerance`: an unmet claim becomes ``"unverified"``
+        with the reason, an ``"optimal"`` without a proven gap within ``OPTIMAL_GAP`` becomes ``"feasible"``."""
         status, why = settle_status(
             self.status,
             self.achieved[self.design.privacy],
@@ -107,6 +128,15 @@ class CheckedResult:
         )
         if status != self.status:
             self._demote(why)
+            return
+        bound = getattr(self, "bound", None)
+        objective = self._objective()
+        if bound is not None and objective is not None:
+            self.gap = relative_gap(objective, bound)
+        status, why = settle_gap(self.status, getattr(self, "gap", None))
+        if status != self.status:
+            self.status = status
+            self.message = f"{self.message}; {why}".lstrip("; ")
 
     def _demote(self, why: str) -> None:
         """Status ``"unverified"``, with ``why`` before the solver's own message."""
@@ -154,6 +184,7 @@ class CheckedResult:
             "message": message,
             "backend_objective": number("backend_objective"),
             "delta": number("delta"),
+            "bound": number("bound"),
         }
 
 
@@ -233,8 +264,13 @@ class DesignResult(CheckedResult, Accountable):
         Seconds in the solver.
     model_size : dict
         Rows, columns, integers and nonzeros of the model.
+    bound : float or None
+        A proven lower bound on the objective (distortion, or delta for ``objective="delta"``):
+        a MILP solver's dual bound, or an LP's weak-duality bound from its row multipliers
+        (:meth:`optnoise.engine.model.LinearModel.dual_bound`).
     gap : float or None
-        Relative MILP gap of the incumbent (0 or tiny when optimal).
+        Relative gap ``(objective - bound) / objective`` of the returned solution; ``"optimal"``
+        needs it within :data:`optnoise.engine.tolerance.OPTIMAL_GAP`.
     delta_objective : float or None
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
@@ -262,6 +298,8 @@ class DesignResult(CheckedResult, Accountable):
     actual: dict[str, float] = field(default_factory=dict)
     distortion: float | None = None
     backend: str = ""
+    bound: float | None = None
+    dual: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -274,13 +312,13 @@ class DesignResult(CheckedResult, Accountable):
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
         if d.release == "clamp":
-            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf)
+            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf, self._pure_target())
         elif d.budget is not None:
             self.distortion = float(np.sum(d.cost * self.pmf))
             self.achieved = d.budget.achieved(self.pmf, d.shifts)
             self.actual = modulo_errors(self.pmf)
             # a budget has no single target delta: its own re-verification decides (optnoise.privacy.budget)
-            if self.status in ("optimal", "time_limit") and not d.budget.satisfied(self.achieved):
+            if self.status in ("optimal", "feasible", "time_limit") and not d.budget.satisfied(self.achieved):
                 self._demote(
                     f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
                 )
@@ -288,7 +326,7 @@ class DesignResult(CheckedResult, Accountable):
         else:
             assert d.eps is not None  # a design without a budget has one eps
             self.distortion = float(np.sum(d.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps))
+            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps), pure=self._pure_target())
             self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
         self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
@@ -355,6 +393,7 @@ class DesignResult(CheckedResult, Accountable):
             "backend": self.backend,
             "solve_time_s": self.solve_time,
             "gap": self.gap,
+            "bound": self.bound,
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,
@@ -445,6 +484,7 @@ class MechanismResult(CheckedResult, Accountable):
     achieved: dict[str, float] = field(default_factory=dict)
     actual: dict[str, float] = field(default_factory=dict)
     loss: float | None = None
+    bound: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("status", self.status, RESULT_STATUSES)
@@ -459,7 +499,7 @@ class MechanismResult(CheckedResult, Accountable):
         self.matrix = P
         self.loss = d.loss_of(P)
         self.achieved = {
-            "dp": float(mechanism_delta(P, d.pairs, d.eps, notion="dp")),
+            "dp": float(mechanism_delta(P, d.pairs, dp_eps(d.eps, self._pure_target()), notion="dp")),
             "pdp": float(mechanism_delta(P, d.pairs, d.eps, notion="pdp", rtol=pdp_rtol(d.eps))),
         }
         self.actual = matrix_errors(P, d.outputs)
@@ -519,6 +559,7 @@ class MechanismResult(CheckedResult, Accountable):
             "solver": self.solver,
             "solve_time_s": self.solve_time,
             "gap": self.gap,
+            "bound": self.bound,
             "backend_objective": self.backend_objective,
             "model_size": self.model_size,
             "rounds": self.rounds,

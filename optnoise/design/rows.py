@@ -37,11 +37,13 @@ from __future__ import annotations
 import numpy as np
 
 from optnoise.engine.model import ModelBuilder
-from optnoise.engine.tolerance import DELTA_ATOL, DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
 from optnoise.engine.validation import check_choice
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 
+#: Smallest delta a budget row is scaled by: coefficients stay below 1e12, which solvers handle.
+ROW_SCALE_FLOOR = 1e-12
 #: What :func:`add_pair_rows` can impose on a set of entries.
 PAIR_NOTIONS = ("pure", "dp", "pdp")
 
@@ -57,8 +59,9 @@ def _budget_rows(mb: ModelBuilder, cols: np.ndarray, group: np.ndarray, delta: f
         if 0.0 < d and FEASIBILITY_TOL > DELTA_RTOL * d:
             # A solver meets a row to an absolute tolerance (1e-9), which at a small delta would be a large
             # relative excess of the budget; written as sum / delta <= 1 it acts relatively on delta. Below
-            # DELTA_ATOL the rule's absolute slack takes over, so the coefficient stays <= 1e12.
-            scale = max(d, DELTA_ATOL)
+            # ROW_SCALE_FLOOR the coefficient would be too large for the solver; re-verification and the
+            # exact repair then take over.
+            scale = max(d, ROW_SCALE_FLOOR)
             mb.add_rows(local, cols, 1.0 / scale, upper=d / scale)
         else:
             mb.add_rows(local, cols, 1.0, upper=delta)

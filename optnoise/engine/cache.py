@@ -7,12 +7,15 @@ Two layers over one store of JSON files ``<folder>/<key>.json``:
 * design results (:func:`problem_key`, :func:`load_entry`,
   :func:`store_entry`): ``NoiseDesign.solve(cache=...)`` and
   ``MechanismDesign.solve(cache=...)`` (and so sweeps) store the problem's
-  ``spec()`` beside the result's ``to_dict()``. An entry is used only if its
-  format is current, its stored spec equals the design's (the key already
-  hashes the spec; comparing the stored one catches a replaced file) and the
-  result rebuilt from it (which re-verifies it from scratch) is neither
-  ``"unverified"`` nor ``"error"``; otherwise the design is solved again and
-  the entry overwritten. Unverified or failed results are never written.
+  ``spec()`` beside the result's ``to_dict()`` and its *proof*: what makes an
+  ``"optimal"`` status true (an LP's row multipliers, a MILP's proven bound;
+  :mod:`optnoise.design.pipeline`). An entry is used only if its format is
+  current, its stored spec equals the design's (the key already hashes the spec;
+  comparing the stored one catches a replaced file) and the result rebuilt from
+  it (which re-verifies it from scratch and re-checks its proof) is neither
+  ``"unverified"`` nor ``"error"`` and still has the status it was stored with;
+  otherwise the design is solved again and the entry overwritten. Unverified or
+  failed results are never written.
 
 Keys hash everything that determines the result (the problem, the solver and
 its options, and :data:`CACHE_VERSION`), so a changed problem or option never
@@ -57,8 +60,8 @@ __all__ = [
 #: Part of every key; raise it when a change to optnoise makes old entries wrong.
 CACHE_VERSION = 1
 
-#: Format of a design-result entry (checked on load).
-CACHE_FORMAT = 2
+#: Format of a design-result entry (checked on load); 3 adds the proof of an optimal status.
+CACHE_FORMAT = 3
 
 R = TypeVar("R")
 
@@ -130,10 +133,11 @@ def entry_path(cache: str | os.PathLike | None, key: str) -> Path | None:
     return None if cache is None else _path(ensure_folder("cache", cache), key)
 
 
-def load_entry(path: Path | None, spec: dict[str, Any], rebuild: Callable[[dict[str, Any]], R]) -> R | None:
-    """The cached result at ``path``, or ``None`` when absent, stale, corrupt or unverifiable.
+def load_entry(path: Path | None, spec: dict[str, Any], rebuild: Callable[[dict[str, Any]], R | None]) -> R | None:
+    """The cached result at ``path``, or ``None`` when absent, stale, corrupt, unverifiable or unproven.
 
-    ``rebuild`` turns the stored ``to_dict()`` back into a result (re-verifying it).
+    ``rebuild`` turns the stored entry (``"result"``: its ``to_dict()``, ``"proof"``) back into a
+    result, re-verifying it and re-checking its proof (``None`` when it cannot).
     """
     data = None if path is None else _read(path)
     if data is None or data.get("cache_format") != CACHE_FORMAT:
@@ -141,16 +145,20 @@ def load_entry(path: Path | None, spec: dict[str, Any], rebuild: Callable[[dict[
     if data.get("spec") != json.loads(json.dumps(spec)):
         return None
     try:
-        res = rebuild(data["result"])
+        res = rebuild(data)
     except (ValueError, KeyError, TypeError):
         return None
-    # the rebuilt result was re-verified: an entry that fails is solved again (and overwritten)
-    return None if getattr(res, "status", None) in (UNVERIFIED, "error") else res
+    # the rebuilt result was re-verified and its proof re-checked: an entry that fails either, or whose
+    # status changed on the way, is solved again (and overwritten)
+    stored = data.get("result", {}).get("status") if isinstance(data.get("result"), dict) else None
+    if res is None or getattr(res, "status", None) in (UNVERIFIED, "error") or res.status != stored:  # type: ignore[attr-defined]
+        return None
+    return res
 
 
-def store_entry(path: Path | None, spec: dict[str, Any], result: Any) -> None:
-    """Write ``result`` to ``path`` atomically, unless there is no cache or it is unverified or failed."""
+def store_entry(path: Path | None, spec: dict[str, Any], result: Any, proof: dict[str, Any] | None = None) -> None:
+    """Write ``result`` and its ``proof`` to ``path`` atomically (not without a cache, nor unverified or failed)."""
     if path is None or result.status in (UNVERIFIED, "error"):
         return
-    entry = {"cache_format": CACHE_FORMAT, "spec": spec, "result": result.to_dict()}
+    entry = {"cache_format": CACHE_FORMAT, "spec": spec, "result": result.to_dict(), "proof": proof}
     atomic_write_text(path, json.dumps(entry))

@@ -93,8 +93,11 @@ def solve_cvxpy(
         return SolverOutput("error", None, None, None, None, time.perf_counter() - t0, "cvxpy", message=str(exc))
     dt = time.perf_counter() - t0
     st = prob.status
-    if st in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+    if st == cp.OPTIMAL:
         status = "optimal"
+    elif st == cp.OPTIMAL_INACCURATE:
+        # the solver stopped without meeting its own accuracy: a point, never a proven optimum
+        status = "feasible"
     elif st in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         status = "infeasible"
     elif st in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
@@ -104,7 +107,7 @@ def solve_cvxpy(
     else:
         status = "error"
     x = None
-    if all(v.value is not None for _, v in parts) and status in ("optimal", "time_limit"):
+    if all(v.value is not None for _, v in parts) and status in ("optimal", "feasible", "time_limit"):
         x = np.zeros(model.shape[1])
         for idx, v in parts:
             x[idx] = np.asarray(v.value, dtype=float).ravel()

@@ -32,6 +32,7 @@ __all__ = [
     "set_start",
     "highs_output",
     "polish_with_highs",
+    "basis_dual",
 ]
 
 
@@ -282,7 +283,14 @@ def highs_output(h: Any, model: LinearModel, seconds: float) -> SolverOutput:
     has_x = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value, dtype=float) if has_x else None
     obj = float(info.objective_function_value) if has_x else None
-    bound = float(info.mip_dual_bound) if model.is_mip else obj
+    dual = None
+    if model.is_mip:
+        bound: float | None = float(info.mip_dual_bound)
+    else:
+        # an LP's bound is proved here from HiGHS' row multipliers by weak duality, not taken on trust
+        if info.dual_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible:
+            dual = np.asarray(h.getSolution().row_dual, dtype=float)
+        bound = None if dual is None else model.dual_bound(dual)
     if ms == S.kOptimal:
         status = "optimal"
     elif ms in (S.kInfeasible, S.kUnboundedOrInfeasible):
@@ -293,8 +301,8 @@ def highs_output(h: Any, model: LinearModel, seconds: float) -> SolverOutput:
         status = "time_limit"
     else:
         status = "error"
-    gap = 0.0 if status == "optimal" and not model.is_mip else relative_gap(obj, bound)
-    return SolverOutput(status, x, obj, bound, gap, seconds, "highs", message=h.modelStatusToString(ms))
+    gap = relative_gap(obj, bound)
+    return SolverOutput(status, x, obj, bound, gap, seconds, "highs", message=h.modelStatusToString(ms), dual=dual)
 
 
 def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
@@ -331,3 +339,57 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
 
 #: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
 LP_ALGORITHMS = {"simplex": "simplex", "ipm": "ipm"}
+
+
+def basis_dual(model: LinearModel, col_scale: np.ndarray, *, time_limit: float | None = None) -> np.ndarray | None:
+    """Row multipliers of ``model`` for a tight weak-duality bound, from an optimal basis found in scaled variables.
+
+    HiGHS meets rows and reduced costs to absolute tolerances, so where an optimum spans many
+    orders of magnitude (the tail of a pure-DP staircase: masses down to 1e-30) its own
+    multipliers leave a weak-duality gap of ~1e-6 relative. Here ``model`` is re-solved for
+    ``z = x / col_scale`` with every row divided by its largest coefficient, which makes
+    HiGHS' tolerances relative to each column's scale, so it ends at the right basis; the
+    multipliers of that basis are then computed in ``model``'s own variables, ``B^T y = c_B``
+    (a sparse LU), and :meth:`~optnoise.engine.model.LinearModel.dual_bound` turns them into
+    a bound, which is valid whatever their accuracy. ``col_scale`` must be positive (e.g. a
+    near-optimal solution lifted off zero). ``None`` when the re-solve gives no basis.
+    """
+    import highspy
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve
+
+    s = np.asarray(col_scale, dtype=float)
+    if model.is_mip or s.shape != (model.shape[1],) or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        return None
+    A = model.A.tocsr() @ sp.diags(s)
+    top = np.asarray(abs(A).max(axis=1).todense()).ravel()
+    r = np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
+    scaled = LinearModel(
+        c=np.asarray(model.c, dtype=float) * s,
+        A=sp.csr_matrix(sp.diags(r) @ A),
+        row_lower=model.row_lower * r,
+        row_upper=model.row_upper * r,
+        col_lower=model.col_lower / s,
+        col_upper=model.col_upper / s,
+        integrality=np.zeros(model.shape[1], dtype=bool),
+        offset=model.offset,
+    )
+    h = highs_instance(scaled, time_limit=time_limit)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    basis = h.getBasis()
+    basic = int(highspy.HighsBasisStatus.kBasic)
+    cols = np.array([int(v) for v in basis.col_status]) == basic
+    rows = np.array([int(v) for v in basis.row_status]) == basic
+    m = model.shape[0]
+    if cols.sum() + rows.sum() != m:
+        return None
+    # the basis matrix in model's own variables: basic columns of A, and -I for basic row activities
+    B = sp.hstack([model.A.tocsc()[:, cols], -sp.eye(m, format="csc")[:, rows]], format="csc")
+    c_b = np.concatenate([np.asarray(model.c, dtype=float)[cols], np.zeros(int(rows.sum()))])
+    try:
+        y = np.asarray(spsolve(B.T.tocsc(), c_b), dtype=float)
+    except (RuntimeError, ValueError):  # a singular basis: no multipliers from it
+        return None
+    return y if np.all(np.isfinite(y)) else None

@@ -112,6 +112,41 @@ class LinearModel:
         except KeyError:
             raise ValueError(f"block must be one of {sorted(self.blocks)}; got {name!r}") from None
 
+    def dual_bound(self, y: Any) -> float | None:
+        """A lower bound on the LP's optimum from any row multipliers ``y`` (weak duality), or ``None``.
+
+        For every ``y``, ``L(y) = offset + sum_i (y_i row_lower_i if y_i > 0 else y_i row_upper_i)
+        + sum_j min over col_lower_j <= x_j <= col_upper_j of (c - A^T y)_j x_j`` is at most
+        ``c @ x + offset`` for every feasible ``x``: it needs no accuracy from whoever computed
+        ``y`` (a multiplier whose row side is infinite is taken as 0, which keeps the bound
+        valid). ``None`` when it is ``-inf`` (a reduced cost of the wrong sign on an unbounded
+        column) or ``y`` is not a finite vector of one entry per row. The float evaluation is
+        rounded down by a relative ``1e-14`` of its terms, so float error cannot overstate it.
+        Integer columns are relaxed: for a MILP this is a bound of its LP relaxation.
+        """
+        try:
+            yv = np.asarray(y, dtype=float).ravel()
+        except (TypeError, ValueError):
+            return None
+        if yv.shape != (self.shape[0],) or not np.all(np.isfinite(yv)):
+            return None
+        yv = np.where(
+            (yv > 0) & np.isfinite(self.row_lower), yv, np.where((yv < 0) & np.isfinite(self.row_upper), yv, 0.0)
+        )
+        row_terms = np.where(yv > 0, yv * np.where(np.isfinite(self.row_lower), self.row_lower, 0.0), 0.0) + np.where(
+            yv < 0, yv * np.where(np.isfinite(self.row_upper), self.row_upper, 0.0), 0.0
+        )
+        r = np.asarray(self.c, dtype=float) - self.A.T @ yv
+        lo, hi = self.col_lower, self.col_upper
+        if np.any((r > 0) & ~np.isfinite(lo)) or np.any((r < 0) & ~np.isfinite(hi)):
+            return None
+        col_terms = np.where(
+            r > 0, r * np.where(np.isfinite(lo), lo, 0.0), np.where(r < 0, r * np.where(np.isfinite(hi), hi, 0.0), 0.0)
+        )
+        terms = np.concatenate([row_terms, col_terms, [float(self.offset)]])
+        value = float(np.sum(terms))
+        return value - 1e-14 * float(np.sum(np.abs(terms))) - 1e-300
+
     def residuals(self, x: np.ndarray) -> dict[str, float]:
         """Largest violation of rows, bounds and integrality by ``x`` (for checks)."""
         ax = self.A @ x

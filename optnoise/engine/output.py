@@ -11,7 +11,7 @@ __all__ = ["STATUSES", "SolverOutput", "relative_gap"]
 
 
 #: Possible values of :attr:`SolverOutput.status`.
-STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
+STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit", "error")
 
 
 @dataclass
@@ -39,6 +39,9 @@ class SolverOutput:
         Backend-specific detail (e.g. the raw status).
     info : dict
         Extra detail (``"race"`` for ``solver="auto"``).
+    dual : ndarray or None
+        Row multipliers of an LP solved by HiGHS (its ``row_dual``): any of them gives a
+        proven lower bound through :meth:`~optnoise.engine.model.LinearModel.dual_bound`.
     """
 
     status: str
@@ -50,6 +53,7 @@ class SolverOutput:
     solver: str
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    dual: np.ndarray | None = None
 
 
 def relative_gap(obj: float | None, bound: float | None) -> float | None:

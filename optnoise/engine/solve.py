@@ -31,6 +31,7 @@ need an exact guarantee must re-verify (see :mod:`optnoise.privacy`) or certify
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ from optnoise.engine.output import SolverOutput
 from optnoise.engine.pulp_backend import pulp_available, solve_pulp
 from optnoise.engine.race import race_solvers
 from optnoise.engine.scip import solve_scip
-from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import check_choice, check_mapping, check_positive
 
 __all__ = ["SOLVERS", "CONIC_SOLVERS", "solve_model", "available_solvers", "check_solve_args"]
@@ -77,6 +78,9 @@ def check_solve_args(
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
+    if mip_gap >= 1.0:
+        # a relative gap of 1 or more proves nothing (the bound may be 0 or negative)
+        raise ValueError(f"mip_gap must be a relative gap in [0, 1); got {mip_gap!r}")
     key: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
     if options:
         key["options"] = dict(options)
@@ -146,14 +150,30 @@ def solve_model(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
     if solver == "auto" and model.is_mip:
-        return race_solvers(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
-    if solver == "auto":
+        out = race_solvers(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
+    elif solver == "auto":
         algorithm = {"solver": LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
-        return solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
-    if solver == "highs":
-        return solve_highs(model, time_limit, mip_gap, verbose, options, start)
-    if solver == "scip":
-        return solve_scip(model, time_limit, mip_gap, verbose, start=start)
-    if solver == "cvxpy":
-        return solve_cvxpy(model, time_limit, verbose, conic_solver)
-    return solve_pulp(model, solver, time_limit, mip_gap, verbose)
+        out = solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
+    elif solver == "highs":
+        out = solve_highs(model, time_limit, mip_gap, verbose, options, start)
+    elif solver == "scip":
+        out = solve_scip(model, time_limit, mip_gap, verbose, start=start)
+    elif solver == "cvxpy":
+        out = solve_cvxpy(model, time_limit, verbose, conic_solver)
+    else:
+        out = solve_pulp(model, solver, time_limit, mip_gap, verbose)
+    return settle_proof(out) if model.is_mip else out
+
+
+def settle_proof(out: SolverOutput) -> SolverOutput:
+    """A MILP is ``"optimal"`` only with a gap proven within :data:`~optnoise.engine.tolerance.OPTIMAL_GAP`.
+
+    A backend stopped at a looser relative gap (``mip_gap`` above the default) has a point
+    without a proof: ``"feasible"``, with its ``bound`` and ``gap``. An LP keeps its backend's
+    status; its ``bound`` is the weak-duality bound of its row multipliers, which the design
+    layer judges (:func:`optnoise.engine.tolerance.settle_gap`).
+    """
+    if out.status == "optimal" and out.gap is not None and out.gap > OPTIMAL_GAP:
+        why = f"the proven gap {out.gap:.3g} exceeds {OPTIMAL_GAP:g}: a feasible point, not a proven optimum"
+        return replace(out, status="feasible", message=f"{out.message}; {why}".lstrip("; "))
+    return out

@@ -37,6 +37,7 @@ for a sampled design come from :mod:`optnoise.deploy.certify`.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -233,17 +234,22 @@ def delta_pdp_kadam(pmf: Any, shifts: Any, eps: Any, *, tol: float = 0.0, rtol: 
     return _ret(out, scalar)
 
 
-def achieved_deltas(pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0, rtol: float = 0.0) -> dict[str, float]:
+def achieved_deltas(
+    pmf: Any, shifts: Any, eps: float, *, tol: float = 0.0, rtol: float = 0.0, pure: bool = False
+) -> dict[str, float]:
     """Delta of ``pmf`` under each notion at ``eps``: ``{"pdp", "pdp-kadam", "dp"}``.
 
     ``tol``/``rtol`` are the PDP indicator slacks (see :func:`delta_pdp`); the DP
-    hockey stick has no indicator and uses none. Re-verification uses
-    ``rtol=optnoise.engine.tolerance.pdp_rtol(eps)``.
+    hockey stick has no indicator and uses none, except with ``pure=True`` (a target
+    delta of 0, pure DP), where it is read at the same slackened eps
+    ``eps + log(1 + rtol)`` as the indicators: at delta = 0 every notion is one
+    constraint and gets one tolerance (:mod:`optnoise.engine.tolerance`).
+    Re-verification uses ``rtol=optnoise.engine.tolerance.pdp_rtol(eps)``.
     """
     return {
         "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),
         "pdp-kadam": float(delta_pdp_kadam(pmf, shifts, eps, tol=tol, rtol=rtol)),
-        "dp": float(delta_dp(pmf, shifts, eps)),
+        "dp": float(delta_dp(pmf, shifts, eps + math.log1p(rtol) if pure else eps)),
     }
 
 
