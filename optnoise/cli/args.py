@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: Exit codes of every command (see the module docstring of optnoise.cli).
-EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED, EXIT_FEASIBLE = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
 
 
@@ -272,8 +272,11 @@ def print_status(res: Any, extra: str = "") -> None:
 
 
 def exit_for(status: str) -> int:
+    """The exit code of a command that printed one result with ``status`` (module docstring of optnoise.cli)."""
     if status == "optimal":
         return EXIT_OK
+    if status == "feasible":
+        return EXIT_FEASIBLE
     return EXIT_UNVERIFIED if status == UNVERIFIED else EXIT_NOT_OPTIMAL
 
 

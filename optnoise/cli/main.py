@@ -8,7 +8,9 @@ Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
 on stderr naming the parameter and the allowed values); 3 the solver found
 no optimal solution (infeasible, time limit or solver error; the status is
 still printed); 4 the solver claimed a solution that failed re-verification
-(status ``unverified``, the reason printed; a sweep with such a row); 130
+(status ``unverified``, the reason printed; a sweep with such a row); 5 the
+result is ``feasible``: it meets the guarantee (re-verified) but is not proven
+optimal (a looser ``--mip-gap``, a composed design; bound and gap printed); 130
 interrupted (Ctrl-C; a sweep writes its finished rows first); 141 the output
 pipe was closed (e.g. piped into ``head``).
 """
@@ -47,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="optnoise",
         description="Optimal noise design for differential privacy.",
-        epilog="exit codes: 0 ok, 1 claim failed, 2 bad input, 3 no optimal solution",
+        epilog="exit codes: 0 ok (optimal), 1 claim failed, 2 bad input, 3 no optimal solution, 4 unverified, "
+        "5 feasible (guarantee met, optimality not proven)",
     )
     from optnoise import __version__
 

@@ -615,7 +615,7 @@ class MechanismDesign:
         fixed = repair_solution(self, res.matrix, float(res.loss))
         if fixed is None:
             return None
-        matrix, method, new = fixed
+        matrix, method, new = fixed.solution, fixed.method, fixed.loss
         change = (new - res.loss) / max(1.0, abs(res.loss))
         out = replace(
             res,
@@ -627,4 +627,4 @@ class MechanismDesign:
                 f"({method}, relative loss change {change:.3g})"
             ),
         )
-        return out if out.status == "optimal" else None
+        return out if out.status in ("optimal", "feasible") else None

@@ -23,7 +23,7 @@ b. *re-solve with a margin* when (a) costs more loss than the budget (the PDP
    (:func:`_margin_solution`). Then (a) again. Margins escalate through
    :data:`MARGINS`; those that do not fit below a small delta are replaced by
    fractions of it (:data:`MARGIN_FRACTIONS`), so tiny deltas get margins too.
-At delta = 0 (pure eps-DP) a noise PMF is first lifted to its *envelope*
+At delta = 0 (pure eps-DP), when (a) does not certify, a noise PMF is lifted to its *envelope*
 (:func:`pure_envelope`): the smallest PMF above it, up to normalisation, whose every
 ratio ``f(eta) / f(eta+mu)`` is at most ``e^eps``. A solver meets the ratio rows only
 to an absolute 1e-9, so the tail of a long staircase (masses down to 1e-30 at n = 600)
@@ -293,8 +293,8 @@ class Repaired:
     delta : Fraction
         Their exact certified delta (``<= target``).
     method : str
-        ``"none"``, ``"mix-uniform"``, ``"margin-resolve[+mix-uniform]"`` or
-        ``"pure-fallback[+margin-resolve][+mix-uniform]"``.
+        ``"none"``, ``"mix-uniform"``, ``"pure-envelope[+mix-uniform]"``,
+        ``"margin-resolve[+mix-uniform]"`` or ``"pure-fallback[+margin-resolve][+mix-uniform]"``.
     mix_units, mix_weight, margin
         The uniform mixture (units of ``1/D`` per output, and ``lam``) and the margin used.
     loss : float
@@ -390,6 +390,12 @@ def exact_repair(
         att = cert.mix(p0, base, budget, source, None)
         if accept(att):
             return att
+        if target == 0 and layout.rows == 1:
+            lifted = pure_envelope(layout, p0, design.eps)
+            if lifted is not None:
+                att = cert.mix(prepare(lifted), base, budget, "pure-envelope" if source == "solver" else source, None)
+                if accept(att):
+                    return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
         lp_path = layout.notion != "dp" or target == 0
         plan = [(tau, lam) for tau in _margin_plan(margins, target) for lam in ((0.0, tau) if lp_path else (0.0,))]
@@ -406,10 +412,6 @@ def exact_repair(
                 return att
         return None
 
-    if target == 0:
-        lifted = pure_envelope(layout, p, design.eps)
-        if lifted is not None:
-            p = prepare(lifted)
     chosen = repaired(p, target, "solver")
     if chosen is None and target > 0 and design.objective != "delta":
         # (c) the pure eps-DP design has delta 0 under every notion: it meets any target

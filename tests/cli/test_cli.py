@@ -255,7 +255,8 @@ def test_mip_gap_and_highs_options_reach_the_solver(capsys, monkeypatch, command
         "random_seed=3",
     ]
     code, _, err = run(capsys, argv + (["--no-cache", "--quiet"] if command == "sweep" else []))
-    assert code == 0, err
+    # a looser gap may stop before the proof: "feasible" (exit 5 for solve; sweep rows keep exit 0)
+    assert code in (0, 5), err
     assert seen == [(1e-4, {"mip_allow_restart": False, "random_seed": 3})]
 
 
@@ -364,7 +365,7 @@ def test_verify_pass_and_fail(capsys, tmp_path):
     code, _, _ = run(capsys, SOLVE + ["--format", "json", "--out", str(res)])
     assert code == 0
     common = ["verify", "--pmf", str(res), "--eps", "1.5", "--neighborhood", "bd:3", "--directed"]
-    code, out, _ = run(capsys, common + ["--delta", "0.1239", "--privacy", "pdp-kadam", "--tol", "1e-8"])
+    code, out, _ = run(capsys, common + ["--delta", "0.1239", "--privacy", "pdp-kadam", "--tol", "1e-9"])
     assert code == 0, out
     code, out, _ = run(capsys, common + ["--delta", "0.05", "--privacy", "pdp"])
     assert code == 1 and "FAIL" in out
@@ -490,8 +491,8 @@ def test_verify_uses_the_shared_rule(capsys, tmp_path):
     # the README's own flow: tolerance 0 used to fail (pdp 0.3714, pdp-kadam inf)
     code, out, _ = run(capsys, common + ["--delta", "0.1238", "--privacy", "all"])
     assert code == 0, out
-    # --tol 1e-8 used to fail on 0.12380000000000005 > 0.1238
-    code, out, _ = run(capsys, common + ["--delta", "0.1238", "--privacy", "pdp-kadam", "--tol", "1e-8"])
+    # --tol 1e-9 (the largest accepted) used to fail on 0.12380000000000005 > 0.1238
+    code, out, _ = run(capsys, common + ["--delta", "0.1238", "--privacy", "pdp-kadam", "--tol", "1e-9"])
     assert code == 0, out
     # the rule is relative: a claim 1% below the achieved delta fails
     code, out, _ = run(capsys, common + ["--delta", "0.1225", "--privacy", "pdp-kadam", "--format", "json"])

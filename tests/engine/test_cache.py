@@ -59,7 +59,9 @@ class _Res:
         return {"status": self.status, "payload": self.payload}
 
 
-def _rebuild(data):
+def _rebuild(entry):
+    """The engine hands the whole entry (``result`` and ``proof``) to the caller's rebuild."""
+    data = entry["result"]
     return _Res(data["status"], data["payload"])
 
 
@@ -87,6 +89,12 @@ def test_entries_are_checked_on_load(tmp_path):
         raise ValueError("does not match")
 
     assert load_entry(path, spec, refuse) is None
+    # a rebuild that cannot prove the stored status returns None: the entry is solved again
+    assert load_entry(path, spec, lambda entry: None) is None
+    # a result whose status changed on rebuilding (an optimal claim that is no longer proven) is not used
+    assert load_entry(path, spec, lambda entry: _Res("feasible")) is None
+    store_entry(path, spec, _Res("optimal", 5), proof={"kind": "bound", "bound": 1.0})
+    assert json.loads(path.read_text())["proof"] == {"kind": "bound", "bound": 1.0}
     # unverified and failed results are neither written nor used
     other = entry_path(tmp_path / "c", "def")
     store_entry(other, spec, _Res("unverified"))

@@ -22,15 +22,17 @@ from optnoise.privacy.curves import pdp_leak
 
 
 def test_rule_is_relative_to_delta():
-    assert (DELTA_RTOL, DELTA_ATOL, PDP_EPS_RTOL, PDP_EPS_ATOL) == (1e-6, 1e-12, 1e-6, 1e-12)
-    assert delta_allowance(0.1238) == pytest.approx(0.1238 * (1 + 1e-6) + 1e-12, rel=1e-15)
+    assert (DELTA_RTOL, DELTA_ATOL, PDP_EPS_RTOL, PDP_EPS_ATOL) == (1e-6, 0.0, 1e-6, 1e-12)
+    assert delta_allowance(0.1238) == 0.1238 * (1 + 1e-6)
     # the README's flow: 0.12380000000000005 meets 0.1238
     assert within_delta(0.12380000000000005, 0.1238)
     # issue 13: at delta = 1e-9 a dp of 1.03e-8 (10x) used to pass the absolute 1e-6 slack
     assert not within_delta(1.03e-8, 1e-9)
     assert within_delta(1e-9 * (1 + 5e-7), 1e-9)
     assert not within_delta(1e-9 * (1 + 2e-3), 1e-9)
-    assert within_delta(0.0, 0.0) and within_delta(1e-12, 0.0) and not within_delta(2e-12, 0.0)
+    # issue 24: no absolute slack: a claim of 1e-15 (or 0) is not met by 9e-13
+    assert within_delta(0.0, 0.0) and not within_delta(1e-12, 0.0) and not within_delta(9e-13, 1e-15)
+    assert within_delta(1e-15 * (1 + 5e-7), 1e-15) and not within_delta(1e-15 * (1 + 2e-6), 1e-15)
     for bad in (math.nan, math.inf):
         assert not within_delta(bad, 0.5)
 
