@@ -393,7 +393,8 @@ def exact_repair(
         if target == 0 and layout.rows == 1:
             lifted = pure_envelope(layout, p0, design.eps)
             if lifted is not None:
-                att = cert.mix(prepare(lifted), base, budget, "pure-envelope" if source == "solver" else source, None)
+                # no prepare() here: the envelope's tail masses (down to 1e-300) are what makes its ratios exact
+                att = cert.mix(lifted, base, budget, "pure-envelope" if source == "solver" else source, None)
                 if accept(att):
                     return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
@@ -404,10 +405,13 @@ def exact_repair(
             if q is None:
                 attempts.append(_Attempt(None, math.inf, 0, f"{source}+margin", tau, note="re-solve not optimal"))
                 continue
-            if target == 0:
+            q = prepare(q)
+            if target == 0 and layout.rows == 1:
                 # the scaled re-solve meets each ratio to a relative 1e-9; the envelope makes it exact
-                q = pure_envelope(layout, prepare(q), design.eps) if layout.rows == 1 else q
-            att = cert.mix(prepare(q), base, budget, "margin-resolve" if source == "solver" else source, tau)
+                q = pure_envelope(layout, q, design.eps)
+                if q is None:
+                    continue
+            att = cert.mix(q, base, budget, "margin-resolve" if source == "solver" else source, tau)
             if accept(att):
                 return att
         return None

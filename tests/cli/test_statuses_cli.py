@@ -1,0 +1,57 @@
+"""Statuses and tolerances from the command line (issue #24, section 2): one line, exit 2 for a tolerance
+that proves nothing; exit 5 for a feasible (not proven optimal) result."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from optnoise.cli import main
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verify_refuses_a_tolerance_that_hides_a_leak(capsys, tmp_path):
+    # the issue: `verify --tol 1` passed a PMF whose true delta is 0.9
+    leaky = tmp_path / "leaky.json"
+    leaky.write_text(json.dumps([0.9, 0.1, 0.0]))
+    base = ["verify", "--pmf", str(leaky), "--eps", "1", "--neighborhood", "sd:1", "--delta", "0.1"]
+    code, _, err = run(capsys, base + ["--tol", "1"])
+    assert code == 2 and "tol" in err and "at most" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(capsys, base + ["--tol", "1e-9"])
+    assert code == 1 and "FAIL" in out
+
+
+def test_a_tiny_claimed_delta_is_not_met_through_an_absolute_slack(capsys, tmp_path):
+    # the issue: a claim of delta = 1e-15 (or 0) was passed by delta = 9e-13 through the absolute 1e-12
+    # the two-sided geometric on the ring of 41 (pure 1-DP, every ratio between distances d and d+1 tight),
+    # with the mass at distance 19 raised by 3e-4: its ratio exceeds e^1 by 3e-4 (far beyond the 1e-6 eps
+    # slack) while its hockey-stick delta is only ~8e-13, below the old absolute 1e-12
+    d = np.minimum(np.arange(41), 41 - np.arange(41))
+    f = np.exp(-d.astype(float))
+    f[19] *= 1 + 3e-4
+    f /= f.sum()
+    from optnoise.privacy.curves import delta_dp
+
+    assert 5e-13 < delta_dp(f, [1, -1], 1.0) < 1e-12
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(f.tolist()))
+    for claim in ("1e-15", "0"):
+        argv = ["verify", "--pmf", str(path), "--eps", "1", "--neighborhood", "bd:1", "--delta", claim]
+        code, out, _ = run(capsys, argv + ["--privacy", "dp"])
+        assert code == 1 and "FAIL" in out, (claim, out)
+
+
+def test_mip_gap_bounds_and_the_feasible_exit_code(capsys):
+    argv = ["solve", "--n", "8", "--eps", "1.5", "--delta", "0.1238", "--neighborhood", "bd:3", "--directed"]
+    code, _, err = run(capsys, argv + ["--mip-gap", "1e300"])
+    assert code == 2 and "mip_gap" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(capsys, argv + ["--mip-gap", "0.5", "--solver", "highs", "--format", "json"])
+    d = json.loads(out)
+    assert (code, d["status"]) in ((0, "optimal"), (5, "feasible"))
+    assert d["bound"] is not None and d["bound"] <= d["distortion"] + 1e-12
