@@ -1,7 +1,7 @@
 """The ``optnoise`` command line.
 
 Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
-``release``, ``mechanism`` (the optimal general mechanism,
+``release``, ``compose`` (the k-fold composed guarantee of a design), ``mechanism`` (the optimal general mechanism,
 :class:`~optnoise.design.mechanism.MechanismDesign`), ``mechanism-sweep`` and ``plot``.
 
 Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
@@ -34,6 +34,7 @@ from optnoise.cli.args import (
     int_arg,
     silence_stdout,
 )
+from optnoise.cli.compose import add_compose_cli
 from optnoise.cli.deploy import add_certify_cli
 from optnoise.cli.figures import cmd_figures, cmd_plot
 from optnoise.cli.mechanism import add_mechanism_cli
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_certify_cli(sub)
     add_mechanism_cli(sub)
+    add_compose_cli(sub)
 
     p = sub.add_parser("plot", help="plot columns of a sweep CSV (one line per --hue value)")
     p.add_argument("csv", help="a CSV written by `optnoise sweep`")
