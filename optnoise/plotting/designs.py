@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.validation import check_finite_array
-from optnoise.privacy.accounting import ReleasePairs, mechanism_pairs, privacy_profile
+from optnoise.privacy.accounting import ReleasePairs, mechanism_pairs, noise_pairs, privacy_profile
 from optnoise.privacy.curves import delta_dp
 from optnoise.privacy.noise import IntegerNoise, Mechanism
 
@@ -56,16 +56,25 @@ def _baseline_pmf(obj: Any, n: int) -> np.ndarray | None:
     return np.asarray(obj if pmf is None else pmf, dtype=float)
 
 
-def _default_eps(pmf: np.ndarray, shifts: Any) -> np.ndarray:
-    """0 up to a little past the largest finite privacy loss (capped at 10)."""
-    from optnoise.privacy.curves import shifted_pmfs
-
-    f, g = shifted_pmfs(pmf, shifts)
-    both = (f[None, :] > 0) & (g > 0)
+def _default_eps(rp: ReleasePairs) -> np.ndarray:
+    """0 up to a little past the largest finite privacy loss of the pairs (capped at 10)."""
+    both = (rp.P > 0) & (rp.Q > 0)
     with np.errstate(divide="ignore"):
-        loss = np.log(np.where(both, f[None, :], 1.0)) - np.log(np.where(both, g, 1.0))
+        loss = np.log(np.where(both, rp.P, 1.0)) - np.log(np.where(both, rp.Q, 1.0))
     top = float(loss.max()) if np.any(both) else 1.0
     return np.linspace(0.0, min(10.0, max(0.5, 1.1 * top)), 400)
+
+
+def _profile_panel(ax: Any, grid: np.ndarray, prof: Any, label: str, base: Any = None, base_name: str = "") -> None:
+    """The right panel: ``delta(eps)`` on a log axis (floored at :data:`DELTA_FLOOR`), with an optional baseline."""
+    ax.semilogy(grid, np.maximum(np.asarray(prof, dtype=float), DELTA_FLOOR), lw=1.6, label=label)
+    if base is not None:
+        ax.semilogy(grid, np.maximum(np.asarray(base, dtype=float), DELTA_FLOOR), "--", lw=1.2, label=base_name)
+    ax.set_xlabel("eps")
+    ax.set_ylabel("delta(eps)  (worst neighbouring pair)")
+    ax.set_title("privacy profile")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
 
 
 def plot_design(
@@ -105,7 +114,7 @@ def plot_design(
     """
     f = np.asarray(pmf, dtype=float)
     n = f.shape[0] - 1
-    grid = _default_eps(f, shifts) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
+    grid = _default_eps(noise_pairs(f, shifts)) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
     if axes is None:
         import matplotlib.pyplot as plt
 
@@ -138,26 +147,9 @@ def plot_design(
         ax_pmf.set_yticks(range(0, n + 1, step), ticks[::step])
         fig.colorbar(img, ax=ax_pmf, label="probability")
     ax_pmf.set_title("noise PMF")
-    prof = np.maximum(np.asarray(delta_dp(f, shifts, grid), dtype=float), DELTA_FLOOR)
-    ax_prof.semilogy(grid, prof, lw=1.6, label=label)
-    if baseline is not None:
-        bprof = np.maximum(_profile(baseline, shifts, grid, f.shape), DELTA_FLOOR)
-        ax_prof.semilogy(grid, bprof, "--", lw=1.2, label=base_name)
-    ax_prof.set_xlabel("eps")
-    ax_prof.set_ylabel("delta(eps)  (worst shift)")
-    ax_prof.set_title("privacy profile")
-    ax_prof.grid(True, which="both", alpha=0.3)
-    ax_prof.legend(loc="upper right", fontsize=8)
+    bprof = None if baseline is None else _profile(baseline, shifts, grid, f.shape)
+    _profile_panel(ax_prof, grid, delta_dp(f, shifts, grid), label, bprof, str(base_name))
     return fig
-
-
-def _pairs_eps(rp: ReleasePairs) -> np.ndarray:
-    """0 up to a little past the largest finite privacy loss of the pairs (capped at 10)."""
-    both = (rp.P > 0) & (rp.Q > 0)
-    with np.errstate(divide="ignore"):
-        loss = np.log(np.where(both, rp.P, 1.0)) - np.log(np.where(both, rp.Q, 1.0))
-    top = float(loss.max()) if np.any(both) else 1.0
-    return np.linspace(0.0, min(10.0, max(0.5, 1.1 * top)), 400)
 
 
 def plot_mechanism(
@@ -198,7 +190,7 @@ def plot_mechanism(
     """
     M = check_finite_array("matrix", np.asarray(matrix, dtype=float), ndim=2)
     rp = mechanism_pairs(M, pairs)
-    grid = _pairs_eps(rp) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
+    grid = _default_eps(rp) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
     if np.any(grid < 0):
         raise ValueError("eps values of the profile must be >= 0")
     if axes is None:
@@ -224,18 +216,12 @@ def plot_mechanism(
         ax_left.set_ylabel("input x")
         ax_left.set_title("mechanism P[x, y]")
         fig.colorbar(img, ax=ax_left, label="probability")
-    prof = np.maximum(np.asarray(privacy_profile(rp, eps=grid), dtype=float), DELTA_FLOOR)
-    ax_prof.semilogy(grid, prof, lw=1.6, label=label)
+    bprof = None
     if baseline is not None:
         B = np.asarray(getattr(baseline, "matrix", baseline), dtype=float)
         if B.shape != M.shape:
             raise ValueError(f"baseline matrix must have the release's shape {M.shape}; got {B.shape}")
-        bprof = np.maximum(np.asarray(privacy_profile(mechanism_pairs(B, pairs), eps=grid)), DELTA_FLOOR)
-        name = baseline_label or getattr(baseline, "name", None) or "baseline"
-        ax_prof.semilogy(grid, bprof, "--", lw=1.2, label=name)
-    ax_prof.set_xlabel("eps")
-    ax_prof.set_ylabel("delta(eps)  (worst neighbour pair)")
-    ax_prof.set_title("privacy profile")
-    ax_prof.grid(True, which="both", alpha=0.3)
-    ax_prof.legend(loc="upper right", fontsize=8)
+        bprof = privacy_profile(mechanism_pairs(B, pairs), eps=grid)
+    name = baseline_label or getattr(baseline, "name", None) or "baseline"
+    _profile_panel(ax_prof, grid, privacy_profile(rp, eps=grid), label, bprof, name)
     return fig
