@@ -17,12 +17,11 @@ import numpy as np
 
 from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
 from optnoise.design.metrics import METRICS
-from optnoise.design.noise import OBJECTIVES, RELEASES
+from optnoise.design.noise import RELEASES
 from optnoise.engine.io import atomic_write_text, read_json
 from optnoise.engine.solve import SOLVERS, check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
 from optnoise.engine.validation import parse_float, parse_int, real_array
-from optnoise.privacy.curves import NOTIONS
 
 __all__ = [
     "parsed_arg",
@@ -140,9 +139,10 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     )
     p.add_argument(
         "--eps",
-        required=True,
+        default=None,
         type=num("eps") if not grid else str,
-        help="privacy level > 0" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
+        help="privacy level > 0, required unless --privacy is profile, rdp or zcdp, or with --minimize epsilon"
+        + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
     )
     p.add_argument(
         "--delta",
@@ -168,7 +168,26 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         p.add_argument(
             "--cost", default=None, help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list"
         )
-    p.add_argument("--privacy", default="pdp", help=f"one of {', '.join(NOTIONS)}" + (" (comma list)" if grid else ""))
+    p.add_argument(
+        "--privacy",
+        default="pdp",
+        help=f"one of {', '.join(CLI_NOTIONS)}" + (" (comma list)" if grid else ""),
+    )
+    p.add_argument(
+        "--compositions",
+        default=None,
+        type=str if grid else int_arg("compositions"),
+        help="--privacy composed: the number k of releases whose adaptive composition must be (eps, delta)-DP"
+        + (" (grid)" if grid else ""),
+    )
+    p.add_argument(
+        "--rho",
+        default=None,
+        type=str if grid else num("rho"),
+        help="--privacy zcdp: the rho of rho-zCDP" + (" (grid)" if grid else ""),
+    )
+    p.add_argument("--rdp", default=None, help="--privacy rdp: Renyi orders and levels, ALPHA:EPS,ALPHA:EPS")
+    p.add_argument("--profile", default=None, help="--privacy profile: points of the privacy profile, EPS:DELTA,...")
     p.add_argument(
         "--release",
         default="modulo",
@@ -178,8 +197,9 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     p.add_argument(
         "--minimize",
         default="distortion",
-        choices=OBJECTIVES,
-        help="minimise the distortion (default) or delta under --max-distortion",
+        choices=CLI_OBJECTIVES,
+        help="minimise the distortion (default), or delta (or, with --privacy composed, the composed epsilon) "
+        "under --max-distortion",
     )
     p.add_argument(
         "--max-distortion",
@@ -188,6 +208,41 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         help="distortion cap for --minimize delta",
     )
     add_solver_args(p)
+
+
+#: Every value of ``--privacy`` (the single-release notions and the budgets).
+CLI_NOTIONS = ("pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed")
+#: Every value of ``--minimize``.
+CLI_OBJECTIVES = ("distortion", "delta", "epsilon")
+
+
+def parse_pairs(text: str | None, name: str) -> list[tuple[float, float]] | None:
+    """``"A:B,C:D"`` as ``[(A, B), (C, D)]`` (``--rdp``, ``--profile``); ``None`` when not given."""
+    if text is None:
+        return None
+    out = []
+    for item in str(text).split(","):
+        parts = item.split(":")
+        if len(parts) != 2:
+            raise ValueError(f"{name} must be a comma list of X:Y pairs (e.g. 2:0.5,8:1); got {cut(item)!r}")
+        out.append((parse_float(name, parts[0]), parse_float(name, parts[1])))
+    return out
+
+
+def budget_args(a: argparse.Namespace) -> dict[str, Any]:
+    """The budget fields of the flags (``--compositions``, ``--rho``, ``--rdp``, ``--profile``) that were given."""
+    kw: dict[str, Any] = {
+        "compositions": getattr(a, "compositions", None),
+        "rho": getattr(a, "rho", None),
+        "rdp": parse_pairs(getattr(a, "rdp", None), "rdp"),
+        "profile": parse_pairs(getattr(a, "profile", None), "profile"),
+    }
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """``text`` as an error message shows it: at most ``limit`` characters, then how many there were."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 def add_sweep_args(p: argparse.ArgumentParser) -> None:

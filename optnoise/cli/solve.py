@@ -7,7 +7,16 @@ import json
 import sys
 from typing import Any
 
-from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, exit_for, format_pmf, load_array, print_status, solver_args
+from optnoise.cli.args import (
+    EXIT_CLAIM_FAILED,
+    EXIT_OK,
+    budget_args,
+    exit_for,
+    format_pmf,
+    load_array,
+    print_status,
+    solver_args,
+)
 from optnoise.cli.sweeps import design_of
 from optnoise.design.noise import NoiseDesign
 from optnoise.engine.io import atomic_write_text
@@ -33,6 +42,7 @@ def design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "objective": a.minimize,
             "max_distortion": a.max_distortion,
             "release": a.release,
+            **budget_args(a),
         }
     )
 
@@ -51,6 +61,23 @@ def solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str,
     return res, d
 
 
+def target_text(design: Any) -> str:
+    """What the design guarantees and minimises, for the table output."""
+    if design.budget is not None:
+        head = design.budget.describe()
+    elif getattr(design, "compositions", None) is not None:
+        eps = "eps minimised" if design.eps is None else f"eps={design.eps:g}"
+        head = f"{design.compositions}-fold composition at {eps}, delta={design.delta:g}"
+    else:
+        head = f"eps={design.eps:g}"
+        if design.objective == "distortion":
+            head += f"  delta={design.delta:g}"
+    if design.objective == "distortion":
+        return head
+    what = "delta" if design.objective == "delta" else "the composed eps"
+    return f"{head}  (minimise {what} s.t. {design.metric} <= {design.max_distortion:g})"
+
+
 def cmd_solve(a: argparse.Namespace) -> int:
     from optnoise.plotting.files import check_plot_path, save_figure
 
@@ -66,14 +93,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
-        print(
-            f"problem     n={design.n}  eps={design.eps:g}  "
-            + (
-                f"delta={design.delta:g}"
-                if design.objective == "distortion"
-                else f"minimise delta s.t. {design.metric} <= {design.max_distortion:g}"
-            )
-        )
+        print(f"problem     n={design.n}  {target_text(design)}")
         print(f"neighbours  {design.neighborhood.describe(design.n)}")
         won = f" (won: {res.backend})" if a.solver == "auto" else ""
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}{won}")

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from optnoise.cli.args import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, solver_args, write_rows
+from optnoise.cli.args import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, parse_pairs, solver_args, write_rows
 from optnoise.cli.sweeps import (
     ROW_KEYS,
     SweepInterrupted,
@@ -27,8 +27,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     check_int("jobs", a.jobs, minimum=1)  # before the grid is built
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
-        eps=parse_grid("eps", a.eps),
-        delta=parse_grid("delta", a.delta) if a.delta is not None else ([0.0] if a.minimize == "distortion" else None),
+        eps=parse_grid("eps", a.eps) if a.eps is not None else None,
+        delta=parse_grid("delta", a.delta) if a.delta is not None else None,
         neighborhoods=a.neighborhood,
         directed=a.directed,
         metric=[m.strip() for m in a.metric.split(",")],
@@ -37,6 +37,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
         release=a.release,
+        compositions=parse_grid("compositions", a.compositions, integer=True) if a.compositions is not None else None,
+        rho=parse_grid("rho", a.rho) if a.rho is not None else None,
+        rdp=parse_pairs(a.rdp, "rdp"),
+        profile=parse_pairs(a.profile, "profile"),
     )
     return run_sweep_command(points, a, ROW_KEYS)
 

@@ -47,6 +47,7 @@ from optnoise.engine.validation import (
 from optnoise.privacy.neighborhood import Neighborhood
 
 __all__ = [
+    "BUDGET_FIELDS",
     "parse_grid",
     "grid_points",
     "mechanism_points",
@@ -63,6 +64,10 @@ BACKENDS = ("process", "dask")
 
 #: Seconds to wait for a Dask scheduler before giving up (``run_sweep(connect_timeout=)``).
 CONNECT_TIMEOUT = 10.0
+
+
+#: The budget fields a grid point may carry besides (eps, delta) (see :class:`~optnoise.design.noise.NoiseDesign`).
+BUDGET_FIELDS = ("compositions", "rho", "rdp", "profile")
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -237,7 +242,7 @@ def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool 
 def grid_points(
     *,
     n: Iterable[int],
-    eps: Iterable[float],
+    eps: Iterable[float] | None,
     delta: Iterable[float] | None = None,
     neighborhoods: Iterable[str],
     directed: bool = False,
@@ -247,26 +252,41 @@ def grid_points(
     max_distortion: Iterable[float] | None = None,
     dim: int | None = None,
     release: str = "modulo",
+    compositions: Iterable[int] | None = None,
+    rho: Iterable[float] | None = None,
+    rdp: Any = None,
+    profile: Any = None,
 ) -> list[dict[str, Any]]:
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
 
-    Every point is turned into a :class:`NoiseDesign` once here, so a bad value
-    anywhere in the grid fails before any solving starts.
+    ``eps``, ``delta``, ``compositions`` and ``rho`` may be ``None`` (not part of the
+    problem, e.g. eps for a zCDP design); ``rdp`` and ``profile`` are one budget for
+    every point. Every point is turned into a :class:`NoiseDesign` once here, so a bad
+    value anywhere in the grid fails before any solving starts.
     """
     pts = []
-    second = list((delta or []) if objective == "distortion" else (max_distortion or []))
-    if not second:
-        raise ValueError(
-            "max_distortion is required with objective='delta'" if objective == "delta" else "delta grid is empty"
-        )
-    axes: list[list[Any]] = [list(n), list(eps), second, list(neighborhoods), list(metric), list(privacy)]
+    if objective != "distortion" and not max_distortion:
+        raise ValueError(f"max_distortion is required with objective={objective!r}")
+    second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
+    axes: list[list[Any]] = [
+        list(n),
+        list(eps) if eps is not None else [None],
+        second,
+        list(neighborhoods),
+        list(metric),
+        list(privacy),
+        list(compositions) if compositions is not None else [None],
+        list(rho) if rho is not None else [None],
+    ]
+    if any(not a for a in axes):
+        raise ValueError("every grid must have at least one value")
     total = math.prod(len(a) for a in axes)  # checked before the product is materialised
     if total > MAX_GRID_POINTS:
         raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
-    for nn, e, s, nb, met, pv in itertools.product(*axes):
-        p = {
+    for nn, e, s, nb, met, pv, k, r in itertools.product(*axes):
+        p: dict[str, Any] = {
             "n": int(nn),
-            "eps": float(e),
+            "eps": None if e is None else float(e),
             "neighborhood": nb,
             "directed": bool(directed),
             "metric": met,
@@ -274,9 +294,12 @@ def grid_points(
             "objective": objective,
             "dim": dim,
         }
-        p["delta" if objective == "distortion" else "max_distortion"] = float(s)
+        p["delta" if objective == "distortion" else "max_distortion"] = None if s is None else float(s)
         if release != "modulo":
             p["release"] = release
+        for key, value in (("compositions", k), ("rho", r), ("rdp", rdp), ("profile", profile)):
+            if value is not None:
+                p[key] = int(value) if key == "compositions" else (float(value) if key == "rho" else value)
         design_of(p)
         pts.append(p)
     return pts
@@ -376,9 +399,11 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     are passed through, so :class:`NoiseDesign` checks that they fit the objective.
     """
     nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
+    # a budget field is passed only when given, so that NoiseDesign names the one that does not fit the notion
+    budget = {k: point[k] for k in BUDGET_FIELDS if point.get(k) is not None}
     return NoiseDesign(
         n=point["n"],
-        eps=point["eps"],
+        eps=point.get("eps"),
         delta=point.get("delta"),
         neighborhood=nb,
         metric=point.get("metric", "er"),
@@ -386,6 +411,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
         release=point.get("release", "modulo"),
+        **budget,
     )
 
 

@@ -339,7 +339,7 @@ class DesignResult(CheckedResult, Accountable):
         (profile, rdp, zcdp) is judged by :meth:`optnoise.privacy.budget.Budget.satisfied`.
         """
         if self.pmf is not None and self.design.budget is not None:
-            return self.design.budget.satisfied(self.achieved)
+            return bool(self.design.budget.satisfied(self.achieved))
         return super().verify()
 
     def release_pairs(self) -> accounting.ReleasePairs:
