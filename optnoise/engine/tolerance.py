@@ -72,6 +72,10 @@ UNVERIFIED = "unverified"
 RESULT_STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error", UNVERIFIED)
 
 
+FEASIBILITY_TOL = 1e-9
+MIP_REL_GAP = 1e-9
+
+
 def check_tol(name: str, value: Any) -> float:
     """A tolerance: a finite real number >= 0 (NaN, infinities, bools and strings are refused)."""
     if isinstance(value, (bool, str, bytes)) or value is None:
@@ -142,9 +146,3 @@ def settle_status(
         f"{float(achieved):.6g} > {delta_allowance(target):.6g} (target {float(target):.6g} with the "
         f"tolerance rule of optnoise.engine.tolerance)"
     )
-
-
-FEASIBILITY_TOL = 1e-9
-
-
-MIP_REL_GAP = 1e-9
