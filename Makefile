@@ -26,7 +26,8 @@ lint: $(STAMP)
 test: lint
 	MPLBACKEND=Agg $(PY) -m pytest -n $(JOBS) --dist loadgroup -q
 
-# The API reference: HTML in docs/_build/html; any Sphinx warning fails the build.
+# The documentation (user guide, tutorial, API reference; the examples are executed): HTML in
+# docs/_build/html; any Sphinx warning fails the build.
 docs: $(STAMP)
 	rm -rf docs/api/generated
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html

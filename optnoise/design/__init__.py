@@ -1,20 +1,16 @@
 """Design: optimal noise (:class:`NoiseDesign`) and optimal mechanisms (:class:`MechanismDesign`).
 
-================================  =================================================================
-module                            what it holds
-================================  =================================================================
-:mod:`~optnoise.design.noise`     :class:`NoiseDesign`: the problem, its LP/MILP
-:mod:`~optnoise.design.mechanism` :class:`MechanismDesign`: the LP over all matrices ``P[x, y]``
-:mod:`~optnoise.design.clamp`     clamped additive noise ``clip(q + eta, 0, n)``
-:mod:`~optnoise.design.result`    :class:`DesignResult`, :class:`MechanismResult`, what they share
-:mod:`~optnoise.design.pipeline`  build, solve, settle (verify, repair, canonical, cache)
-:mod:`~optnoise.design.rows`      privacy rows between pairs of distributions
-:mod:`~optnoise.design.metrics`   distortion metrics and released errors
-:mod:`~optnoise.design.matrix`    the mechanism LP's pairs, outputs and losses
-:mod:`~optnoise.design.layout`    how checks and repairs see a design's probabilities
-:mod:`~optnoise.design.repair`    the exact repair of a solver's solution
-:mod:`~optnoise.design.canonical` one canonical member of a face of tied optima
-================================  =================================================================
+* :mod:`~optnoise.design.noise`: :class:`NoiseDesign`, the problem and its LP/MILP
+* :mod:`~optnoise.design.mechanism`: :class:`MechanismDesign`, the LP over all matrices ``P[x, y]``
+* :mod:`~optnoise.design.clamp`: clamped additive noise ``clip(q + eta, 0, n)``
+* :mod:`~optnoise.design.result`: :class:`DesignResult`, :class:`MechanismResult`, what they share
+* :mod:`~optnoise.design.pipeline`: build, solve, settle (verify, repair, canonical, cache)
+* :mod:`~optnoise.design.rows`: privacy rows between pairs of distributions
+* :mod:`~optnoise.design.metrics`: distortion metrics and released errors
+* :mod:`~optnoise.design.matrix`: the mechanism LP's pairs, outputs and losses
+* :mod:`~optnoise.design.layout`: how checks and repairs see a design's probabilities
+* :mod:`~optnoise.design.repair`: the exact repair of a solver's solution
+* :mod:`~optnoise.design.canonical`: one canonical member of a face of tied optima
 """
 
 from optnoise.design.mechanism import MechanismDesign

@@ -61,6 +61,10 @@ ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
 _POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
 
 
+#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`_solve_lp`).
+IPM_ROWS = 20_000
+
+
 def backend_solve(
     model: LinearModel,
     solver: str,
@@ -489,10 +493,6 @@ def _solve_conic(
         message=out.message,
         backend_objective=out.objective,
     )
-
-
-#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`_solve_lp`).
-IPM_ROWS = 20_000
 
 
 def solve_lp(

@@ -1,19 +1,16 @@
 """The engine: a solver-neutral model, the backends that solve it, and what every layer shares.
 
-==============================  ===================================================================
-module                          what it holds
-==============================  ===================================================================
-:mod:`~optnoise.engine.model`   :class:`LinearModel` (sparse LP/MILP, optional cones) and its builder
-:mod:`~optnoise.engine.solve`   :func:`solve_model`, the one entry point to every backend
-:mod:`~optnoise.engine.output`  :class:`SolverOutput`, what a backend returns
-``highs``, ``scip``,            one module per backend family (HiGHS, SCIP, PuLP's CBC/Gurobi/CPLEX,
-``pulp_backend``, ``conic``     cvxpy's Clarabel/SCS)
-:mod:`~optnoise.engine.race`    ``solver="auto"``: HiGHS and SCIP raced in two processes
-:mod:`~optnoise.engine.lazy`    LPs whose rows are added once violated
-:mod:`~optnoise.engine.tolerance` solver tolerances and the one re-verification rule behind every status
-:mod:`~optnoise.engine.cache`   the on-disk cache of results
-``validation``, ``io``          shared input validation and file helpers
-==============================  ===================================================================
+* :mod:`~optnoise.engine.model`: :class:`LinearModel` (sparse LP/MILP, optional cones) and its builder
+* :mod:`~optnoise.engine.solve`: :func:`solve_model`, the one entry point to every backend
+* :mod:`~optnoise.engine.output`: :class:`SolverOutput`, what a backend returns
+* :mod:`~optnoise.engine.highs`, :mod:`~optnoise.engine.scip`, :mod:`~optnoise.engine.pulp_backend`,
+  :mod:`~optnoise.engine.conic`: one module per backend family (HiGHS, SCIP, PuLP's CBC/Gurobi/CPLEX,
+  cvxpy's Clarabel/SCS)
+* :mod:`~optnoise.engine.race`: ``solver="auto"``, HiGHS and SCIP raced in two processes
+* :mod:`~optnoise.engine.lazy`: LPs whose rows are added once violated
+* :mod:`~optnoise.engine.tolerance`: solver tolerances and the one re-verification rule behind every status
+* :mod:`~optnoise.engine.cache`: the on-disk cache of results
+* :mod:`~optnoise.engine.validation`, :mod:`~optnoise.engine.io`: shared input validation and file helpers
 
 Nothing here knows about privacy or designs: the layers above build models and
 read solutions.

@@ -75,6 +75,10 @@ HIGHS_OPTIONS_REFUSED = {
 }
 
 
+#: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
+LP_ALGORITHMS = {"simplex": "simplex", "ipm": "ipm"}
+
+
 def write_mps(model: LinearModel, path: str | os.PathLike[str]) -> Path:
     """Write ``model`` in (free) MPS format through HiGHS' writer, for any external solver."""
     path = Path(path)
@@ -335,10 +339,6 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
         message=f"{out.message}; polished by HiGHS",
         info={**out.info, "backend_objective": out.info.get("backend_objective", out.objective)},
     )
-
-
-#: HiGHS LP algorithm per :attr:`LinearModel.lp_algorithm` hint (measured; see benchmarks/RESULTS.md).
-LP_ALGORITHMS = {"simplex": "simplex", "ipm": "ipm"}
 
 
 def basis_dual(model: LinearModel, col_scale: np.ndarray, *, time_limit: float | None = None) -> np.ndarray | None:

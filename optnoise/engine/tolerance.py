@@ -103,6 +103,12 @@ OPTIMAL_GAP = 1e-6
 MAX_TOL = 1e-6
 
 
+#: Primal/MIP feasibility tolerance every backend is run with (HiGHS, SCIP after its HiGHS polish).
+FEASIBILITY_TOL = 1e-9
+#: Default relative MIP gap: a MILP solved to it is proven within it.
+MIP_REL_GAP = 1e-9
+
+
 def check_tol(name: str, value: Any, *, maximum: float | None = None) -> float:
     """A tolerance: a finite real number in ``[0, maximum]`` (NaN, infinities, bools and strings are refused).
 
@@ -191,9 +197,3 @@ def settle_status(
         f"{float(achieved):.6g} > {delta_allowance(target):.6g} (target {float(target):.6g} with the "
         f"tolerance rule of optnoise.engine.tolerance)"
     )
-
-
-#: Primal/MIP feasibility tolerance every backend is run with (HiGHS, SCIP after its HiGHS polish).
-FEASIBILITY_TOL = 1e-9
-#: Default relative MIP gap: a MILP solved to it is proven within it.
-MIP_REL_GAP = 1e-9

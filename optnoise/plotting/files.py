@@ -9,6 +9,11 @@ from typing import Any
 __all__ = ["check_plot_path", "save_figure", "PNG_METADATA"]
 
 
+#: PNG metadata of every figure: no software version or timestamp, so the
+#: bytes depend only on what is drawn.
+PNG_METADATA: dict[str, Any] = {"Software": None}
+
+
 def check_plot_path(path: str | os.PathLike) -> Path:
     """An output path ending in .png, .pdf or .svg."""
     p = Path(path)
@@ -26,8 +31,3 @@ def save_figure(fig: Any, path: str | os.PathLike) -> Path:
     fig.savefig(path, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
     plt.close(fig)
     return path
-
-
-#: PNG metadata of every figure: no software version or timestamp, so the
-#: bytes depend only on what is drawn.
-PNG_METADATA: dict[str, Any] = {"Software": None}

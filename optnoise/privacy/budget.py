@@ -47,8 +47,10 @@ class Budget:
     Attributes
     ----------
     privacy : {"profile", "rdp", "zcdp"}
-    profile : tuple of (eps, delta), or None
-    rdp : tuple of (alpha, eps_alpha), or None
+    profile : tuple of tuple, or None
+        The ``(eps, delta)`` pairs of ``privacy="profile"``.
+    rdp : tuple of tuple, or None
+        The ``(alpha, eps_alpha)`` pairs of ``privacy="rdp"``.
     rho : float or None
     alphas : tuple of float, or None
         The zCDP grid, resolved (default :func:`optnoise.privacy.renyi.zcdp_alphas` up to

@@ -37,6 +37,16 @@ __all__ = [
 ]
 
 
+#: Distances for :meth:`Mechanism.mse`.
+DISTANCES = ("linear", "circular", "noise")
+#: Integer noises are kept on a window outside of which their mass is below this.
+TAIL = 1e-30
+#: Largest integer window (half width) an :class:`IntegerNoise` may need.
+MAX_HALF_WIDTH = 5_000_000
+_REDUCE = ("mean", "worst", "none")
+_COUNT = Neighborhood.bd(1)  # count query, sensitivity 1, both directions
+
+
 @dataclass(frozen=True, eq=False)
 class Mechanism:
     """A randomised release ``q -> q~`` on ``{0..n}`` given by its matrix.
@@ -356,21 +366,3 @@ def cks_delta(eps: Any, sigma2: float, *, sensitivity: int = 1) -> Any:
 
     out = np.maximum(gt(e * sigma2 / d - d / 2.0) - np.exp(e) * gt(e * sigma2 / d + d / 2.0), 0.0)
     return float(out[0]) if np.ndim(eps) == 0 else out
-
-
-#: Distances for :meth:`Mechanism.mse`.
-DISTANCES = ("linear", "circular", "noise")
-
-
-#: Integer noises are kept on a window outside of which their mass is below this.
-TAIL = 1e-30
-
-
-#: Largest integer window (half width) an :class:`IntegerNoise` may need.
-MAX_HALF_WIDTH = 5_000_000
-
-
-_REDUCE = ("mean", "worst", "none")
-
-
-_COUNT = Neighborhood.bd(1)  # count query, sensitivity 1, both directions
