@@ -157,7 +157,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"optnoise {args.command}: error: {exc.strerror or exc} ({exc.filename or 'file'})", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("optnoise: interrupted (cached sweep points are kept; run again to resume)", file=sys.stderr)
+        # what survives an interrupt depends on the command: only sweeps cache their points as they go
+        if args.command in ("sweep", "mechanism-sweep"):
+            why = "the points solved so far are cached; run the same command again to resume"
+        else:
+            why = "nothing was written"
+        print(f"optnoise {args.command}: interrupted ({why})", file=sys.stderr)
         return EXIT_INTERRUPTED
     except RecursionError:
         print(f"optnoise {args.command}: error: input nested too deeply", file=sys.stderr)

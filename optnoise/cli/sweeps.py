@@ -31,6 +31,7 @@ import numpy as np
 
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import NoiseDesign
+from optnoise.engine.children import die_with_parent
 from optnoise.engine.highs import one_highs_thread
 from optnoise.engine.io import ensure_folder
 from optnoise.engine.solve import check_solve_args
@@ -84,8 +85,10 @@ class SweepInterrupted(KeyboardInterrupt):
         self.total = total
 
 
-def _init_worker() -> None:
-    """Worker initializer: Ctrl-C goes to the parent, which stops the workers itself; HiGHS keeps to one core."""
+def _init_worker(parent: int | None = None) -> None:
+    """Worker initializer: the worker ends with the sweep's process whatever stops it; Ctrl-C goes to the parent,
+    which stops the workers itself; HiGHS keeps to one core."""
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_highs_thread()  # one solve per core: HiGHS' own MIP workers would oversubscribe them
 
@@ -553,7 +556,10 @@ def run_sweep(
             # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start
             # clean. Workers ignore Ctrl-C; the parent stops them at once (see below).
             pool = ProcessPoolExecutor(
-                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+                max_workers=jobs,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(os.getpid(),),
             )
             try:
                 with _sigint_as_flag() as interrupted:

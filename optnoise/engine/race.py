@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine import highs
+from optnoise.engine.children import die_with_parent
 from optnoise.engine.highs import highs_output, one_highs_thread, set_start, solve_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
@@ -36,7 +37,7 @@ _RACE_GRACE_SECONDS = 2.0
 NO_CHILD: Any = object()
 
 
-def child_main() -> None:
+def child_main(parent: int | None = None) -> None:
     """Body of the second process of a race (``python -c``): read the job from stdin, write the output to stdout.
 
     A fresh interpreter rather than ``multiprocessing``: a spawned ``multiprocessing`` child re-imports
@@ -46,6 +47,7 @@ def child_main() -> None:
     """
     import pickle
 
+    die_with_parent(parent)  # a parent stopped by SIGTERM or SIGKILL must not leave this solve running
     result = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     backend, model, deadline, mip_gap, verbose, start, options, one_thread = pickle.load(sys.stdin.buffer)
@@ -89,7 +91,11 @@ class ChildSolve:
         self._verbose = bool(verbose)
         self._writer: threading.Thread | None = None
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from optnoise.engine.race import child_main; child_main()"],
+            [
+                sys.executable,
+                "-c",
+                f"from optnoise.engine.race import child_main; child_main({os.getpid()})",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if verbose else subprocess.DEVNULL,
