@@ -18,7 +18,7 @@ import numpy as np
 from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
 from optnoise.design.metrics import METRICS
 from optnoise.design.noise import RELEASES
-from optnoise.engine.io import atomic_write_text, read_json
+from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
 from optnoise.engine.solve import SOLVERS, check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
 from optnoise.engine.validation import parse_float, parse_int, real_array
@@ -283,14 +283,12 @@ def load_array(text: str, name: str) -> np.ndarray:
     if path.is_dir():
         raise ValueError(f"{name} {text!r} is a directory, not a file")
     if path.suffix == ".npy":
+        blob = read_bytes(path, f"{name} file")  # regular files of bounded size only (optnoise.engine.io)
         try:
-            return real_array(name, np.load(path, allow_pickle=False))
+            return real_array(name, np.load(io.BytesIO(blob), allow_pickle=False))
         except (OSError, ValueError, EOFError) as exc:
             raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
+    raw = read_text(path, f"{name} file")
     if raw.lstrip()[:1] in ("[", "{") or raw.strip() in ("true", "false", "null"):
         data = read_json(path, f"{name} file")
         if isinstance(data, dict):

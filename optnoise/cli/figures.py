@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK
+from optnoise.engine.io import ensure_folder
 from optnoise.engine.validation import check_int
 
 __all__ = ["cmd_figures", "cmd_plot"]
@@ -18,8 +18,12 @@ def cmd_figures(a: argparse.Namespace) -> int:
     if a.paper != "all" and a.paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
     jobs = check_int("jobs", a.jobs, minimum=1, maximum=64)
-    if a.out is not None and Path(a.out).exists() and not Path(a.out).is_dir():
-        raise ValueError(f"out must be a folder; {a.out!r} is a file")
+    if a.out is not None:
+        ensure_folder("out", a.out)  # an unwritable folder fails here in one line, not in every script
+    else:
+        from optnoise.reproduce.figures import find_experiments_root
+
+        ensure_folder("out", find_experiments_root().parent / "figures")
     results = run_figures(a.paper, fast=a.fast, jobs=jobs, out=a.out, force=a.force)
     failed = [s for s, rc, _ in results if rc != 0]
     for s, rc, dt in results:

@@ -37,11 +37,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from optnoise.engine.io import atomic_write_text, ensure_folder
+from optnoise.engine.io import atomic_write_text, ensure_folder, read_json
 from optnoise.engine.tolerance import UNVERIFIED
 
 __all__ = [
@@ -77,15 +78,35 @@ def _path(folder: str | os.PathLike, key: str) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    """The JSON object at ``path``, or ``None`` (missing or unreadable; an unreadable file is removed)."""
-    if not path.exists():
+    """The JSON object at ``path``, or ``None``: missing, unreadable or corrupt entries are a miss.
+
+    Reads go through :func:`optnoise.engine.io.read_json` (regular files of bounded size only), so an
+    entry replaced by a FIFO or linked to ``/dev/zero`` is refused at once instead of hanging; a
+    regular file that is not a valid entry (truncated, nested too deeply) is removed.
+    """
+    if not os.path.lexists(path):
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        path.unlink(missing_ok=True)
+        data = read_json(path, "cache entry")
+    except ValueError:
+        if path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
         return None
     return data if isinstance(data, dict) else None
+
+
+def _write(path: Path, text: str) -> None:
+    """Store ``text`` at ``path``; an entry that cannot be written (a folder in the way) is skipped with a warning.
+
+    The cache folder is optnoise's own: a link or a FIFO at an entry's path is removed, not followed
+    (the output rule of :mod:`optnoise.engine.io` would refuse to replace a device behind it).
+    """
+    if path.is_symlink() or (path.exists() and not path.is_file() and not path.is_dir()):
+        path.unlink(missing_ok=True)
+    try:
+        atomic_write_text(path, text, what="cache entry")
+    except (ValueError, OSError) as exc:
+        warnings.warn(f"cache entry not stored: {exc}", RuntimeWarning, stacklevel=3)
 
 
 def cache_load(folder: str | os.PathLike, key: str) -> dict[str, Any] | None:
@@ -97,7 +118,7 @@ def cache_store(folder: str | os.PathLike, key: str, data: Mapping[str, Any]) ->
     """Store ``data`` (JSON-ready) under ``key``, atomically."""
     path = _path(folder, key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data))
+    _write(path, json.dumps(data))
 
 
 def cached(
@@ -161,4 +182,4 @@ def store_entry(path: Path | None, spec: dict[str, Any], result: Any, proof: dic
     if path is None or result.status in (UNVERIFIED, "error"):
         return
     entry = {"cache_format": CACHE_FORMAT, "spec": spec, "result": result.to_dict(), "proof": proof}
-    atomic_write_text(path, json.dumps(entry))
+    _write(path, json.dumps(entry))

@@ -1,54 +1,143 @@
-"""Small file helpers shared by the cache, the design files and the CLI.
+"""File helpers shared by the cache, the design files, the figures and the CLI: every read and write goes here.
 
-* :func:`atomic_write_text` writes through a uniquely named temporary file in
-  the target's folder and renames it into place, so concurrent writers of one
-  path (sweep workers, parallel figure scripts) never see a half-written file
-  and never trip over each other's temporary file.
-* :func:`read_json` turns every way a JSON file can be unreadable (missing,
-  not UTF-8, malformed, nested deeper than the parser's recursion limit) into
-  one ``ValueError`` that names what was being read.
+* **Writes** (:func:`atomic_write_text`, :func:`atomic_write_bytes`) go through a uniquely
+  named temporary file in the target's folder, renamed into place, so concurrent writers of
+  one path (sweep workers, parallel figure scripts) never see a half-written file. They never
+  replace what is not a regular file: a FIFO, a device, a socket or a folder at the path is
+  refused in one line (as root, replacing ``/dev/full`` would destroy the device node); a
+  symbolic link is followed and its target replaced, so the link stays. New files follow the
+  umask (``0o666 & ~umask``); a replaced regular file keeps its mode.
+* **Reads** (:func:`read_bytes`, :func:`read_text`, :func:`read_json`) accept regular files
+  only, at most :data:`MAX_INPUT_BYTES` long, checked on the open file before anything is
+  read: ``/dev/zero`` is refused instead of read forever, and a FIFO is refused instead of
+  waited on. Every way a file can be unreadable (missing, not UTF-8, malformed JSON, nested
+  deeper than the parser's recursion limit) is one ``ValueError`` naming what was read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_text", "ensure_folder", "read_json"]
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_writable_target",
+    "ensure_folder",
+    "read_bytes",
+    "read_json",
+    "read_text",
+]
+
+#: Largest file any optnoise command reads (result and design files, PMF and cost arrays, cache entries).
+MAX_INPUT_BYTES = 256 * 2**20
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (unique temporary file + ``os.replace``).
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
 
-    Raises ``ValueError`` naming the path when it cannot be written (a folder,
+
+def check_writable_target(path: str | os.PathLike[str], what: str = "output") -> Path:
+    """The regular file that writing ``path`` will replace: ``path``, or the target of the link at ``path``.
+
+    Refuses (``ValueError``, one line) a path whose target exists and is not a regular file.
+    """
+    p = Path(path)
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise ValueError(f"{what} {str(path)!r} cannot be used: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} {str(path)!r} is {_kind(mode)}, not a regular file: refusing to replace it")
+    return target
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, what: str = "output") -> Path:
+    """Write ``data`` to ``path`` atomically (module docstring); returns ``path``.
+
+    Raises ``ValueError`` naming the path when it cannot be written (a non-regular file,
     a missing or read-only directory).
     """
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{str(path)!r} is a directory; give a file path")
+    target = check_writable_target(path, what)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise ValueError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        os.fchmod(fd, mode)  # mkstemp creates 0600; the file gets the mode it would have had
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+    return Path(path)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, what: str = "output") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; see :func:`atomic_write_bytes`."""
+    return atomic_write_bytes(path, text.encode("utf-8"), what)
+
+
+def read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
+    """The bytes of the regular file ``path`` (at most :data:`MAX_INPUT_BYTES`); ``ValueError`` naming ``what``."""
+    try:
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer before we can refuse it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ValueError(f"{what} could not be read from {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise ValueError(
+                f"{what} {str(path)!r} is {st.st_size} bytes, more than the {MAX_INPUT_BYTES} bytes optnoise reads"
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_INPUT_BYTES:  # it grew while we read it
+        raise ValueError(f"{what} {str(path)!r} is more than the {MAX_INPUT_BYTES} bytes optnoise reads")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], what: str) -> str:
+    """The UTF-8 text of the regular file ``path``; see :func:`read_bytes`."""
+    try:
+        return read_bytes(path, what).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{what} {str(path)!r} is not UTF-8 text") from None
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:
     """The JSON value stored in ``path``; ``ValueError`` naming ``what`` if it cannot be read."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
+    text = read_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

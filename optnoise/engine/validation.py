@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.io import check_writable_target
+
 __all__ = [
     "check_choice",
     "check_eps",
@@ -321,7 +323,7 @@ def parse_float(name: str, text: Any) -> float:
 
 
 def check_output_path(name: str, path: Any) -> Path:
-    """A file path that can be written: not a directory, in an existing writable directory.
+    """A file path that can be written: a regular file or none yet, in an existing writable directory.
 
     Checked before any work starts, so a typo in an output path fails in one
     line instead of after a long solve.
@@ -331,6 +333,7 @@ def check_output_path(name: str, path: Any) -> Path:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{name} {str(p)!r} is a directory; give a file path")
+    p = check_writable_target(p, name)  # a FIFO, device or socket is never replaced; a link is followed
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"{name} {str(p)!r}: the directory {str(parent)!r} does not exist")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
+
+from optnoise.engine.io import atomic_write_bytes
 
 __all__ = ["check_plot_path", "save_figure", "PNG_METADATA"]
 
@@ -28,6 +31,9 @@ def save_figure(fig: Any, path: str | os.PathLike) -> Path:
 
     path = check_plot_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
+    buf = io.BytesIO()  # rendered first, then written like every output (never replacing a FIFO or a device)
+    fmt = path.suffix.lower().lstrip(".")
+    fig.savefig(buf, format=fmt, dpi=150, bbox_inches="tight", metadata=PNG_METADATA if fmt == "png" else None)
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue(), what="plot")
     return path

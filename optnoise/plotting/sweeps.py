@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from optnoise.engine.io import read_text
 
 __all__ = ["read_table", "plot_sweep"]
 
 
 def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
     """Rows of a CSV file (a sweep's output) as dictionaries."""
-    p = Path(path)
+    text = read_text(path, "sweep CSV")  # regular files of bounded size only (optnoise.engine.io)
     try:
-        with p.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"sweep CSV could not be read from {str(path)!r}: {exc.__class__.__name__}") from None
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise ValueError(f"sweep CSV {str(path)!r} is not a valid CSV: {exc}") from None
     if not rows:
         raise ValueError(f"sweep CSV {str(path)!r} has no data rows")
     return rows
