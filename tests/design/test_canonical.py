@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 
 import optnoise.design.pipeline as design_module
-from optnoise import Neighborhood, NoiseDesign, closed_form
+from optnoise import Neighborhood, NoiseDesign
 from optnoise.design.canonical import CANONICAL_TOL, CanonicalOutcome, lexicographic_minimax
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import solve_model
+from optnoise.mechanisms import closed_form
 
 #: The primary objective of a canonical solve may differ from the plain one by this (relative, floor 1).
 PRIMARY_TOL = 2 * CANONICAL_TOL
