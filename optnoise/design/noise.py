@@ -65,6 +65,7 @@ import numpy as np
 
 from optnoise.design import pipeline
 from optnoise.design.clamp import CLAMP_METRICS, clamp_matrix, clamp_model, clamp_model_size
+from optnoise.design.composed import COMPOSED, check_compositions, check_discretization
 from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import METRICS, cost_vector
@@ -93,12 +94,12 @@ from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
 __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 
-#: What to minimise.
-OBJECTIVES = ("distortion", "delta")
+#: What to minimise (``"epsilon"``: the composed eps of ``privacy="composed"``, under ``max_distortion``).
+OBJECTIVES = ("distortion", "delta", "epsilon")
 #: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
 RELEASES = ("modulo", "clamp")
 #: Every value of ``privacy=``.
-DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS
+DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS + (COMPOSED,)
 
 
 class NoiseDesign:
@@ -165,8 +166,29 @@ class NoiseDesign:
         rdp: Any = None,
         rho: float | None = None,
         alphas: Any = None,
+        compositions: int | None = None,
+        discretization: float | None = None,
     ) -> None:
         self.n = check_int("n", n, minimum=1)
+        #: Number of releases composed (``privacy="composed"`` only, else ``None``).
+        self.compositions: int | None = None
+        #: Accounting grid of the composed guarantee (``privacy="composed"`` only, else ``None``).
+        self.discretization: float | None = None
+        if privacy == COMPOSED:
+            if compositions is None:
+                raise ValueError("compositions is required with privacy='composed' (the number of releases k)")
+            self.compositions = check_compositions(compositions)
+            self.discretization = check_discretization(discretization)
+            if objective not in ("distortion", "epsilon"):
+                raise ValueError(
+                    "objective must be 'distortion' or 'epsilon' with privacy='composed'; "
+                    f"got {objective!r} (the least composed delta is not offered)"
+                )
+        elif compositions is not None or discretization is not None:
+            name = "compositions" if compositions is not None else "discretization"
+            raise ValueError(f"{name} applies only with privacy='composed'")
+        elif objective == "epsilon":
+            raise ValueError("objective='epsilon' applies only with privacy='composed'")
         budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
         self.budget: Budget | None = None
         self.eps: float | None = None  # None exactly for the budget notions
@@ -181,7 +203,11 @@ class NoiseDesign:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
                 raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
-            self.eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
+            if objective == "epsilon":
+                if eps is not None:
+                    raise ValueError("eps must be left unset with objective='epsilon' (it is what is minimised)")
+            else:
+                self.eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
@@ -195,7 +221,9 @@ class NoiseDesign:
             if dim != 1 or shape is not None:
                 raise ValueError("release='clamp' is for scalar queries (no shape, scalar shifts)")
             if self.privacy == "pdp-kadam":
-                raise ValueError("privacy for release='clamp' must be one of 'dp', 'pdp' ('pdp-kadam' is modulo only)")
+                raise ValueError(
+                    "privacy for release='clamp' must be one of 'dp', 'pdp', 'composed' ('pdp-kadam' is modulo only)"
+                )
         if shape is not None:
             try:
                 shape = tuple(check_int("shape", s, minimum=1) for s in shape)
@@ -227,6 +255,23 @@ class NoiseDesign:
             )
             self.budget = Budget.create(privacy, n=self.n, shifts=self.shifts, idx=self.shift_index(), **budget_fields)
             self.delta = self.max_distortion = None
+        elif self.privacy == COMPOSED:
+            if delta is None:
+                raise ValueError("delta is required with privacy='composed' (a number in (0, 1])")
+            self.delta = check_delta(delta)
+            if self.delta == 0.0:
+                raise ValueError(
+                    "delta must be > 0 with privacy='composed'; for pure DP the k-fold composition of "
+                    "(eps/k)-DP is exact: design privacy='dp' at eps/k with delta=0"
+                )
+            if self.objective == "epsilon":
+                if max_distortion is None:
+                    raise ValueError("max_distortion is required with objective='epsilon'")
+                self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
+            elif max_distortion is not None:
+                raise ValueError("max_distortion applies only with objective='delta' or 'epsilon'")
+            else:
+                self.max_distortion = None
         elif self.objective == "distortion":
             self.delta = 0.0 if delta is None else check_delta(delta)
             if max_distortion is not None:
@@ -244,7 +289,11 @@ class NoiseDesign:
             bound = (1 if neighborhood.directed else 2) * len(neighborhood.raw) * (self.n + 1)
             check_model_size(
                 clamp_model_size(
-                    self.n, bound, privacy=self.privacy, pure=self.is_pure, delta_objective=self.objective == "delta"
+                    self.n,
+                    bound,
+                    privacy="dp" if self.privacy == COMPOSED else self.privacy,
+                    pure=self.is_pure,
+                    delta_objective=self.objective == "delta",
                 ),
                 what=f"the {self.privacy!r} model of this design",
             )
@@ -314,7 +363,7 @@ class NoiseDesign:
             return clamp_model_size(
                 self.n,
                 len(self.pairs),
-                privacy=self.privacy,
+                privacy="dp" if self.privacy == COMPOSED else self.privacy,
                 pure=self.is_pure,
                 delta_objective=self.objective == "delta",
                 formulation=formulation,
@@ -347,7 +396,7 @@ class NoiseDesign:
 
         if self.is_pure:
             rows, nnz = rows + K * N, nnz + 2 * K * N
-        elif self.privacy == "dp":
+        elif self.privacy in ("dp", COMPOSED):  # a composed design solves (eps, delta) LPs of this size
             br, bn = budget(K, N)
             rows, cols, nnz = rows + K * N + br, cols + K * N, nnz + 3 * K * N + bn
         else:
@@ -392,6 +441,11 @@ class NoiseDesign:
             "max_distortion": self.max_distortion,
             **({"release": self.release} if self.release != "modulo" else {}),
             **(self.budget.spec() if self.budget else {}),
+            **(
+                {"compositions": self.compositions, "discretization": self.discretization}
+                if self.privacy == COMPOSED
+                else {}
+            ),
         }
 
     @classmethod
@@ -412,10 +466,17 @@ class NoiseDesign:
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
             kw: dict[str, Any] = {k: spec[k] for k in ("profile", "rdp", "rho", "alphas") if spec.get(k) is not None}
+            for name in ("compositions", "discretization"):
+                if spec.get(name) is not None:
+                    kw[name] = spec[name]
             if spec["privacy"] in BUDGET_NOTIONS:
                 kw["eps"] = spec.get("eps")
             elif objective == "delta":
                 kw["max_distortion"] = spec["max_distortion"]
+            elif objective == "epsilon":
+                kw["max_distortion"] = spec["max_distortion"]
+                kw["delta"] = spec["delta"]
+                kw["eps"] = spec.get("eps")
             else:
                 kw["delta"] = spec["delta"]
             release = spec.get("release", "modulo")
@@ -452,7 +513,11 @@ class NoiseDesign:
 
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
+        if self.objective == "epsilon":
+            d = f"delta={self.delta}, max_distortion={self.max_distortion}"
         budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
+        if self.privacy == COMPOSED:
+            budget += f", compositions={self.compositions}, discretization={self.discretization:g}"
         return (
             f"NoiseDesign(n={self.n}, {budget}, neighborhood={self.neighborhood.describe()}, "
             f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r}"
@@ -474,6 +539,11 @@ class NoiseDesign:
         baseline). Both have the same optimum; other notions ignore it.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.privacy == COMPOSED:
+            raise ValueError(
+                "privacy='composed' has no LP/MILP model: it is solved by optnoise.design.composed "
+                "(its k = 1 case is the privacy='dp' LP)"
+            )
         if self.release == "clamp":
             assert self.eps is not None  # release="clamp" excludes the budget notions
             return clamp_model(

@@ -1,0 +1,761 @@
+"""Composition-targeted noise design: ``NoiseDesign(privacy="composed", compositions=k, ...)``.
+
+The problem. One release (modulo or clamped, scalar or vector, any metric) is designed so
+that its **k-fold adaptive composition** is (eps, delta)-DP, as optnoise accounts it:
+:func:`optnoise.privacy.accounting.compose_pairs` on the release's pairs (the dominating
+pair of every neighbouring pair, pessimistic connect-the-dots PLD at the design's
+``discretization`` h, default :data:`~optnoise.privacy.accounting.DISCRETIZATION` = 1e-4),
+which is exactly what ``res.compose(k, discretization=h)`` reports. Two forms:
+
+``objective="distortion"`` (eps, delta given)
+    least distortion of one release such that ``compose(k).delta(eps) <= delta``;
+``objective="epsilon"`` (delta and ``max_distortion`` given, eps unset)
+    least composed ``eps = compose(k).epsilon(delta)`` such that the distortion is at most
+    ``max_distortion`` (e.g. the best eps at variance 25).
+
+Soundness. Every returned PMF is checked by that accounting itself: the last step of every
+path is a 1-D calibration (temper ``f^a``, a family's scale, or a mixture) whose every
+trial is judged by the accounting with a relative margin :data:`CALIBRATION_MARGIN`, and
+the result re-verifies it from the PMF alone (``DesignResult.achieved["composed"]``).
+Searches use a differentiable surrogate (:mod:`optnoise.design.composed_search`) and never
+decide privacy. At k = 1 the 1-fold composition is the release itself: its guarantee is the
+exact hockey stick (as ``privacy="dp"`` re-verifies it), and ``compose(1)`` agrees with it
+when eps lies on the accounting grid (``eps / h`` an integer, e.g. eps = 1 at h = 1e-4);
+between grid points the connect-the-dots PLD over-states it.
+
+Paths (``DesignResult.message`` names the one taken):
+
+``k = 1``
+    the (eps, delta) LP, delegated to ``privacy="dp"``: exactly its optimum and status. The
+    epsilon form bisects eps over that LP: each LP either gives a PMF within the cap or
+    proves (weak duality) that none exists, so the gap is proven.
+``structured`` (k >= 2; modulo, scalar, symmetric neighbourhood, cost symmetric under eta -> -eta)
+    the colleague's method: symmetric PMFs parametrised by their half-line privacy losses,
+    the constraint removed by tempering, L-BFGS on the surrogate with exact gradients, then
+    the certified temper calibration. The pairs ``(f, f(.+mu))`` and ``(f, f(.-mu))`` of a
+    symmetric PMF have the same PLD, so one pair per ``|mu|`` enters the surrogate.
+``general`` (everything else: clamped release, vector queries, directed or asymmetric
+shift sets, asymmetric costs)
+    the same search over all log-masses, with the surrogate of the worst pairs (a working
+    set refreshed from the single-release profile), then the certified temper calibration
+    and, for clamped noise, a certified mixture with a strictly private release when
+    tempering cannot reach the target.
+
+In every k >= 2 path the candidates (discrete Gaussian, discrete Laplace, their best
+convolution over the Laplace share of the variance; in the general path also the
+single-release LP optimum at a per-release budget ``(eps0, delta / 2k)``) are calibrated the
+same certified way, the search starts from the best, and the least-distortion certified PMF
+is returned, so the result is never worse than any calibrated candidate.
+
+Status. ``"optimal"`` only with a proof: k = 1 (the LP's own proof) or a proven gap within
+:data:`~optnoise.engine.tolerance.OPTIMAL_GAP`. Otherwise ``"feasible"``: the composed
+guarantee holds (re-verified) and ``bound`` is a proven lower bound, ``gap`` the relative gap:
+
+* any metric: the k = 1 LP at the same (eps, delta) (one release is a post-processing of
+  the composition, so it is (eps, delta)-DP);
+* ``"mse"`` and ``"circular-mse"`` with modulo noise (scalar or vector): the sum statistic.
+  ``T = sum_i y_i - c (mod n+1)`` is a post-processing of k releases with neighbouring answers
+  ``q, q + mu``; its noise ``g`` is the k-fold convolution, shifted by ``c``, and its pair is
+  ``(g, g(. + k mu))``, so ``g`` is feasible for the (eps, delta) LP with the shifts ``k mu``
+  and the circular MSE. With integer representatives ``eta_i`` (of ``{0..n}`` for "mse", of
+  the circular interval for "circular-mse": both have ``eta^2 >=`` the circular distance
+  squared), the circular distance of ``S - c`` is at most ``|S - c|`` with
+  ``S = sum eta_i``, and ``c = round(E S)`` gives
+  ``E (S - c)^2 <= k Var(eta) + 1/4 <= k MSE + 1/4`` per coordinate. Hence
+  ``MSE >= (LP_k - d/4) / k``; no symmetry of the PMF is assumed.
+
+For the epsilon form, the bound is the largest eps at which those LP bounds prove that
+no design within the cap exists. The bounds are loose (the LP relaxations ignore the
+shape composition forces): measured at k = 10, (1, 1e-5), +-1, circular MSE, the
+sum-statistic bound is ~14% of the design's distortion.
+
+Limits. ``compositions`` is an integer in ``1..MAX_DESIGN_COMPOSITIONS`` (bools, floats and
+larger values are refused); ``delta > 0`` (for pure DP design ``privacy="dp"`` at eps/k:
+pure composition is exact); ``discretization`` in ``[MIN_DISCRETIZATION, MAX_DISCRETIZATION]``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optnoise.design.clamp import clamp_matrix
+from optnoise.design.composed_families import (
+    Support,
+    bisect_largest,
+    bisect_smallest,
+    calibrate_temper,
+    family_pmf,
+    gaussian_guess,
+)
+from optnoise.design.composed_search import (
+    PairMap,
+    clamp_pair_map,
+    modulo_pair_map,
+    reduced_search,
+    temper,
+)
+from optnoise.engine.output import relative_gap
+from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.validation import check_positive
+from optnoise.privacy import accounting
+from optnoise.privacy.curves import achieved_deltas, mechanism_delta
+
+if TYPE_CHECKING:
+    from optnoise.design.noise import NoiseDesign
+
+__all__ = [
+    "CALIBRATION_MARGIN",
+    "COMPOSED",
+    "MAX_DESIGN_COMPOSITIONS",
+    "MAX_DISCRETIZATION",
+    "MIN_DISCRETIZATION",
+    "ComposedSolution",
+    "check_compositions",
+    "check_discretization",
+    "composed_achieved",
+    "lower_bound",
+    "solve_composed",
+]
+
+#: The notion's name (``privacy="composed"``).
+COMPOSED = "composed"
+#: Largest ``compositions`` a design accepts (the surrogate's FFT and the accounting grow with k).
+MAX_DESIGN_COMPOSITIONS = 1000
+#: Accepted accounting grids ``h``.
+MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-6, 1e-2
+#: Calibrations accept a PMF when its composed delta is at most ``delta * (1 - CALIBRATION_MARGIN)``:
+#: headroom for the exact rounding of :meth:`DesignResult.certify`, at no measurable distortion cost.
+CALIBRATION_MARGIN = 1e-7
+#: Default seconds of the surrogate search (the calibrations always run to the end).
+SEARCH_SECONDS = 40.0
+#: The general path adds the single-release LP candidate only up to this many noise values.
+LP_CANDIDATE_SIZE = 3000
+
+
+def check_compositions(value: Any) -> int:
+    """``compositions``: a Python or numpy integer in ``1..MAX_DESIGN_COMPOSITIONS`` (no bool, no float)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(
+            f"compositions must be an integer in 1..{MAX_DESIGN_COMPOSITIONS} (the number of releases); got {value!r}"
+        )
+    k = int(value)
+    if not 1 <= k <= MAX_DESIGN_COMPOSITIONS:
+        raise ValueError(f"compositions must be an integer in 1..{MAX_DESIGN_COMPOSITIONS}; got {value!r}")
+    return k
+
+
+def check_discretization(value: Any) -> float:
+    """``discretization``: the accounting grid h, a number in ``[MIN_DISCRETIZATION, MAX_DISCRETIZATION]``."""
+    if value is None:
+        return accounting.DISCRETIZATION
+    h = check_positive("discretization", value)
+    if not MIN_DISCRETIZATION <= h <= MAX_DISCRETIZATION:
+        raise ValueError(
+            f"discretization must be in [{MIN_DISCRETIZATION:g}, {MAX_DISCRETIZATION:g}] (the accounting grid); "
+            f"got {value!r}"
+        )
+    return h
+
+
+# --------------------------------------------------------------------------------------------
+# what a composed design is, as the accounting sees it
+# --------------------------------------------------------------------------------------------
+
+
+def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
+    """The release's protected pairs (as :meth:`DesignResult.release_pairs`)."""
+    if design.release == "clamp":
+        return accounting.mechanism_pairs(clamp_matrix(pmf, design.n), design.pairs)
+    return accounting.noise_pairs(np.asarray(pmf, dtype=float).reshape(design.shape), design.shifts)
+
+
+def _single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
+    """The exact single-release hockey stick at eps (the worst protected pair)."""
+    if design.release == "clamp":
+        return float(mechanism_delta(clamp_matrix(pmf, design.n), design.pairs, eps, notion="dp"))
+    return float(achieved_deltas(np.asarray(pmf).reshape(design.shape), design.shifts, eps)["dp"])
+
+
+def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
+    """``compose(k)`` of the release at the design's discretisation (no warnings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", accounting.InfiniteLossWarning)
+        return accounting.compose_pairs(
+            release_pairs(design, pmf), design.compositions, discretization=design.discretization, warn=False
+        )
+
+
+def composed_achieved(design: NoiseDesign, pmf: np.ndarray, eps: float | None) -> dict[str, float]:
+    """What a composed result re-verifies from its PMF alone.
+
+    ``"composed"``: delta at ``eps`` of the k-fold composition (the exact hockey stick at
+    k = 1, the accounting's otherwise); ``"composed_eps"``: the accounting's eps at the
+    design's delta; ``"dp"``: the exact single-release delta at ``eps``.
+    """
+    out: dict[str, float] = {}
+    comp = composition(design, pmf)
+    delta = float(design.delta or 0.0)
+    out["composed_eps"] = float(comp.epsilon(delta)) if delta > 0 else math.inf
+    if eps is None or not math.isfinite(eps):
+        out["composed"] = math.nan
+        out["dp"] = math.nan
+        return out
+    single = _single_delta(design, pmf, eps)
+    out["dp"] = single
+    out["composed"] = single if design.compositions == 1 else float(comp.delta(eps))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the solver
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ComposedSolution:
+    """What :func:`solve_composed` hands to the pipeline, which makes it a :class:`DesignResult`."""
+
+    pmf: np.ndarray | None
+    status: str
+    bound: float | None
+    message: str
+    solve_time: float
+    eps_objective: float | None = None
+    method: str = ""
+    candidates: dict[str, float] | None = None
+
+
+class _Problem:
+    """The design's composed problem as the calibrations and the search see it."""
+
+    def __init__(self, design: NoiseDesign) -> None:
+        self.design = design
+        self.k = int(design.compositions)
+        self.delta = float(design.delta or 0.0)
+        self.h = float(design.discretization)
+        self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
+        self.support = Support(design.n, design.shape, design.release)
+        self.checks = 0
+        if design.release == "clamp":
+            self.pairs = clamp_pair_map(design.n, design.pairs)
+            self.sensitivity = float(np.max(np.abs(design.pairs[:, 0] - design.pairs[:, 1])))
+            self.structured = False
+        else:
+            idx = design.shift_index()
+            N = design.n + 1
+            mus = np.where(design.shifts > N // 2, design.shifts - N, design.shifts)
+            self.sensitivity = float(np.max(np.sqrt(np.sum(mus.astype(float) ** 2, axis=1))))
+            self.structured = self._symmetric()
+            if self.structured:
+                # one pair per |mu|: the mirror pair of a symmetric PMF has the same PLD
+                keep = [j for j in range(len(design.shifts)) if 0 < int(design.shifts[j, 0]) <= N // 2]
+                idx = idx[keep]
+            self.pairs = modulo_pair_map(idx)
+
+    def _symmetric(self) -> bool:
+        d = self.design
+        if d.dim != 1 or d.n < 2:
+            return False
+        N = d.n + 1
+        s = {int(v) for v in d.shifts[:, 0]}
+        cost = self.cost
+        return s == {(-v) % N for v in s} and np.array_equal(cost, cost[(-np.arange(N)) % N])
+
+    @property
+    def path(self) -> str:
+        return "structured" if self.structured else "general"
+
+    def private(self, pmf: np.ndarray, eps: float) -> bool:
+        """The certificate: the accounting's composed delta at eps within the calibration margin."""
+        self.checks += 1
+        return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
+
+    def eps_of(self, pmf: np.ndarray) -> float:
+        self.checks += 1
+        return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+
+    def distortion(self, pmf: np.ndarray) -> float:
+        return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
+
+    def safe(self) -> np.ndarray:
+        """A PMF whose release is perfectly private: uniform modulo noise, or clamped noise at ``-n``."""
+        f = np.zeros(self.support.size)
+        if self.design.release == "clamp":
+            f[0] = 1.0
+        else:
+            f[:] = 1.0 / f.size
+        return f
+
+    def search_args(self) -> dict[str, Any]:
+        """Parametrisation of the search: half-line losses of a symmetric PMF, or all log-masses."""
+        if not self.structured:
+            return {"pairs": self.pairs}
+        N = self.design.n + 1
+        r = np.minimum(np.arange(N), N - np.arange(N))
+        M = N // 2
+
+        def to_theta(x: np.ndarray) -> np.ndarray:
+            return np.concatenate([[0.0], -np.cumsum(x)])[r]
+
+        def from_theta(th: np.ndarray) -> np.ndarray:
+            return -np.diff(th[: M + 1])
+
+        def back(g: np.ndarray) -> np.ndarray:
+            gh = np.bincount(r, g, minlength=M + 1)
+            return -np.cumsum(gh[::-1])[::-1][1:]
+
+        lb = 2.0 * max(1.0, self.design.eps or 1.0)
+        return {"pairs": self.pairs, "to_theta": to_theta, "from_theta": from_theta, "back": back, "bounds": (-lb, lb)}
+
+
+def solve_composed(
+    design: NoiseDesign, *, solver: str = "highs", time_limit: float | None = None, verbose: bool = False
+) -> ComposedSolution:
+    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result."""
+    t0 = time.perf_counter()
+    lp_solver = "highs" if solver == "auto" else solver
+    if design.compositions == 1:
+        out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
+        if out is None:
+            out = _k1_epsilon(design, lp_solver)
+    else:
+        prob = _Problem(design)
+        budget = SEARCH_SECONDS if time_limit is None else max(1.0, 0.6 * float(time_limit))
+        if design.objective == "distortion":
+            out = _primal(prob, budget, lp_solver, verbose)
+        else:
+            out = _dual(prob, budget, lp_solver, verbose)
+    out.solve_time = time.perf_counter() - t0
+    return out
+
+
+def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
+    """Each family calibrated by ``value_of(make) -> (value, pmf)``; the convolution's split by golden section."""
+    out: dict[str, tuple[float, np.ndarray, str]] = {}
+    for fam in ("gaussian", "laplace"):
+        got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
+        if got is not None:
+            out[fam] = (got[0], got[1], fam)
+    seen: dict[float, tuple[float, np.ndarray] | None] = {}
+
+    def at(w: float) -> float:
+        w = round(w, 4)
+        if w not in seen:
+            seen[w] = value_of(lambda V: family_pmf("convolution", V, prob.support, w), guess, coarse=True)
+        got = seen[w]
+        return math.inf if got is None else got[0]
+
+    grid = [0.25, 0.5, 0.75]
+    vals = [at(w) for w in grid]
+    i = int(np.argmin(vals))
+    a, b = (0.0, 0.5) if i == 0 else (0.25, 0.75) if i == 1 else (0.5, 1.0)
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    for _ in range(4):
+        if at(c) < at(d):
+            b, d = d, c
+            c = b - g * (b - a)
+        else:
+            a, c = c, d
+            d = a + g * (b - a)
+    w_best = min(seen, key=lambda w: at(w))
+    got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), guess)
+    if got is not None:
+        out["convolution"] = (got[0], got[1], f"convolution (Laplace share {w_best:.3f})")
+    return out
+
+
+def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+    d = prob.design
+    eps = float(d.eps or 0.0)
+    guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
+
+    def calibrated(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray] | None:
+        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=1e-4 if coarse else 1e-7)
+        if V is None:
+            return None
+        pmf = make(V)
+        return prob.distortion(pmf), pmf
+
+    cands = _family_candidates(prob, calibrated, guess)
+    if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
+        lp = _lp_candidate(prob, eps, lp_solver)
+        if lp is not None:
+            cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
+    if not cands:
+        safe = prob.safe()
+        cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
+    start = min(cands.values(), key=lambda c: c[0])
+    found = reduced_search(
+        np.maximum(start[1], 1e-300),
+        cost=prob.cost,
+        k=prob.k,
+        eps=eps,
+        mode="distortion",
+        target=prob.delta,
+        time_limit=budget,
+        **prob.search_args(),
+    )
+    if found.pmf is not None:
+        ok = lambda f: prob.private(f, eps)  # noqa: E731
+        tuned = calibrate_temper(found.pmf, ok)
+        if tuned is None and d.release == "clamp":
+            tuned = _mix(found.pmf, _clamp_anchor(prob, eps, lp_solver), ok)
+        if tuned is not None:
+            cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
+    best = min(cands.values(), key=lambda c: c[0])
+    bound = lower_bound(d, lp_solver)
+    table = {k: v[0] for k, v in cands.items()}
+    msg = (
+        f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
+        f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found.message}; "
+        f"{prob.checks} accounting checks at h = {prob.h:g}"
+    )
+    return _settle(best[1], best[0], bound, msg, best[2], table)
+
+
+def _settle(
+    pmf: np.ndarray, value: float, bound: float | None, msg: str, method: str, table: dict[str, float], eps=None
+) -> ComposedSolution:
+    gap = relative_gap(value, bound) if bound is not None else None
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    if status == "feasible":
+        msg += "; feasible: the composed guarantee is re-verified, optimality is not proven"
+    return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
+
+
+def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+    d = prob.design
+    cap = float(d.max_distortion or 0.0)
+    uniform = prob.safe()
+    if prob.distortion(uniform) <= cap:
+        e = prob.eps_of(uniform)
+        return _settle(uniform, e, 0.0, "the perfectly private release meets the cap", "safe", {"safe": e}, e)
+
+    def at_cap(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray] | None:
+        V = bisect_largest(lambda V: prob.distortion(make(V)) <= cap, start, rtol=1e-9, floor=1e-9, grow=1.5)
+        if V is None:
+            return None
+        pmf = make(V)
+        return prob.eps_of(pmf), pmf
+
+    guess = max(cap, 1e-3) / max(1.0, prob.sensitivity**2) if d.metric != "er" else 1.0
+    cands = _family_candidates(prob, at_cap, guess)
+    if not cands:
+        return _settle(uniform, math.inf, None, "no candidate meets the cap", "none", {})
+    best = min(cands.values(), key=lambda c: c[0])
+    raw = best[1]
+    found_msg = ""
+    for _ in range(2):  # minimise delta at the best eps so far under the cap, then again at the new eps
+        eps_ref = float(best[0])
+        if not math.isfinite(eps_ref) or eps_ref <= 0:
+            break
+        found = reduced_search(
+            np.maximum(raw, 1e-300),
+            cost=prob.cost,
+            k=prob.k,
+            eps=eps_ref,
+            mode="epsilon",
+            target=cap,
+            time_limit=budget / 2,
+            **prob.search_args(),
+        )
+        found_msg = found.message
+        if found.pmf is None:
+            break
+        raw = found.pmf
+        a = bisect_smallest(lambda a: prob.distortion(temper(raw, a)) <= cap, 1.0, rtol=1e-9)
+        if a is None:
+            break
+        tuned = temper(raw, a)
+        e = prob.eps_of(tuned)
+        cands["search"] = (e, tuned, f"{prob.path} search ({found.evaluations} evaluations)")
+        if e >= best[0]:
+            break
+        best = cands["search"]
+    best = min(cands.values(), key=lambda c: c[0])
+    bound = _eps_bound(d, cap, best[0], lp_solver)
+    table = {k: v[0] for k, v in cands.items()}
+    msg = (
+        f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
+        f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found_msg}; "
+        f"accounting h = {prob.h:g}"
+    )
+    return _settle(best[1], best[0], bound, msg, best[2], table, best[0])
+
+
+def _clamp_cost(design: NoiseDesign) -> np.ndarray:
+    """The clamped design's distortion is linear in the noise: ``mean_q cost(clip(q + eta) - q)`` per eta."""
+    n = design.n
+    q = np.arange(n + 1)[:, None]
+    err = np.clip(q + np.arange(-n, n + 1)[None, :], 0, n) - q
+    return np.asarray(design.cost, dtype=float)[err + n].mean(axis=0)
+
+
+def _mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
+    """The least mixture ``(1 - lam) pmf + lam anchor`` that passes ``ok`` (``anchor`` itself must)."""
+    if not ok(anchor):
+        return None
+    lo, hi = 0.0, 1.0
+    if ok(pmf):
+        return pmf
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok((1 - mid) * pmf + mid * anchor) else (mid, hi)
+    return (1 - hi) * pmf + hi * anchor
+
+
+def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
+    """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
+    d = prob.design
+    steps = math.floor(eps / (prob.k * prob.h))
+    if steps >= 1:
+        e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
+        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(solver=lp_solver)
+        if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
+            return np.asarray(res.pmf, dtype=float).ravel()
+    return prob.safe()
+
+
+def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | None:
+    """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
+    d = prob.design
+    single = {}
+
+    def make(e0: float) -> np.ndarray | None:
+        if e0 not in single:
+            res = d.replace(
+                privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
+            ).solve(solver=lp_solver)
+            single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
+        return single[e0]
+
+    lo, hi = 0.0, eps
+    best = None
+    for _ in range(8):
+        mid = 0.5 * (lo + hi)
+        f = make(mid)
+        if f is not None and prob.private(f, eps):
+            lo, best = mid, f
+        else:
+            hi = mid
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# k = 1: the (eps, delta) LP
+# --------------------------------------------------------------------------------------------
+
+
+def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
+    return design.replace(
+        privacy="dp",
+        compositions=None,
+        discretization=None,
+        objective="distortion",
+        max_distortion=None,
+        eps=eps,
+        delta=design.delta,
+    )
+
+
+def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None) -> ComposedSolution:
+    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit)
+    msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
+    pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
+    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
+
+
+def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
+    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP."""
+    cap = float(design.max_distortion or 0.0)
+    lo, hi = 0.0, None
+    best = None
+    e = 1.0
+    for _ in range(40):  # bracket: double until an LP within the cap
+        res = _single(design, e).solve(solver=lp_solver)
+        if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
+            hi, best = e, res
+            break
+        if res.bound is not None and res.bound > cap:
+            lo = e
+        e *= 2.0
+        if e > 30.0:
+            break
+    if hi is None or best is None:
+        return ComposedSolution(None, "error", None, "no (eps, delta) LP within the cap for eps <= 32", 0.0)
+    for _ in range(40):
+        if hi - lo <= 0.5 * OPTIMAL_GAP * max(1.0, hi):
+            break
+        mid = 0.5 * (lo + hi)
+        res = _single(design, mid).solve(solver=lp_solver)
+        if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
+            hi, best = mid, res
+        elif res.bound is not None and res.bound > cap:
+            lo = mid
+        else:  # neither proven: stop where the proofs end
+            break
+    pmf = np.asarray(best.pmf, dtype=float)
+    gap = relative_gap(hi, lo)
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
+    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection")
+
+
+# --------------------------------------------------------------------------------------------
+# lower bounds
+# --------------------------------------------------------------------------------------------
+
+
+def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -> float | None:
+    """A proven lower bound of the (eps, delta) LP of ``design`` with ``changes`` (``None`` if unproven)."""
+    spec = {
+        "privacy": "dp",
+        "compositions": None,
+        "discretization": None,
+        "objective": "distortion",
+        "max_distortion": None,
+        "eps": eps,
+        "delta": design.delta,
+        **changes,
+    }
+    res = design.replace(**spec).solve(solver=lp_solver)
+    return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
+
+
+def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
+    """For the sum-statistic bound: per protected shift mu, the shifts ``k mu`` (and ``-k mu`` if ``-mu`` is listed)."""
+    if design.release != "modulo" or design.metric not in ("mse", "circular-mse"):
+        return []
+    N, k = design.n + 1, int(design.compositions)
+    listed = {tuple(int(v) for v in s) for s in design.shifts.tolist()}
+    out: list[tuple[list[Any], bool]] = []
+    done: set[tuple[int, ...]] = set()
+    for mu in sorted(listed):
+        km = tuple((k * v) % N for v in mu)
+        if all(v == 0 for v in km) or km in done:
+            continue
+        neg = tuple((-v) % N for v in mu)
+        both = neg in listed
+        done.update({km, tuple((-v) % N for v in km)})
+        item = km[0] if len(km) == 1 else km
+        out.append(([item], both))
+        if len(out) >= 4:
+            break
+    return out
+
+
+def lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
+    """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
+
+    The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
+    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound.
+    """
+    from optnoise.privacy.neighborhood import Neighborhood
+
+    eps = float(design.eps if eps is None else eps)
+    bounds = [_lp_bound(design, eps, lp_solver)]
+    k = int(design.compositions)
+    for shifts, both in _sum_shifts(design):
+        nb = Neighborhood.shifts(shifts, directed=not both)
+        b = _lp_bound(design, eps, lp_solver, neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
+        if b is not None:
+            bounds.append((b - design.dim / 4.0) / k)
+    got = [b for b in bounds if b is not None]
+    return max(got) if got else None
+
+
+def _eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
+    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists."""
+    if not math.isfinite(eps_hi) or eps_hi <= 0:
+        return None
+    lo, hi = 0.0, eps_hi
+    for _ in range(10):
+        mid = 0.5 * (lo + hi)
+        b = lower_bound(design, lp_solver, eps=mid)
+        if b is not None and b > cap:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------------------------
+# certification
+# --------------------------------------------------------------------------------------------
+
+
+def certify_composed(result: Any, **kwargs: Any) -> Any:
+    """Exact certificate of a composed result: the single-release guarantee, and the composed one it implies.
+
+    The exact weights are certified (:func:`optnoise.deploy.certify.certify_result`) for the
+    single-release ``"dp"`` problem at eps and ``delta1`` = the PMF's own single-release delta
+    (with 1e-3 relative headroom for the rounding; at k = 1 the design's delta itself). The
+    k-fold composition of the certified weights is then recomputed by the design's accounting;
+    if it no longer meets (eps, delta), :class:`~optnoise.deploy.certify.CertificationError` is
+    raised. The returned design states the single-release problem; its ``repair["composed"]``
+    records the composed guarantee (``compositions``, ``eps``, ``delta``, ``discretization``,
+    and the certified weights' composed delta), which ``cd.compose(k, discretization=h)``
+    recomputes.
+    """
+    from optnoise.deploy.certify import CertificationError, certify_result
+    from optnoise.design.result import DesignResult
+
+    d = result.design
+    if result.status not in ("optimal", "feasible") or result.pmf is None:
+        raise CertificationError(f"cannot certify a composed result with status {result.status!r}")
+    eps = float(d.eps if d.eps is not None else result.eps_objective)
+    pmf = np.asarray(result.pmf, dtype=float)
+    k = int(d.compositions)
+    if k == 1:
+        delta1 = float(d.delta or 0.0)
+    else:
+        delta1 = min(1.0, max(_single_delta(d, pmf, eps) * (1.0 + 1e-3), 1e-15))
+    single = d.replace(
+        privacy="dp",
+        compositions=None,
+        discretization=None,
+        objective="distortion",
+        max_distortion=None,
+        eps=eps,
+        delta=delta1,
+    )
+    one = DesignResult(
+        design=single,
+        status="optimal",  # the single-release problem at the PMF's own delta: the exact check decides
+        pmf=pmf,
+        solver=result.solver,
+        solve_time=result.solve_time,
+        model_size=result.model_size,
+        message="single-release certificate of a composed design",
+    )
+    if one.status != "optimal":
+        raise CertificationError(f"the single-release check of the composed design failed: {one.message}")
+    cd = certify_result(one, **kwargs)
+    certified = cd.weights.astype(float).ravel() / float(cd.denominator)
+    if k == 1:
+        got = float(cd.certified_delta)
+    else:
+        got = float(composition(d, certified).delta(eps))
+    if not got <= float(d.delta or 0.0):
+        raise CertificationError(
+            f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
+            f"(h = {d.discretization:g}): rounding broke the composed guarantee"
+        )
+    cd.repair["composed"] = {
+        "compositions": k,
+        "eps": eps,
+        "delta": d.delta,
+        "discretization": d.discretization,
+        "composed_delta": got,
+        "single_release_delta": delta1,
+    }
+    cd.solver["status"] = result.status
+    cd.solver["gap"] = result.gap
+    return cd
