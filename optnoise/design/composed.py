@@ -134,6 +134,8 @@ MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-6, 1e-2
 CALIBRATION_MARGIN = 1e-7
 #: Default seconds of the surrogate search (the calibrations always run to the end).
 SEARCH_SECONDS = 40.0
+#: Most surrogate evaluations of one search run.
+SEARCH_EVALUATIONS = 800
 #: The general path adds the single-release LP candidate only up to this many noise values.
 LP_CANDIDATE_SIZE = 3000
 
@@ -242,6 +244,7 @@ class _Problem:
         self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
         self.support = Support(design.n, design.shape, design.release)
         self.checks = 0
+        self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
         if design.release == "clamp":
             self.pairs = clamp_pair_map(design.n, design.pairs)
             self.sensitivity = float(np.max(np.abs(design.pairs[:, 0] - design.pairs[:, 1])))
@@ -257,6 +260,7 @@ class _Problem:
                 keep = [j for j in range(len(design.shifts)) if 0 < int(design.shifts[j, 0]) <= N // 2]
                 idx = idx[keep]
             self.pairs = modulo_pair_map(idx)
+        self.heavy = len(design.shifts if design.release == "modulo" else design.pairs) > 8
 
     def _symmetric(self) -> bool:
         d = self.design
@@ -291,6 +295,15 @@ class _Problem:
         else:
             f[:] = 1.0 / f.size
         return f
+
+    def hybrid(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The symmetric PMF whose half-line losses are the larger of ``a``'s and ``b``'s (a body from one, a
+        tail from the other): a second start of the structured search."""
+        args = self.search_args()
+        x = np.maximum(args["from_theta"](np.log(a)), args["from_theta"](np.log(b)))
+        th = args["to_theta"](x)
+        f = np.exp(np.maximum(th - th.max(), -690.0))
+        return f / f.sum()
 
     def search_args(self) -> dict[str, Any]:
         """Parametrisation of the search: half-line losses of a symmetric PMF, or all log-masses."""
@@ -336,18 +349,23 @@ def solve_composed(
 
 
 def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
-    """Each family calibrated by ``value_of(make) -> (value, pmf)``; the convolution's split by golden section."""
+    """Each family calibrated by ``value_of(make, start, coarse) -> (value, pmf, scale)``; the
+    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale)."""
     out: dict[str, tuple[float, np.ndarray, str]] = {}
+    last = guess
     for fam in ("gaussian", "laplace"):
         got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
         if got is not None:
             out[fam] = (got[0], got[1], fam)
-    seen: dict[float, tuple[float, np.ndarray] | None] = {}
+            last = got[2] if fam == "gaussian" else last
+    seen: dict[float, tuple[float, np.ndarray, float] | None] = {}
 
     def at(w: float) -> float:
+        nonlocal last
         w = round(w, 4)
         if w not in seen:
-            seen[w] = value_of(lambda V: family_pmf("convolution", V, prob.support, w), guess, coarse=True)
+            seen[w] = value_of(lambda V: family_pmf("convolution", V, prob.support, w), last, coarse=True)
+            last = seen[w][2] if seen[w] is not None else last  # type: ignore[index]
         got = seen[w]
         return math.inf if got is None else got[0]
 
@@ -357,7 +375,7 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
     a, b = (0.0, 0.5) if i == 0 else (0.25, 0.75) if i == 1 else (0.5, 1.0)
     g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
-    for _ in range(4):
+    for _ in range(1 if prob.heavy else 4):
         if at(c) < at(d):
             b, d = d, c
             c = b - g * (b - a)
@@ -365,7 +383,7 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
             a, c = c, d
             d = a + g * (b - a)
     w_best = min(seen, key=lambda w: at(w))
-    got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), guess)
+    got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), last)
     if got is not None:
         out["convolution"] = (got[0], got[1], f"convolution (Laplace share {w_best:.3f})")
     return out
@@ -376,12 +394,13 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
 
-    def calibrated(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray] | None:
-        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=1e-4 if coarse else 1e-7)
+    def calibrated(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray, float] | None:
+        rtol = 1e-4 if coarse else 1e-5 if prob.heavy else 1e-7
+        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=rtol, grow=1.1)
         if V is None:
             return None
         pmf = make(V)
-        return prob.distortion(pmf), pmf
+        return prob.distortion(pmf), pmf, V
 
     cands = _family_candidates(prob, calibrated, guess)
     if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
@@ -392,16 +411,29 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         safe = prob.safe()
         cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
     start = min(cands.values(), key=lambda c: c[0])
-    found = reduced_search(
-        np.maximum(start[1], 1e-300),
-        cost=prob.cost,
-        k=prob.k,
-        eps=eps,
-        mode="distortion",
-        target=prob.delta,
-        time_limit=budget,
-        **prob.search_args(),
-    )
+    t_search = time.perf_counter()
+    starts = [np.maximum(start[1], 1e-300)]
+    if prob.structured and "gaussian" in cands and start[2] != "gaussian":
+        starts.append(prob.hybrid(start[1], cands["gaussian"][1]))
+    found = None
+    for f0 in starts:  # a second start only with time to spare: the first one's landscape may hold a local minimum
+        left = budget - (time.perf_counter() - t_search)
+        if found is not None and left < 0.5 * budget:
+            break
+        got = reduced_search(
+            f0,
+            cost=prob.cost,
+            k=prob.k,
+            eps=eps,
+            mode="distortion",
+            target=prob.delta,
+            time_limit=left,
+            max_evals=SEARCH_EVALUATIONS,
+            **prob.search_args(),
+        )
+        if found is None or (got.pmf is not None and got.objective < found.objective):
+            found = got
+    assert found is not None
     if found.pmf is not None:
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
@@ -438,12 +470,12 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
         e = prob.eps_of(uniform)
         return _settle(uniform, e, 0.0, "the perfectly private release meets the cap", "safe", {"safe": e}, e)
 
-    def at_cap(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray] | None:
+    def at_cap(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray, float] | None:
         V = bisect_largest(lambda V: prob.distortion(make(V)) <= cap, start, rtol=1e-9, floor=1e-9, grow=1.5)
         if V is None:
             return None
         pmf = make(V)
-        return prob.eps_of(pmf), pmf
+        return prob.eps_of(pmf), pmf, V
 
     guess = max(cap, 1e-3) / max(1.0, prob.sensitivity**2) if d.metric != "er" else 1.0
     cands = _family_candidates(prob, at_cap, guess)

@@ -104,11 +104,11 @@ class Surrogate:
 class PairMap:
     """How a flat PMF becomes the release's ordered pairs, and how pair gradients flow back.
 
-    ``forward(f)`` returns ``(P, Q)`` arrays of shape ``(J, C)``; ``backward(j, gP, gQ)``
-    the gradient in ``f`` of a function of pair ``j`` with gradients ``gP``, ``gQ``.
+    ``forward(f, js)`` returns ``(P, Q)`` arrays of shape ``(len(js), C)`` for the pairs ``js``;
+    ``backward(j, gP, gQ)`` the gradient in ``f`` of a function of pair ``j`` with gradients ``gP``, ``gQ``.
     """
 
-    forward: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    forward: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
     backward: Callable[[int, np.ndarray, np.ndarray], np.ndarray]
     count: int
 
@@ -118,8 +118,8 @@ def modulo_pair_map(index: np.ndarray) -> PairMap:
     index = np.asarray(index, dtype=np.int64)
     N = index.shape[1]
 
-    def forward(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return np.broadcast_to(f, index.shape), f[index]
+    def forward(f: np.ndarray, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.broadcast_to(f, (len(js), N)), f[index[js]]
 
     def backward(j: int, gP: np.ndarray, gQ: np.ndarray) -> np.ndarray:
         return gP + np.bincount(index[j], gQ, minlength=N)
@@ -136,8 +136,8 @@ def clamp_pair_map(n: int, pairs: np.ndarray) -> PairMap:
         flat = (np.arange(q.size)[:, None] * (n + 1) + out[q]).ravel()
         return np.bincount(flat, np.tile(f, q.size), minlength=q.size * (n + 1)).reshape(q.size, n + 1)
 
-    def forward(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return rows(f, pairs[:, 0]), rows(f, pairs[:, 1])
+    def forward(f: np.ndarray, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return rows(f, pairs[js, 0]), rows(f, pairs[js, 1])
 
     def backward(j: int, gP: np.ndarray, gQ: np.ndarray) -> np.ndarray:
         return gP[out[pairs[j, 0]]] + gQ[out[pairs[j, 1]]]
@@ -172,7 +172,7 @@ class _Working:
             return
         from optnoise.privacy.curves import hockey_stick
 
-        P, Q = self.pairs.forward(f)
+        P, Q = self.pairs.forward(f, np.arange(self.pairs.count))
         prof = np.array([np.atleast_1d(hockey_stick(P[j], Q[j], self.probe)) for j in range(self.pairs.count)])
         best = {int(np.argmax(prof[:, i])) for i in range(prof.shape[1])}
         order = [int(j) for j in np.argsort(-prof.sum(axis=1))]
@@ -182,10 +182,10 @@ class _Working:
         self.calls += 1
         if self.calls % 40 == 1:
             self.refresh(f)
-        P, Q = self.pairs.forward(f)
+        P, Q = self.pairs.forward(f, np.asarray(self.active))
         best: tuple[float, int, np.ndarray, np.ndarray] | None = None
-        for j in self.active:
-            d, gP, gQ = self.sur(np.asarray(P[j]), np.asarray(Q[j]))
+        for i, j in enumerate(self.active):
+            d, gP, gQ = self.sur(np.asarray(P[i]), np.asarray(Q[i]))
             if best is None or d > best[0]:
                 best = (d, j, gP, gQ)
         assert best is not None
