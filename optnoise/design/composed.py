@@ -262,6 +262,10 @@ class _Problem:
             self.pairs = modulo_pair_map(idx)
         self.heavy = len(design.shifts if design.release == "modulo" else design.pairs) > 8
 
+    @property
+    def max_scale(self) -> float:
+        return 4.0 * float(self.support.radius) ** 2 + 4.0
+
     def _symmetric(self) -> bool:
         d = self.design
         if d.dim != 1 or d.n < 2:
@@ -278,11 +282,17 @@ class _Problem:
     def private(self, pmf: np.ndarray, eps: float) -> bool:
         """The certificate: the accounting's composed delta at eps within the calibration margin."""
         self.checks += 1
-        return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
+        try:
+            return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
+        except ValueError:  # losses too wide for the accounting's grid: not certified
+            return False
 
     def eps_of(self, pmf: np.ndarray) -> float:
         self.checks += 1
-        return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+        try:
+            return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+        except ValueError:
+            return math.inf
 
     def distortion(self, pmf: np.ndarray) -> float:
         return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
@@ -302,7 +312,7 @@ class _Problem:
         args = self.search_args()
         x = np.maximum(args["from_theta"](np.log(a)), args["from_theta"](np.log(b)))
         th = args["to_theta"](x)
-        f = np.exp(np.maximum(th - th.max(), -690.0))
+        f = np.exp(np.maximum(th - th.max(), -40.0))
         return f / f.sum()
 
     def search_args(self) -> dict[str, Any]:
@@ -396,7 +406,8 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
 
     def calibrated(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray, float] | None:
         rtol = 1e-4 if coarse else 1e-5 if prob.heavy else 1e-7
-        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=rtol, grow=1.1)
+        # beyond a few squared radii a family is flat on its support: more scale buys no privacy
+        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=rtol, grow=1.1, maximum=prob.max_scale)
         if V is None:
             return None
         pmf = make(V)
@@ -570,7 +581,7 @@ def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | No
 
     lo, hi = 0.0, eps
     best = None
-    for _ in range(8):
+    for _ in range(6):
         mid = 0.5 * (lo + hi)
         f = make(mid)
         if f is not None and prob.private(f, eps):

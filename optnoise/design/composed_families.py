@@ -36,8 +36,10 @@ __all__ = [
 
 #: Candidate families: discrete Gaussian, discrete Laplace, and their convolution.
 FAMILIES = ("gaussian", "laplace", "convolution")
-#: Masses are kept above this (log floor ~ -690): no output has zero mass, so no infinite loss.
-LOG_FLOOR = -690.0
+#: Log-masses are kept above the largest one minus this (masses >= e^-40 ~ 4e-18 of the mode): no output
+#: has zero mass (no infinite loss) and every privacy loss is at most 40, so the accounting's loss grid stays
+#: within its limit (80 / h points).
+LOG_FLOOR = -40.0
 
 
 class Support:
@@ -75,7 +77,7 @@ def _scalar_log(kind: str, var: float, w: float, radius: int) -> np.ndarray:
     lap = _scalar_log("laplace", w * var, 0.0, radius)
     gau = _scalar_log("gaussian", (1.0 - w) * var, 0.0, radius)
     lap, gau = lap - lap.max(), gau - gau.max()
-    keep = gau > LOG_FLOOR  # the Gaussian's effective window: its other terms are below 1e-300
+    keep = gau > -690.0  # the Gaussian's effective window: its other terms are below 1e-300
     j = np.flatnonzero(keep)
     out = np.full(x.size, -np.inf)
     for start in range(0, j.size, 64):  # (outputs x window) blocks: memory stays small
@@ -123,11 +125,19 @@ def gaussian_guess(k: int, eps: float, delta: float, sensitivity: float) -> floa
     return hi * hi
 
 
-def bisect_smallest(ok: Callable[[float], bool], start: float, *, rtol: float = 1e-6, grow: float = 1.5) -> float | None:
+def bisect_smallest(
+    ok: Callable[[float], bool],
+    start: float,
+    *,
+    rtol: float = 1e-6,
+    grow: float = 1.5,
+    maximum: float = math.inf,
+) -> float | None:
     """The smallest ``x > 0`` (to ``rtol``) with ``ok(x)``, for ``ok`` false below and true above a threshold.
 
-    Returns a point where ``ok`` was seen true, or ``None`` when none was found.
+    Returns a point where ``ok`` was seen true, or ``None`` when none was found up to ``maximum``.
     """
+    start = min(start, maximum)
     lo, hi = start, start
     tries = 0
     if ok(hi):
@@ -136,10 +146,10 @@ def bisect_smallest(ok: Callable[[float], bool], start: float, *, rtol: float = 
             tries += 1
         hi, lo = lo, lo / grow
     else:
-        while tries < 60 and not ok(hi * grow):
+        while tries < 60 and hi * grow <= maximum and not ok(hi * grow):
             hi *= grow
             tries += 1
-        if tries >= 60:
+        if tries >= 60 or hi * grow > maximum:
             return None
         lo, hi = hi, hi * grow
     while hi - lo > rtol * hi:

@@ -44,13 +44,19 @@ __all__ = ["PairMap", "Surrogate", "SearchResult", "clamp_pair_map", "modulo_pai
 MAX_FFT = 1 << 19
 
 
+#: Positive masses of a tempered PMF stay above ``e^LOG_FLOOR`` times the mode (every finite loss <= 40).
+LOG_FLOOR = -40.0
+
+
 def temper(pmf: np.ndarray, a: float) -> np.ndarray:
-    """``pmf^a`` normalised (zeros stay zeros); ``a < 1`` flattens, ``a > 1`` sharpens."""
+    """``pmf^a`` normalised (zeros stay zeros, positive masses at least ``e^LOG_FLOOR`` of the mode);
+    ``a < 1`` flattens, ``a > 1`` sharpens."""
     f = np.asarray(pmf, dtype=float)
     pos = f > 0
     z = np.full(f.shape, -np.inf)
     z[pos] = a * np.log(f[pos])
     z -= z[pos].max()
+    z[pos] = np.maximum(z[pos], LOG_FLOOR)
     g = np.exp(z)
     return g / g.sum()
 
