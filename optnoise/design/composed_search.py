@@ -73,6 +73,8 @@ class Surrogate:
         raw = np.log(P) - np.log(Q)
         loss = np.clip(raw, -self.lcap, self.lcap)
         k, eps = self.k, self.eps
+        G: Any
+        s: Any
         if k == 1:
             s, G = np.zeros(1), np.ones(1)
         else:
@@ -247,7 +249,7 @@ def reduced_search(
         return e / e.sum()
 
     def constraint(u: np.ndarray) -> tuple[float, np.ndarray, float, np.ndarray]:
-        """(C, dC/du, objective, dO/du)."""
+        """(C, dC/du, objective, dobj/du)."""
         d, G = sur(u)
         d = max(d, 1e-300)
         if mode == "distortion":
@@ -261,7 +263,7 @@ def reduced_search(
         lo, hi = 0.0, math.inf
         for _ in range(60):
             u = pmf(th, a)
-            C, gC, O, gO = constraint(u)
+            C, gC, obj, g_obj = constraint(u)
             mth = float(u @ th)
             dCa = float((gC * u) @ (th - mth))
             if abs(C) < 1e-10:
@@ -276,34 +278,34 @@ def reduced_search(
             if an < 1e-4 or an > 1e4 or hi - lo < 1e-13 * max(1.0, a):
                 break
             a = float(an)
-        return a, u, C, gC, O, gO, dCa
+        return a, u, C, gC, obj, g_obj, dCa
 
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
         if time.perf_counter() - t0 > time_limit or state["evals"] >= max_evals:
             raise _Stop
         state["evals"] += 1
         th = to_theta(x)
-        a, u, C, gC, O, gO, dCa = solve_a(th)
+        a, u, C, gC, obj, g_obj, dCa = solve_a(th)
         state["a"] = a
         mth = float(u @ th)
-        dOa = float((gO * u) @ (th - mth))
-        dO = a * u * (gO - float(gO @ u))
+        dobj_a = float((g_obj * u) @ (th - mth))
+        dobj = a * u * (g_obj - float(g_obj @ u))
         dC = a * u * (gC - float(gC @ u))
-        grad = dO - (dOa / dCa) * dC if dCa != 0 else dO
+        grad = dobj - (dobj_a / dCa) * dC if dCa != 0 else dobj
         feasible = abs(C) < 1e-6
-        if feasible and O < state["best"][0]:
-            state["best"] = (O, u.copy())
-        hist.append(O)
+        if feasible and obj < state["best"][0]:
+            state["best"] = (obj, u.copy())
+        hist.append(obj)
         scale = abs(hist[0]) if hist and hist[0] != 0 else 1.0
         if not feasible:  # no temper meets the constraint here: steer back with a large value
             return (abs(hist[0]) + abs(C) * cscale) / scale, back(grad) / scale
-        return O / scale, back(grad) / scale
+        return obj / scale, back(grad) / scale
 
     from scipy.optimize import minimize
 
     x0 = from_theta(theta0)
     bnds = None if bounds is None else [bounds] * x0.size
-    if bnds is not None:
+    if bounds is not None:
         x0 = np.clip(x0, bounds[0], bounds[1])
     message = ""
     try:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optnoise.design.clamp import clamp_matrix
-from optnoise.design.composed import COMPOSED, certify_composed, composed_achieved
+from optnoise.design.composed import COMPOSED, composed_achieved, composition, single_delta
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.output import relative_gap
@@ -396,8 +396,47 @@ class DesignResult(CheckedResult, Accountable):
         certified weights is recomputed (:func:`optnoise.design.composed.certify_composed`).
         """
         if self.design.privacy == COMPOSED:
-            return certify_composed(self, **kwargs)
+            return self._certify_composed(**kwargs)
         return _certify(self, **kwargs)
+
+    def _certify_composed(self, **kwargs: Any) -> Any:
+        """Certify a composed result: its single release exactly, and the composed guarantee that implies.
+
+        The exact weights are certified (:func:`optnoise.deploy.certify.certify_result`) for the
+        single-release ``"dp"`` problem at eps and ``delta1`` = the PMF's own single-release delta with
+        1e-3 relative headroom for the rounding (at k = 1: the design's delta). The k-fold composition
+        of the certified weights is then recomputed by the design's accounting; if it no longer meets
+        (eps, delta), ``CertificationError`` is raised. The returned design states the single-release
+        problem; ``repair["composed"]`` records the composed guarantee (``compositions``, ``eps``,
+        ``delta``, ``discretization`` and the certified weights' composed delta), which
+        ``cd.compose(k, discretization=h)`` recomputes.
+        """
+        import sys
+
+        error = getattr(sys.modules.get(getattr(_certifier, "__module__", "")), "CertificationError", ValueError)
+        d, pmf = self.design, self._require_pmf()
+        if self.status not in ("optimal", "feasible"):
+            raise error(f"cannot certify a composed result with status {self.status!r}")
+        eps, k, delta = float(d.eps or self.eps_objective or 0.0), int(d.compositions), float(d.delta or 0.0)
+        delta1 = delta if k == 1 else min(1.0, max(single_delta(d, pmf, eps) * (1 + 1e-3), 1e-15))
+        fields = {"privacy": "dp", "compositions": None, "discretization": None, "max_distortion": None}
+        single = d.replace(objective="distortion", eps=eps, delta=delta1, **fields)
+        # the single-release problem at the PMF's own delta: the exact check of the certifier decides
+        one = DesignResult(single, "optimal", pmf, self.solver, self.solve_time, self.model_size)
+        if one.status != "optimal":
+            raise error(f"the single-release check of the composed design failed: {one.message}")
+        cd = _certify(one, **kwargs)
+        weights = cd.weights.astype(float).ravel() / float(cd.denominator)
+        got = float(cd.certified_delta) if k == 1 else float(composition(d, weights).delta(eps))
+        if not got <= delta:
+            raise error(
+                f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
+                f"(h = {d.discretization:g}): rounding broke the composed guarantee"
+            )
+        cd.repair["composed"] = {"compositions": k, "eps": eps, "delta": d.delta, "discretization": d.discretization}
+        cd.repair["composed"].update(composed_delta=got, single_release_delta=delta1)
+        cd.solver.update(status=self.status, gap=self.gap)
+        return cd
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary; keys include the CLI's contract keys."""
