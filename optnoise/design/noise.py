@@ -35,6 +35,8 @@ Budgets beyond one (eps, delta) (:mod:`optnoise.privacy.budget`; eps and delta u
     a convex conic model solved through cvxpy (:mod:`optnoise.privacy.renyi`, which
     states how the finite alpha grid relates to the full zCDP guarantee).
 
+``"composed"``: ``compositions=k``; the k-fold composition is (eps, delta)-DP (:mod:`optnoise.design.composed`).
+
 Their PMFs are re-verified from the PMF alone, and a status ``"optimal"`` whose
 PMF fails re-verification becomes ``"unverified"``. Composition accounting
 of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
@@ -65,6 +67,7 @@ import numpy as np
 
 from optnoise.design import pipeline
 from optnoise.design.clamp import CLAMP_METRICS, clamp_matrix, clamp_model, clamp_model_size
+from optnoise.design.composed import COMPOSED, NO_MODEL, check_composed_args, composed_spec, lp_notion
 from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import METRICS, cost_vector
@@ -93,12 +96,12 @@ from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
 __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 
-#: What to minimise.
-OBJECTIVES = ("distortion", "delta")
+#: What to minimise (``"epsilon"``: the composed eps of ``privacy="composed"``, under ``max_distortion``).
+OBJECTIVES = ("distortion", "delta", "epsilon")
 #: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
 RELEASES = ("modulo", "clamp")
 #: Every value of ``privacy=``.
-DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS
+DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS + (COMPOSED,)
 
 
 class NoiseDesign:
@@ -119,9 +122,9 @@ class NoiseDesign:
     metric : str or array_like
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
-    privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp"}
+    privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed"}
         The notion to guarantee (see module docstring).
-    objective : {"distortion", "delta"}
+    objective : {"distortion", "delta", "epsilon"}
         Minimise the distortion at ``delta`` (13a), or minimise delta subject to
         ``distortion <= max_distortion`` (15a).
     max_distortion : float, optional
@@ -142,6 +145,9 @@ class NoiseDesign:
         ``y - q = -n..n``) is charged on the released error, averaged over a
         uniform answer. Certified as its induced matrix
         (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
+    compositions, discretization : optional
+        ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
+        ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
     profile, rdp, rho, alphas : optional
         The budget of ``privacy="profile"`` (``[(eps, delta), ...]``), ``"rdp"``
         (``[(alpha, eps_alpha), ...]``) or ``"zcdp"`` (``rho``, optional grid
@@ -165,8 +171,12 @@ class NoiseDesign:
         rdp: Any = None,
         rho: float | None = None,
         alphas: Any = None,
+        compositions: int | None = None,
+        discretization: float | None = None,
     ) -> None:
         self.n = check_int("n", n, minimum=1)
+        composed = check_composed_args(privacy, compositions, discretization, objective, eps, delta, max_distortion)
+        self.compositions, self.discretization = composed["compositions"], composed["discretization"]
         budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
         self.budget: Budget | None = None
         self.eps: float | None = None  # None exactly for the budget notions
@@ -181,7 +191,7 @@ class NoiseDesign:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
                 raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
-            self.eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
+            self.eps = None if objective == "epsilon" else check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
         if not isinstance(neighborhood, Neighborhood):
             raise ValueError(
                 f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
@@ -211,10 +221,8 @@ class NoiseDesign:
                 f"n is too large: (n+1)^d = {(self.n + 1) ** dim if dim < 64 else 'more than 2^64'} noise values "
                 f"exceeds the limit {MAX_SIZE}"
             )
-        self.shape = (self.n + 1,) * dim
         self.shifts = neighborhood.resolve(self.n, dim)
-        if self.release == "clamp":
-            self.shape = (2 * self.n + 1,)
+        self.shape = (2 * self.n + 1,) if self.release == "clamp" else (self.n + 1,) * dim
         # delta is None exactly when it is what is minimised, max_distortion exactly when it is not.
         self.delta: float | None
         self.max_distortion: float | None
@@ -232,20 +240,19 @@ class NoiseDesign:
             if max_distortion is not None:
                 raise ValueError("max_distortion applies only with objective='delta'")
             self.max_distortion = None
-        else:
-            if delta is not None:
+        else:  # objective "delta", or "epsilon" (privacy="composed": its delta is checked)
+            if delta is not None and self.objective == "delta":
                 raise ValueError("delta must be left unset with objective='delta' (it is what is minimised)")
             if max_distortion is None:
-                raise ValueError("max_distortion is required with objective='delta'")
-            self.delta = None
+                raise ValueError(f"max_distortion is required with objective={self.objective!r}")
+            self.delta = composed["delta"]
             self.max_distortion = check_positive("max_distortion", max_distortion, allow_zero=True)
         if self.release == "clamp":
             # the answer pairs are listed only once a bound on the model they make has passed the limits
             bound = (1 if neighborhood.directed else 2) * len(neighborhood.raw) * (self.n + 1)
+            notion, delta_obj = lp_notion(self.privacy), self.objective == "delta"
             check_model_size(
-                clamp_model_size(
-                    self.n, bound, privacy=self.privacy, pure=self.is_pure, delta_objective=self.objective == "delta"
-                ),
+                clamp_model_size(self.n, bound, privacy=notion, pure=self.is_pure, delta_objective=delta_obj),
                 what=f"the {self.privacy!r} model of this design",
             )
             self.pairs = neighbour_pairs(self.n, neighborhood)
@@ -311,13 +318,9 @@ class NoiseDesign:
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
         if self.release == "clamp":
+            notion, dobj, form = lp_notion(self.privacy), self.objective == "delta", formulation
             return clamp_model_size(
-                self.n,
-                len(self.pairs),
-                privacy=self.privacy,
-                pure=self.is_pure,
-                delta_objective=self.objective == "delta",
-                formulation=formulation,
+                self.n, len(self.pairs), privacy=notion, pure=self.is_pure, delta_objective=dobj, formulation=form
             )
         N, K = self.size, len(self.shifts)
         rows, cols, nnz, ints = 1, N, N, 0  # f and (13b)
@@ -347,7 +350,7 @@ class NoiseDesign:
 
         if self.is_pure:
             rows, nnz = rows + K * N, nnz + 2 * K * N
-        elif self.privacy == "dp":
+        elif self.privacy in ("dp", COMPOSED):  # a composed design solves (eps, delta) LPs of this size
             br, bn = budget(K, N)
             rows, cols, nnz = rows + K * N + br, cols + K * N, nnz + 3 * K * N + bn
         else:
@@ -392,6 +395,7 @@ class NoiseDesign:
             "max_distortion": self.max_distortion,
             **({"release": self.release} if self.release != "modulo" else {}),
             **(self.budget.spec() if self.budget else {}),
+            **composed_spec(self),
         }
 
     @classmethod
@@ -412,6 +416,7 @@ class NoiseDesign:
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
             kw: dict[str, Any] = {k: spec[k] for k in ("profile", "rdp", "rho", "alphas") if spec.get(k) is not None}
+            kw.update({k: spec[k] for k in ("compositions", "discretization", "max_distortion") if spec.get(k)})
             if spec["privacy"] in BUDGET_NOTIONS:
                 kw["eps"] = spec.get("eps")
             elif objective == "delta":
@@ -453,6 +458,8 @@ class NoiseDesign:
     def __repr__(self) -> str:
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
+        if self.privacy == COMPOSED:
+            budget = ", ".join(f"{k}={v}" for k, v in composed_spec(self, describe=True).items())
         return (
             f"NoiseDesign(n={self.n}, {budget}, neighborhood={self.neighborhood.describe()}, "
             f"metric={self.metric!r}, privacy={self.privacy!r}, objective={self.objective!r}"
@@ -474,6 +481,8 @@ class NoiseDesign:
         baseline). Both have the same optimum; other notions ignore it.
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.privacy == COMPOSED:
+            raise ValueError(NO_MODEL)
         if self.release == "clamp":
             assert self.eps is not None  # release="clamp" excludes the budget notions
             return clamp_model(

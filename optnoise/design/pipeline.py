@@ -36,6 +36,7 @@ import numpy as np
 
 from optnoise.design.canonical import CANONICAL_TOL, lexicographic_minimax
 from optnoise.design.clamp import clamp_repair
+from optnoise.design.composed import COMPOSED, solve_composed
 from optnoise.design.repair import DEFAULT_BITS, RepairFailed, exact_repair, prepare, pure_envelope
 from optnoise.design.result import DesignResult
 from optnoise.engine.cache import entry_path, load_entry, store_entry
@@ -262,6 +263,18 @@ def solve_noise(
         if canonical:
             raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={design.privacy!r}")
         return _solve_conic(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
+    if design.privacy == COMPOSED:
+        if canonical:
+            raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
+        if solver not in ("auto", "highs"):
+            raise ValueError(f"solver must be 'auto' or 'highs' for privacy='composed' (its LPs); got {solver!r}")
+        return cached(
+            design,
+            cache,
+            opts,
+            lambda data: DesignResult.from_dict(data, design=design),
+            lambda: _solve_composed(design, solver, time_limit, verbose),
+        )
     if canonical:
         opts["canonical"] = True
 
@@ -466,6 +479,23 @@ def _canonical(
     if not (value is not None and value <= z + slack and res.verify()):
         return keep("the canonical PMF failed its re-verification")
     return res
+
+
+def _solve_composed(design: NoiseDesign, solver: str, time_limit: float | None, verbose: bool) -> DesignResult:
+    """A ``privacy="composed"`` design (:mod:`optnoise.design.composed`), as a re-verified result."""
+    out = solve_composed(design, solver=solver, time_limit=time_limit, verbose=verbose)
+    return DesignResult(
+        design=design,
+        status=out.status,
+        pmf=out.pmf,
+        solver=solver,
+        backend="composed",
+        solve_time=out.solve_time,
+        model_size=design.model_size(),
+        bound=out.bound,
+        message=out.message,
+        eps_objective=out.eps_objective,
+    )
 
 
 def _solve_conic(

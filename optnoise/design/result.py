@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optnoise.design.clamp import clamp_matrix
+from optnoise.design.composed import COMPOSED, composed_achieved, composition, single_delta
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.output import relative_gap
@@ -86,9 +87,11 @@ class CheckedResult:
         return self.design.delta if self.design.objective != "delta" else self.delta_objective
 
     def _objective(self) -> float | None:
-        """The value the design minimised, recomputed from the solution (distortion, loss or delta)."""
+        """The value the design minimised, recomputed from the solution (distortion, loss, delta or eps)."""
         if self.design.objective == "delta":
             return self.delta_objective
+        if self.design.objective == "epsilon":
+            return getattr(self, "eps_objective", None)
         return getattr(self, "distortion", getattr(self, "loss", None))
 
     def _pure_target(self) -> bool:
@@ -281,6 +284,17 @@ class DesignResult(CheckedResult, Accountable):
         ``None`` unless the canonical optimum was requested; then ``True`` when
         the PMF is the canonical optimum, ``False`` when a canonical stage failed
         and the first-stage optimum is returned (reason in ``message``).
+    eps_objective : float or None
+        ``privacy="composed"`` with ``objective="epsilon"``: the least composed eps found, the
+        eps the result guarantees at the design's delta.
+
+    Composed designs (``privacy="composed"``, :mod:`optnoise.design.composed`): ``achieved``
+    holds ``"composed"`` (delta at eps of the k-fold composition by the design's accounting,
+    ``compose(k, discretization=design.discretization)``; the exact hockey stick at k = 1),
+    ``"composed_eps"`` (that accounting's eps at the design's delta) and ``"dp"`` (the exact
+    single-release delta at eps); :meth:`verify` judges ``"composed"`` against delta by the
+    tolerance rule, and, for ``objective="epsilon"``, the distortion against ``max_distortion``.
+    Status ``"optimal"`` only with a proof (k = 1), else ``"feasible"`` with ``bound`` and ``gap``.
     """
 
     design: NoiseDesign
@@ -300,6 +314,7 @@ class DesignResult(CheckedResult, Accountable):
     backend: str = ""
     bound: float | None = None
     dual: np.ndarray | None = field(default=None, repr=False, compare=False)
+    eps_objective: float | None = None
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -311,6 +326,16 @@ class DesignResult(CheckedResult, Accountable):
         if self.pmf.size != d.size:
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
+        if d.privacy == COMPOSED:
+            if d.release == "clamp":
+                self.distortion, _, self.actual = d.clamp_evaluation(self.pmf)
+            else:
+                self.distortion = float(np.sum(d.cost * self.pmf))
+                self.actual = modulo_errors(self.pmf)
+            eps = d.eps if d.objective != "epsilon" else self.eps_objective
+            self.achieved = composed_achieved(d, self.pmf, eps)
+            self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "epsilon" else None)
+            return
         if d.release == "clamp":
             self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf, self._pure_target())
         elif d.budget is not None:
@@ -365,16 +390,61 @@ class DesignResult(CheckedResult, Accountable):
         return self.pmf
 
     def certify(self, **kwargs: Any) -> Any:
-        """Exact certificate and exact sampler for this PMF; see :func:`optnoise.deploy.certify.certify_result`."""
+        """Exact certificate and exact sampler for this PMF; see :func:`optnoise.deploy.certify.certify_result`.
+
+        A composed design is certified as its single release, and the composed guarantee of the
+        certified weights is recomputed (:func:`optnoise.design.composed.certify_composed`).
+        """
+        if self.design.privacy == COMPOSED:
+            return self._certify_composed(**kwargs)
         return _certify(self, **kwargs)
+
+    def _certify_composed(self, **kwargs: Any) -> Any:
+        """Certify a composed result: its single release exactly, and the composed guarantee that implies.
+
+        The exact weights are certified (:func:`optnoise.deploy.certify.certify_result`) for the
+        single-release ``"dp"`` problem at eps and ``delta1`` = the PMF's own single-release delta with
+        1e-3 relative headroom for the rounding (at k = 1: the design's delta). The k-fold composition
+        of the certified weights is then recomputed by the design's accounting; if it no longer meets
+        (eps, delta), ``CertificationError`` is raised. The returned design states the single-release
+        problem; ``repair["composed"]`` records the composed guarantee (``compositions``, ``eps``,
+        ``delta``, ``discretization`` and the certified weights' composed delta), which
+        ``cd.compose(k, discretization=h)`` recomputes.
+        """
+        import sys
+
+        error = getattr(sys.modules.get(getattr(_certifier, "__module__", "")), "CertificationError", ValueError)
+        d, pmf = self.design, self._require_pmf()
+        if self.status not in ("optimal", "feasible"):
+            raise error(f"cannot certify a composed result with status {self.status!r}")
+        eps, k, delta = float(d.eps or self.eps_objective or 0.0), int(d.compositions), float(d.delta or 0.0)
+        delta1 = delta if k == 1 else min(1.0, max(single_delta(d, pmf, eps) * (1 + 1e-3), 1e-15))
+        fields = {"privacy": "dp", "compositions": None, "discretization": None, "max_distortion": None}
+        single = d.replace(objective="distortion", eps=eps, delta=delta1, **fields)
+        # the single-release problem at the PMF's own delta: the exact check of the certifier decides
+        one = DesignResult(single, "optimal", pmf, self.solver, self.solve_time, self.model_size)
+        if one.status != "optimal":
+            raise error(f"the single-release check of the composed design failed: {one.message}")
+        cd = _certify(one, **kwargs)
+        weights = cd.weights.astype(float).ravel() / float(cd.denominator)
+        got = float(cd.certified_delta) if k == 1 else float(composition(d, weights).delta(eps))
+        if not got <= delta:
+            raise error(
+                f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
+                f"(h = {d.discretization:g}): rounding broke the composed guarantee"
+            )
+        cd.repair["composed"] = {"compositions": k, "eps": eps, "delta": d.delta, "discretization": d.discretization}
+        cd.repair["composed"].update(composed_delta=got, single_release_delta=delta1)
+        cd.solver.update(status=self.status, gap=self.gap)
+        return cd
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary; keys include the CLI's contract keys."""
         d = self.design
         return {
             "n": d.n,
-            "eps": d.eps,
-            "delta": d.delta if d.objective == "distortion" else self.delta_objective,
+            "eps": self.eps_objective if d.objective == "epsilon" else d.eps,
+            "delta": self.delta_objective if d.objective == "delta" else d.delta,
             "shifts": d.shift_list(),
             "directed": d.neighborhood.directed,
             "metric": d.metric,
@@ -383,6 +453,7 @@ class DesignResult(CheckedResult, Accountable):
             "max_distortion": d.max_distortion,
             "release": d.release,
             **(d.budget.spec() if d.budget else {}),
+            **({"compositions": d.compositions, "discretization": d.discretization} if d.privacy == COMPOSED else {}),
             "status": self.status,
             "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
@@ -416,12 +487,19 @@ class DesignResult(CheckedResult, Accountable):
         if canonical is not None and not isinstance(canonical, bool):
             raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
         delta = common.pop("delta")
+        eps_objective = None
+        if design.objective == "epsilon":
+            e = data.get("eps")
+            if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
+                raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {e!r}")
+            eps_objective = float(e)
         return cls(
             design=design,
             pmf=pmf,
             backend=str(data.get("backend") or ""),
             canonical=canonical,
             delta_objective=delta if design.objective == "delta" else None,
+            eps_objective=eps_objective,
             **common,
         )
 

@@ -350,6 +350,8 @@ class Composition:
         e = np.asarray(eps, dtype=float)
         if not np.all(np.isfinite(e)) or np.any(e < 0):
             raise ValueError(f"eps must be finite and >= 0; got {eps!r}")
+        if e.ndim == 0:  # dp-accounting's scalar path: one vectorised sum (its list path loops in Python)
+            return float(np.clip(float(self.pld.get_delta_for_epsilon(float(e))), 0.0, 1.0))
         out = np.atleast_1d(np.asarray(self.pld.get_delta_for_epsilon(list(np.atleast_1d(e))), dtype=float))
         out = np.clip(out, 0.0, 1.0)
         return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)

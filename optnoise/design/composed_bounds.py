@@ -1,0 +1,124 @@
+"""What a composed design is to the accounting, and the proven lower bounds of composed designs.
+
+:func:`composition` is the guarantee every composed design is judged by (``compose_pairs`` on the
+release's pairs at the design's discretisation); :func:`lower_bound` and :func:`eps_bound` are the
+LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they are valid).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optnoise.design.clamp import clamp_matrix
+from optnoise.privacy import accounting
+from optnoise.privacy.curves import achieved_deltas, mechanism_delta
+
+if TYPE_CHECKING:
+    from optnoise.design.noise import NoiseDesign
+
+__all__ = ["composition", "eps_bound", "lower_bound", "release_pairs", "single_delta"]
+
+
+def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
+    """The release's protected pairs (as :meth:`DesignResult.release_pairs`)."""
+    if design.release == "clamp":
+        return accounting.mechanism_pairs(clamp_matrix(pmf, design.n), design.pairs)
+    return accounting.noise_pairs(np.asarray(pmf, dtype=float).reshape(design.shape), design.shifts)
+
+
+def single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
+    """The exact single-release hockey stick at eps (the worst protected pair)."""
+    if design.release == "clamp":
+        return float(mechanism_delta(clamp_matrix(pmf, design.n), design.pairs, eps, notion="dp"))
+    return float(achieved_deltas(np.asarray(pmf).reshape(design.shape), design.shifts, eps)["dp"])
+
+
+def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
+    """``compose(k)`` of the release at the design's discretisation (no warnings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", accounting.InfiniteLossWarning)
+        return accounting.compose_pairs(
+            release_pairs(design, pmf), design.compositions, discretization=design.discretization, warn=False
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# lower bounds
+# --------------------------------------------------------------------------------------------
+
+
+def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -> float | None:
+    """A proven lower bound of the (eps, delta) LP of ``design`` with ``changes`` (``None`` if unproven)."""
+    spec = {
+        "privacy": "dp",
+        "compositions": None,
+        "discretization": None,
+        "objective": "distortion",
+        "max_distortion": None,
+        "eps": eps,
+        "delta": design.delta,
+        **changes,
+    }
+    res = design.replace(**spec).solve(solver=lp_solver)
+    return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
+
+
+def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
+    """For the sum-statistic bound: per protected shift mu, the shifts ``k mu`` (and ``-k mu`` if ``-mu`` is listed)."""
+    if design.release != "modulo" or design.metric not in ("mse", "circular-mse"):
+        return []
+    N, k = design.n + 1, int(design.compositions)
+    listed = {tuple(int(v) for v in s) for s in design.shifts.tolist()}
+    out: list[tuple[list[Any], bool]] = []
+    done: set[tuple[int, ...]] = set()
+    for mu in sorted(listed):
+        km = tuple((k * v) % N for v in mu)
+        if all(v == 0 for v in km) or km in done:
+            continue
+        neg = tuple((-v) % N for v in mu)
+        both = neg in listed
+        done.update({km, tuple((-v) % N for v in km)})
+        item = km[0] if len(km) == 1 else km
+        out.append(([item], both))
+        if len(out) >= 4:
+            break
+    return out
+
+
+def lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
+    """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
+
+    The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
+    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound.
+    """
+    from optnoise.privacy.neighborhood import Neighborhood
+
+    eps = float(design.eps or 0.0) if eps is None else float(eps)
+    bounds = [_lp_bound(design, eps, lp_solver)]
+    k = int(design.compositions)
+    for shifts, both in _sum_shifts(design):
+        nb = Neighborhood.shifts(shifts, directed=not both)
+        b = _lp_bound(design, eps, lp_solver, neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
+        if b is not None:
+            bounds.append((b - design.dim / 4.0) / k)
+    got = [b for b in bounds if b is not None]
+    return max(got) if got else None
+
+
+def eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
+    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists."""
+    if not math.isfinite(eps_hi) or eps_hi <= 0:
+        return None
+    lo, hi = 0.0, eps_hi
+    for _ in range(10):
+        mid = 0.5 * (lo + hi)
+        b = lower_bound(design, lp_solver, eps=mid)
+        if b is not None and b > cap:
+            lo = mid
+        else:
+            hi = mid
+    return lo

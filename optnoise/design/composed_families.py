@@ -1,0 +1,189 @@
+"""Candidate noises for composition-targeted design, and their certified calibrations.
+
+The families (:func:`family_pmf`) are the usual answers to "which noise for k releases":
+the discrete Gaussian, the discrete Laplace and their convolution (a Laplace share ``w`` of
+the variance), laid on the design's noise support. Each is centred at 0 with its log-masses
+computed in closed form (the convolution by a direct sum of positive terms), so no
+entry underflows to 0 and no output has an infinite privacy loss:
+
+* modulo release: on the ring ``Z_{n+1}`` (per coordinate for vector queries, a product),
+  as a function of the circular distance to 0 (the noise truncated at the antipode, which
+  on a wide ring is the noise on Z up to a negligible tail);
+* clamped release: on ``eta = -n..n``, truncated and renormalised.
+
+The calibrations are 1-D bisections whose every trial is judged by a caller-given check
+(for privacy, optnoise's accounting of the k-fold composition): a returned PMF has been
+checked itself, never interpolated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from optnoise.design.composed_search import temper
+
+__all__ = [
+    "FAMILIES",
+    "Support",
+    "bisect_largest",
+    "bisect_smallest",
+    "family_pmf",
+    "gaussian_guess",
+]
+
+#: Candidate families: discrete Gaussian, discrete Laplace, and their convolution.
+FAMILIES = ("gaussian", "laplace", "convolution")
+#: Log-masses are kept above the largest one minus this (masses >= e^-40 ~ 4e-18 of the mode): no output
+#: has zero mass (no infinite loss) and every privacy loss is at most 40, so the accounting's loss grid stays
+#: within its limit (80 / h points).
+LOG_FLOOR = -40.0
+
+
+class Support:
+    """Where a design's noise lives: the signed offsets of every entry, per coordinate.
+
+    ``offsets`` has shape ``(N, dim)`` (flat C-order of the design's PMF): the circular
+    representative in ``(-(n+1)/2, (n+1)/2]`` for modulo noise, ``eta`` itself for clamped noise.
+    """
+
+    def __init__(self, n: int, shape: tuple[int, ...], release: str) -> None:
+        self.n, self.shape, self.release = n, shape, release
+        if release == "clamp":
+            self.offsets = np.arange(-n, n + 1).reshape(-1, 1)
+            self.radius = n
+        else:
+            N = n + 1
+            grids = np.indices(shape).reshape(len(shape), -1).T
+            self.offsets = np.where(grids > N // 2, grids - N, grids)
+            self.radius = N // 2
+        self.size = self.offsets.shape[0]
+
+
+def _scalar_log(kind: str, var: float, w: float, radius: int) -> np.ndarray:
+    """Unnormalised log-masses on ``-radius..radius`` of one family member of variance ~ ``var``."""
+    x = np.arange(-radius, radius + 1).astype(float)
+    if kind == "gaussian":
+        return -(x * x) / (2.0 * var)
+    if kind == "laplace":
+        return -_laplace_rate(var) * np.abs(x)
+    if w <= 0.0:
+        return _scalar_log("gaussian", var, 0.0, radius)
+    if w >= 1.0:
+        return _scalar_log("laplace", var, 0.0, radius)
+    # Laplace(w var) * Gaussian((1-w) var): a direct sum of positive terms, in log space per output
+    lap = _scalar_log("laplace", w * var, 0.0, radius)
+    gau = _scalar_log("gaussian", (1.0 - w) * var, 0.0, radius)
+    lap, gau = lap - lap.max(), gau - gau.max()
+    keep = gau > -690.0  # the Gaussian's effective window: its other terms are below 1e-300
+    j = np.flatnonzero(keep)
+    out = np.full(x.size, -np.inf)
+    for start in range(0, j.size, 64):  # (outputs x window) blocks: memory stays small
+        jj = j[start : start + 64]
+        src = np.arange(x.size)[:, None] - (jj[None, :] - radius)  # index of the Laplace term
+        valid = (src >= 0) & (src < x.size)
+        terms = np.where(valid, lap[np.clip(src, 0, x.size - 1)] + gau[jj][None, :], -np.inf)
+        m = np.max(terms, axis=1)
+        with np.errstate(divide="ignore"):
+            part = m + np.log(np.sum(np.exp(terms - np.where(np.isfinite(m), m, 0.0)[:, None]), axis=1))
+        out = np.logaddexp(out, part)
+    return out
+
+
+def _laplace_rate(var: float) -> float:
+    """``t`` of ``exp(-t |x|)`` whose variance ``2 e^-t / (1 - e^-t)^2`` is ``var``."""
+    e = ((var + 1.0) - math.sqrt(2.0 * var + 1.0)) / var
+    return -math.log(e)
+
+
+def family_pmf(kind: str, var: float, support: Support, w: float = 0.5) -> np.ndarray:
+    """A flat PMF of family ``kind`` with scale ``var`` (per coordinate) on ``support``."""
+    r = support.radius
+    logs = _scalar_log(kind, float(var), float(w), r)
+    z = np.zeros(support.size)
+    for c in range(support.offsets.shape[1]):
+        z += logs[support.offsets[:, c] + r]
+    z -= z.max()
+    f = np.exp(np.maximum(z, LOG_FLOOR))
+    return f / f.sum()
+
+
+def gaussian_guess(k: int, eps: float, delta: float, sensitivity: float) -> float:
+    """Variance of the continuous Gaussian whose k-fold composition is exactly (eps, delta)-DP."""
+    from scipy.stats import norm
+
+    def d(s: float) -> float:
+        mu = math.sqrt(k) * sensitivity / s
+        return float(norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2))
+
+    lo, hi = 1e-3, 1e6
+    for _ in range(100):
+        m = math.sqrt(lo * hi)
+        lo, hi = (lo, m) if d(m) <= delta else (m, hi)
+    return hi * hi
+
+
+def bisect_smallest(
+    ok: Callable[[float], bool],
+    start: float,
+    *,
+    rtol: float = 1e-6,
+    grow: float = 1.5,
+    maximum: float = math.inf,
+) -> float | None:
+    """The smallest ``x > 0`` (to ``rtol``) with ``ok(x)``, for ``ok`` false below and true above a threshold.
+
+    Returns a point where ``ok`` was seen true, or ``None`` when none was found up to ``maximum``.
+    """
+    start = min(start, maximum)
+    lo, hi = start, start
+    tries = 0
+    if ok(hi):
+        while tries < 60 and ok(lo / grow):
+            lo /= grow
+            tries += 1
+        hi, lo = lo, lo / grow
+    else:
+        while tries < 60 and hi * grow <= maximum and not ok(hi * grow):
+            hi *= grow
+            tries += 1
+        if tries >= 60 or hi * grow > maximum:
+            return None
+        lo, hi = hi, hi * grow
+    while hi - lo > rtol * hi:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def bisect_largest(
+    ok: Callable[[float], bool], start: float, *, rtol: float = 1e-7, grow: float = 1.05, floor: float = 1e-4
+) -> float | None:
+    """The largest ``x`` (to ``rtol``) with ``ok(x)``, for ``ok`` true below and false above a threshold.
+
+    Returns a point where ``ok`` was seen true, or ``None`` when none was found above ``floor``.
+    """
+    lo = start
+    while not ok(lo):
+        lo /= grow
+        if lo < floor:
+            return None
+    hi = lo * grow
+    tries = 0
+    while ok(hi):
+        lo, hi = hi, hi * grow
+        tries += 1
+        if tries > 200:
+            return lo
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def calibrate_temper(pmf: np.ndarray, ok: Callable[[np.ndarray], bool], *, rtol: float = 1e-7) -> np.ndarray | None:
+    """The sharpest ``pmf^a`` (largest a) that passes ``ok``, or ``None``."""
+    a = bisect_largest(lambda a: ok(temper(pmf, a)), 1.0, rtol=rtol)
+    return None if a is None else temper(pmf, a)

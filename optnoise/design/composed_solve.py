@@ -1,0 +1,485 @@
+"""The solver of composition-targeted designs (:mod:`optnoise.design.composed` states the method).
+
+Candidates calibrated by the accounting, the surrogate search of :mod:`optnoise.design.composed_search`
+from the best of them, the certified calibration of what it finds, and the k = 1 LP paths.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optnoise.design.composed_bounds import composition, eps_bound, lower_bound
+from optnoise.design.composed_families import (
+    Support,
+    bisect_largest,
+    bisect_smallest,
+    calibrate_temper,
+    family_pmf,
+    gaussian_guess,
+)
+from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
+from optnoise.engine.output import relative_gap
+from optnoise.engine.tolerance import OPTIMAL_GAP
+
+if TYPE_CHECKING:
+    from optnoise.design.noise import NoiseDesign
+
+__all__ = [
+    "CALIBRATION_MARGIN",
+    "LP_CANDIDATE_SIZE",
+    "SEARCH_EVALUATIONS",
+    "SEARCH_SECONDS",
+    "ComposedSolution",
+    "solve_composed",
+]
+
+#: Calibrations accept a PMF when its composed delta is at most ``delta * (1 - CALIBRATION_MARGIN)``:
+#: headroom for the exact rounding of :meth:`DesignResult.certify`, at no measurable distortion cost.
+CALIBRATION_MARGIN = 1e-7
+#: Default seconds of the surrogate search (the calibrations always run to the end).
+SEARCH_SECONDS = 25.0
+#: Most surrogate evaluations of one search run.
+SEARCH_EVALUATIONS = 800
+#: The general path adds the single-release LP candidate only up to this many noise values.
+LP_CANDIDATE_SIZE = 3000
+
+
+@dataclass
+class ComposedSolution:
+    """What :func:`solve_composed` hands to the pipeline, which makes it a :class:`DesignResult`."""
+
+    pmf: np.ndarray | None
+    status: str
+    bound: float | None
+    message: str
+    solve_time: float
+    eps_objective: float | None = None
+    method: str = ""
+    candidates: dict[str, float] | None = None
+
+
+class _Problem:
+    """The design's composed problem as the calibrations and the search see it."""
+
+    def __init__(self, design: NoiseDesign) -> None:
+        self.design = design
+        self.k = int(design.compositions)
+        self.delta = float(design.delta or 0.0)
+        self.h = float(design.discretization)
+        self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
+        self.support = Support(design.n, design.shape, design.release)
+        self.checks = 0
+        self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
+        if design.release == "clamp":
+            self.pairs = clamp_pair_map(design.n, design.pairs)
+            self.sensitivity = float(np.max(np.abs(design.pairs[:, 0] - design.pairs[:, 1])))
+            self.structured = False
+        else:
+            idx = design.shift_index()
+            N = design.n + 1
+            mus = np.where(design.shifts > N // 2, design.shifts - N, design.shifts)
+            self.sensitivity = float(np.max(np.sqrt(np.sum(mus.astype(float) ** 2, axis=1))))
+            self.structured = self._symmetric()
+            if self.structured:
+                # one pair per |mu|: the mirror pair of a symmetric PMF has the same PLD
+                keep = [j for j in range(len(design.shifts)) if 0 < int(design.shifts[j, 0]) <= N // 2]
+                idx = idx[keep]
+            self.pairs = modulo_pair_map(idx)
+        self.heavy = len(design.shifts if design.release == "modulo" else design.pairs) > 8
+
+    @property
+    def max_scale(self) -> float:
+        return 4.0 * float(self.support.radius) ** 2 + 4.0
+
+    def _symmetric(self) -> bool:
+        d = self.design
+        if d.dim != 1 or d.n < 2:
+            return False
+        N = d.n + 1
+        s = {int(v) for v in d.shifts[:, 0]}
+        cost = self.cost
+        return s == {(-v) % N for v in s} and np.array_equal(cost, cost[(-np.arange(N)) % N])
+
+    @property
+    def path(self) -> str:
+        return "structured" if self.structured else "general"
+
+    def private(self, pmf: np.ndarray, eps: float) -> bool:
+        """The certificate: the accounting's composed delta at eps within the calibration margin."""
+        self.checks += 1
+        try:
+            return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
+        except ValueError:  # losses too wide for the accounting's grid: not certified
+            return False
+
+    def eps_of(self, pmf: np.ndarray) -> float:
+        self.checks += 1
+        try:
+            return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+        except ValueError:
+            return math.inf
+
+    def distortion(self, pmf: np.ndarray) -> float:
+        return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
+
+    def safe(self) -> np.ndarray:
+        """A PMF whose release is perfectly private: uniform modulo noise, or clamped noise at ``-n``."""
+        f = np.zeros(self.support.size)
+        if self.design.release == "clamp":
+            f[0] = 1.0
+        else:
+            f[:] = 1.0 / f.size
+        return f
+
+    def hybrid(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The symmetric PMF whose half-line losses are the larger of ``a``'s and ``b``'s (a body from one, a
+        tail from the other): a second start of the structured search."""
+        args = self.search_args()
+        x = np.maximum(args["from_theta"](np.log(a)), args["from_theta"](np.log(b)))
+        th = args["to_theta"](x)
+        f = np.exp(np.maximum(th - th.max(), -40.0))
+        return f / f.sum()
+
+    def search_args(self) -> dict[str, Any]:
+        """Parametrisation of the search: half-line losses of a symmetric PMF, or all log-masses."""
+        if not self.structured:
+            return {"pairs": self.pairs}
+        N = self.design.n + 1
+        r = np.minimum(np.arange(N), N - np.arange(N))
+        M = N // 2
+
+        def to_theta(x: np.ndarray) -> np.ndarray:
+            return np.concatenate([[0.0], -np.cumsum(x)])[r]
+
+        def from_theta(th: np.ndarray) -> np.ndarray:
+            return -np.diff(th[: M + 1])
+
+        def back(g: np.ndarray) -> np.ndarray:
+            gh = np.bincount(r, g, minlength=M + 1)
+            return -np.cumsum(gh[::-1])[::-1][1:]
+
+        lb = 2.0 * max(1.0, self.design.eps or 1.0)
+        return {"pairs": self.pairs, "to_theta": to_theta, "from_theta": from_theta, "back": back, "bounds": (-lb, lb)}
+
+
+def solve_composed(
+    design: NoiseDesign, *, solver: str = "highs", time_limit: float | None = None, verbose: bool = False
+) -> ComposedSolution:
+    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result."""
+    t0 = time.perf_counter()
+    lp_solver = "highs" if solver == "auto" else solver
+    if design.compositions == 1:
+        out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
+        if out is None:
+            out = _k1_epsilon(design, lp_solver)
+    else:
+        prob = _Problem(design)
+        budget = SEARCH_SECONDS if time_limit is None else max(1.0, 0.6 * float(time_limit))
+        if design.objective == "distortion":
+            out = _primal(prob, budget, lp_solver, verbose)
+        else:
+            out = _dual(prob, budget, lp_solver, verbose)
+    out.solve_time = time.perf_counter() - t0
+    return out
+
+
+def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
+    """Each family calibrated by ``value_of(make, start, coarse) -> (value, pmf, scale)``; the
+    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale)."""
+    out: dict[str, tuple[float, np.ndarray, str]] = {}
+    last = guess
+    for fam in ("gaussian", "laplace"):
+        got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
+        if got is not None:
+            out[fam] = (got[0], got[1], fam)
+            last = got[2] if fam == "gaussian" else last
+    seen: dict[float, tuple[float, np.ndarray, float] | None] = {}
+
+    def at(w: float) -> float:
+        nonlocal last
+        w = round(w, 4)
+        if w not in seen:
+            seen[w] = value_of(lambda V: family_pmf("convolution", V, prob.support, w), last, coarse=True)
+            last = seen[w][2] if seen[w] is not None else last  # type: ignore[index]
+        got = seen[w]
+        return math.inf if got is None else got[0]
+
+    grid = [0.25, 0.5, 0.75]
+    vals = [at(w) for w in grid]
+    i = int(np.argmin(vals))
+    a, b = (0.0, 0.5) if i == 0 else (0.25, 0.75) if i == 1 else (0.5, 1.0)
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    for _ in range(1 if prob.heavy else 4):
+        if at(c) < at(d):
+            b, d = d, c
+            c = b - g * (b - a)
+        else:
+            a, c = c, d
+            d = a + g * (b - a)
+    w_best = min(seen, key=lambda w: at(w))
+    got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), last)
+    if got is not None:
+        out["convolution"] = (got[0], got[1], f"convolution (Laplace share {w_best:.3f})")
+    return out
+
+
+def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+    d = prob.design
+    eps = float(d.eps or 0.0)
+    guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
+
+    def calibrated(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray, float] | None:
+        rtol = 1e-4 if coarse else 1e-5 if prob.heavy else 1e-7
+        # beyond a few squared radii a family is flat on its support: more scale buys no privacy
+        V = bisect_smallest(lambda V: prob.private(make(V), eps), start, rtol=rtol, grow=1.1, maximum=prob.max_scale)
+        if V is None:
+            return None
+        pmf = make(V)
+        return prob.distortion(pmf), pmf, V
+
+    cands = _family_candidates(prob, calibrated, guess)
+    if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
+        lp = _lp_candidate(prob, eps, lp_solver)
+        if lp is not None:
+            cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
+    if not cands:
+        safe = prob.safe()
+        cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
+    start = min(cands.values(), key=lambda c: c[0])
+    t_search = time.perf_counter()
+    starts = [np.maximum(start[1], 1e-300)]
+    if prob.structured and "gaussian" in cands and start[2] != "gaussian":
+        starts.append(prob.hybrid(start[1], cands["gaussian"][1]))
+    found = None
+    for f0 in starts:  # a second start only with time to spare: the first one's landscape may hold a local minimum
+        left = budget - (time.perf_counter() - t_search)
+        if found is not None and left < 0.5 * budget:
+            break
+        got = reduced_search(
+            f0,
+            cost=prob.cost,
+            k=prob.k,
+            eps=eps,
+            mode="distortion",
+            target=prob.delta,
+            time_limit=left,
+            max_evals=SEARCH_EVALUATIONS,
+            **prob.search_args(),
+        )
+        if found is None or (got.pmf is not None and got.objective < found.objective):
+            found = got
+    assert found is not None
+    if found.pmf is not None:
+        ok = lambda f: prob.private(f, eps)  # noqa: E731
+        tuned = calibrate_temper(found.pmf, ok)
+        if tuned is None and d.release == "clamp":
+            tuned = _mix(found.pmf, _clamp_anchor(prob, eps, lp_solver), ok)
+        if tuned is not None:
+            cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
+    best = min(cands.values(), key=lambda c: c[0])
+    bound = lower_bound(d, lp_solver)
+    table = {k: v[0] for k, v in cands.items()}
+    msg = (
+        f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
+        f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found.message}; "
+        f"{prob.checks} accounting checks at h = {prob.h:g}"
+    )
+    return _settle(best[1], best[0], bound, msg, best[2], table)
+
+
+def _settle(
+    pmf: np.ndarray, value: float, bound: float | None, msg: str, method: str, table: dict[str, float], eps=None
+) -> ComposedSolution:
+    gap = relative_gap(value, bound) if bound is not None else None
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    if status == "feasible":
+        msg += "; feasible: the composed guarantee is re-verified, optimality is not proven"
+    return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
+
+
+def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+    d = prob.design
+    cap = float(d.max_distortion or 0.0)
+    uniform = prob.safe()
+    if prob.distortion(uniform) <= cap:
+        e = prob.eps_of(uniform)
+        return _settle(uniform, e, 0.0, "the perfectly private release meets the cap", "safe", {"safe": e}, e)
+
+    def at_cap(make: Any, start: float, coarse: bool = False) -> tuple[float, np.ndarray, float] | None:
+        V = bisect_largest(lambda V: prob.distortion(make(V)) <= cap, start, rtol=1e-9, floor=1e-9, grow=1.5)
+        if V is None:
+            return None
+        pmf = make(V)
+        return prob.eps_of(pmf), pmf, V
+
+    guess = max(cap, 1e-3) / max(1.0, prob.sensitivity**2) if d.metric != "er" else 1.0
+    cands = _family_candidates(prob, at_cap, guess)
+    if not cands:
+        return _settle(uniform, math.inf, None, "no candidate meets the cap", "none", {})
+    best = min(cands.values(), key=lambda c: c[0])
+    raw = best[1]
+    found_msg = ""
+    for _ in range(2):  # minimise delta at the best eps so far under the cap, then again at the new eps
+        eps_ref = float(best[0])
+        if not math.isfinite(eps_ref) or eps_ref <= 0:
+            break
+        found = reduced_search(
+            np.maximum(raw, 1e-300),
+            cost=prob.cost,
+            k=prob.k,
+            eps=eps_ref,
+            mode="epsilon",
+            target=cap,
+            time_limit=budget / 2,
+            **prob.search_args(),
+        )
+        found_msg = found.message
+        if found.pmf is None:
+            break
+        raw = found.pmf
+
+        def at_cap_temper(a: float, raw: np.ndarray = raw) -> bool:
+            return prob.distortion(temper(raw, a)) <= cap
+
+        a = bisect_smallest(at_cap_temper, 1.0, rtol=1e-9)
+        if a is None:
+            break
+        tuned = temper(raw, a)
+        e = prob.eps_of(tuned)
+        cands["search"] = (e, tuned, f"{prob.path} search ({found.evaluations} evaluations)")
+        if e >= best[0]:
+            break
+        best = cands["search"]
+    best = min(cands.values(), key=lambda c: c[0])
+    bound = eps_bound(d, cap, best[0], lp_solver)
+    table = {k: v[0] for k, v in cands.items()}
+    msg = (
+        f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
+        f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found_msg}; "
+        f"accounting h = {prob.h:g}"
+    )
+    return _settle(best[1], best[0], bound, msg, best[2], table, best[0])
+
+
+def _clamp_cost(design: NoiseDesign) -> np.ndarray:
+    """The clamped design's distortion is linear in the noise: ``mean_q cost(clip(q + eta) - q)`` per eta."""
+    n = design.n
+    q = np.arange(n + 1)[:, None]
+    err = np.clip(q + np.arange(-n, n + 1)[None, :], 0, n) - q
+    return np.asarray(design.cost, dtype=float)[err + n].mean(axis=0)
+
+
+def _mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
+    """The least mixture ``(1 - lam) pmf + lam anchor`` that passes ``ok`` (``anchor`` itself must)."""
+    if not ok(anchor):
+        return None
+    lo, hi = 0.0, 1.0
+    if ok(pmf):
+        return pmf
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok((1 - mid) * pmf + mid * anchor) else (mid, hi)
+    return (1 - hi) * pmf + hi * anchor
+
+
+def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
+    """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
+    d = prob.design
+    steps = math.floor(eps / (prob.k * prob.h))
+    if steps >= 1:
+        e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
+        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(solver=lp_solver)
+        if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
+            return np.asarray(res.pmf, dtype=float).ravel()
+    return prob.safe()
+
+
+def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | None:
+    """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
+    d = prob.design
+    single = {}
+
+    def make(e0: float) -> np.ndarray | None:
+        if e0 not in single:
+            res = d.replace(
+                privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
+            ).solve(solver=lp_solver)
+            single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
+        return single[e0]
+
+    lo, hi = 0.0, eps
+    best = None
+    for _ in range(6):
+        mid = 0.5 * (lo + hi)
+        f = make(mid)
+        if f is not None and prob.private(f, eps):
+            lo, best = mid, f
+        else:
+            hi = mid
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# k = 1: the (eps, delta) LP
+# --------------------------------------------------------------------------------------------
+
+
+def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
+    return design.replace(
+        privacy="dp",
+        compositions=None,
+        discretization=None,
+        objective="distortion",
+        max_distortion=None,
+        eps=eps,
+        delta=design.delta,
+    )
+
+
+def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None) -> ComposedSolution:
+    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit)
+    msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
+    pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
+    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
+
+
+def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
+    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP."""
+    cap = float(design.max_distortion or 0.0)
+    lo, hi = 0.0, None
+    best = None
+    e = 1.0
+    for _ in range(40):  # bracket: double until an LP within the cap
+        res = _single(design, e).solve(solver=lp_solver)
+        if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
+            hi, best = e, res
+            break
+        if res.bound is not None and res.bound > cap:
+            lo = e
+        e *= 2.0
+        if e > 30.0:
+            break
+    if hi is None or best is None:
+        return ComposedSolution(None, "error", None, "no (eps, delta) LP within the cap for eps <= 32", 0.0)
+    for _ in range(40):
+        if hi - lo <= 0.5 * OPTIMAL_GAP * max(1.0, hi):
+            break
+        mid = 0.5 * (lo + hi)
+        res = _single(design, mid).solve(solver=lp_solver)
+        if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
+            hi, best = mid, res
+        elif res.bound is not None and res.bound > cap:
+            lo = mid
+        else:  # neither proven: stop where the proofs end
+            break
+    pmf = np.asarray(best.pmf, dtype=float)
+    gap = relative_gap(hi, lo)
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
+    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection")
