@@ -73,12 +73,16 @@ def add_certify_cli(sub: Any) -> None:
     p.set_defaults(handler=cmd_release)
 
 
+#: Fields of a result file that state a budget besides (eps, delta) (``NoiseDesign`` arguments of the same name).
+RESULT_BUDGET_FIELDS = ("profile", "rdp", "rho", "alphas", "compositions", "discretization")
+
+
 def result_from_file(path: str) -> DesignResult:
     """A :class:`DesignResult` from `optnoise solve --format json` output (re-verified on load)."""
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
-    missing = [k for k in ("n", "eps", "metric", "privacy", "shifts", "pmf") if k not in data]
+    missing = [k for k in ("n", "metric", "privacy", "shifts", "pmf") if k not in data]
     if missing:
         raise ValueError(f"result file {path!r} lacks the field {missing[0]!r} of `optnoise solve --format json`")
     if data["metric"] == "custom":
@@ -97,18 +101,24 @@ def result_from_file(path: str) -> DesignResult:
     # the JSON holds the resolved shift set: use it exactly, as a directed set
     nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
     objective = data.get("objective", "distortion")
-    kw: dict[str, Any] = {}
-    if objective == "delta":
-        kw["max_distortion"] = data.get("max_distortion")
-    else:
-        kw["delta"] = data.get("delta")
+    privacy = data["privacy"]
+    # the budget a result states besides (eps, delta): profile/rdp/zcdp budgets and the composed target
+    kw: dict[str, Any] = {k: data[k] for k in RESULT_BUDGET_FIELDS if data.get(k) is not None}
+    if privacy not in ("profile", "rdp", "zcdp"):
+        if objective != "epsilon":
+            kw["eps"] = data["eps"]
+        if objective == "distortion":
+            kw["delta"] = data.get("delta")
+        else:
+            kw["max_distortion"] = data.get("max_distortion")
+            if objective == "epsilon":
+                kw["delta"] = data.get("delta")
     n = check_int("result file field 'n'", data["n"], minimum=1)
     design = NoiseDesign(
         n=n,
-        eps=data["eps"],
         neighborhood=nb,
         metric=data["metric"],
-        privacy=data["privacy"],
+        privacy=privacy,
         objective=objective,
         shape=(n + 1,) * dim if pmf is not None and release == "modulo" else None,
         release=release,
