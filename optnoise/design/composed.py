@@ -34,9 +34,9 @@ Paths (``DesignResult.message`` names the one taken):
     the constraint removed by tempering, L-BFGS on the surrogate with exact gradients, then
     the certified temper calibration. The pairs ``(f, f(.+mu))`` and ``(f, f(.-mu))`` of a
     symmetric PMF have the same PLD, so one pair per ``|mu|`` enters the surrogate.
-``general`` (everything else: clamped release, vector queries, directed or asymmetric
-shift sets, asymmetric costs)
-    the same search over all log-masses, with the surrogate of the worst pairs (a working
+``general``
+    everything else (clamped release, vector queries, directed or asymmetric shift sets,
+    asymmetric costs): the same search over all log-masses, with the surrogate of the worst pairs (a working
     set refreshed from the single-release profile), then the certified temper calibration
     and, for clamped noise, a certified mixture with a strictly private release when
     tempering cannot reach the target.

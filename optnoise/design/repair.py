@@ -23,14 +23,13 @@ b. *re-solve with a margin* when (a) costs more loss than the budget (the PDP
    (:func:`_margin_solution`). Then (a) again. Margins escalate through
    :data:`MARGINS`; those that do not fit below a small delta are replaced by
    fractions of it (:data:`MARGIN_FRACTIONS`), so tiny deltas get margins too.
-At delta = 0 (pure eps-DP), when (a) does not certify, a noise PMF is lifted to its *envelope*
-(:func:`pure_envelope`): the smallest PMF above it, up to normalisation, whose every
-ratio ``f(eta) / f(eta+mu)`` is at most ``e^eps``. A solver meets the ratio rows only
-to an absolute 1e-9, so the tail of a long staircase (masses down to 1e-30 at n = 600)
-comes back as zeros or noise; the envelope restores it exactly, at a distortion cost of
-the order of those tail masses, and then (a) adds the few units of uniform mass that
-make the integer rounding strict.
-
+   At delta = 0 (pure eps-DP), when (a) does not certify, a noise PMF is first lifted to
+   its *envelope* (:func:`pure_envelope`): the smallest PMF above it, up to normalisation,
+   whose every ratio ``f(eta) / f(eta+mu)`` is at most ``e^eps``. A solver meets the ratio
+   rows only to an absolute 1e-9, so the tail of a long staircase (masses down to 1e-30 at
+   n = 600) comes back as zeros or noise; the envelope restores it exactly, at a distortion
+   cost of the order of those tail masses, and then (a) adds the few units of uniform mass
+   that make the integer rounding strict.
 c. *fall back to pure eps-DP* when delta > 0 and nothing above certifies: the
    delta = 0 design has delta 0 under every notion, so it meets any target; it
    is solved, repaired by (a)-(b), and accepted if its loss is within budget.

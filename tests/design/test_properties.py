@@ -494,7 +494,7 @@ PY_CASES = [
     ("load-problem-directed-string", lambda f: load_design(f["directed_str"]), "directed"),
     ("load-deep-json", lambda f: load_design(f["deep"]), "nested too deeply"),
     ("load-json-true", lambda f: load_design(f["true"]), "format tag"),
-    ("load-directory", lambda f: load_design(f["adir"]), "could not be read"),
+    ("load-directory", lambda f: load_design(f["adir"]), "a directory, not a regular file"),
     # sampling / release
     ("release-string", lambda f: f["cd"].release("3"), "q must be"),
     ("release-bool", lambda f: f["cd"].release(True), "q must be"),
@@ -682,7 +682,7 @@ CLI_CASES = [
     ("release-design-cert-delta", release_design("{cert_delta}"), "'certificate.delta'"),
     ("release-count-1e9", RGOOD + ["--count", "1000000000"], "count"),
     ("release-seed-arabic", RGOOD + ["--seed", "\u0661"], "seed"),
-    ("release-design-directory", release_design("{adir}"), "could not be read"),
+    ("release-design-directory", release_design("{adir}"), "a directory, not a regular file"),
     ("figures-jobs-zero", ["figures", "all", "--jobs", "0"], "jobs"),
     ("figures-out-file", ["figures", "all", "--out", "{afile}"], "out must be a folder"),
 ]
