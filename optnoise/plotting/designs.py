@@ -22,8 +22,9 @@ from optnoise.privacy.noise import IntegerNoise, Mechanism
 
 __all__ = ["plot_design", "plot_mechanism"]
 
-#: Smallest delta drawn on the log axis (a profile at 0 is drawn there).
-DELTA_FLOOR = 1e-16
+#: Smallest delta drawn on the log axis: below it a float64 profile is rounding error (its
+#: terms are probabilities of order 1), so the curve ends there instead of tracing the noise.
+DELTA_FLOOR = 1e-15
 
 
 def _signed(n: int) -> np.ndarray:
@@ -66,10 +67,21 @@ def _default_eps(rp: ReleasePairs) -> np.ndarray:
 
 
 def _profile_panel(ax: Any, grid: np.ndarray, prof: Any, label: str, base: Any = None, base_name: str = "") -> None:
-    """The right panel: ``delta(eps)`` on a log axis (floored at :data:`DELTA_FLOOR`), with an optional baseline."""
-    ax.semilogy(grid, np.maximum(np.asarray(prof, dtype=float), DELTA_FLOOR), lw=1.6, label=label)
+    """The right panel: ``delta(eps)`` on a log axis, with an optional baseline.
+
+    Values at or below :data:`DELTA_FLOOR` are not drawn: ``delta = 0`` has no place on a log
+    axis, and a flat line at the floor would read as a positive delta. A curve ends where the
+    profile reaches 0 (past the largest finite privacy loss).
+    """
+
+    def shown(values: Any) -> np.ndarray:
+        arr = np.asarray(values, dtype=float)
+        return np.where(arr > DELTA_FLOOR, arr, np.nan)
+
+    ax.semilogy(grid, shown(prof), lw=1.6, label=label)
     if base is not None:
-        ax.semilogy(grid, np.maximum(np.asarray(base, dtype=float), DELTA_FLOOR), "--", lw=1.2, label=base_name)
+        ax.semilogy(grid, shown(base), "--", lw=1.2, label=base_name)
+    ax.set_xlim(grid[0], grid[-1])
     ax.set_xlabel("eps")
     ax.set_ylabel("delta(eps)  (worst neighbouring pair)")
     ax.set_title("privacy profile")

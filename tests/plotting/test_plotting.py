@@ -35,7 +35,15 @@ def test_result_plot_with_baseline(tmp_path):
     i = int(np.argmin(np.abs(x - 1.0)))
     from optnoise.privacy.curves import delta_dp
 
-    assert y[i] == pytest.approx(max(delta_dp(res.pmf, res.design.shifts, x[i]), 1e-16))
+    assert y[i] == pytest.approx(delta_dp(res.pmf, res.design.shifts, x[i]))
+    # delta = 0 (or float rounding below 1e-15) is not drawn on the log axis, and the axis spans the grid
+    true = np.array([delta_dp(res.pmf, res.design.shifts, e) for e in x])
+    assert np.array_equal(np.isnan(y), true <= 1e-15)
+    assert ax_prof.get_xlim() == (x[0], x[-1])
+    # a pure eps-DP design: the curve stops at eps (no flat line at a floor), the axis goes on
+    pure = NoiseDesign(n=8, eps=1.0, neighborhood=Neighborhood.bd(1), metric="er", privacy="dp").solve()
+    x, y = pure.plot().axes[1].get_lines()[0].get_data()
+    assert np.all(np.isfinite(y[x < 0.99])) and np.all(np.isnan(y[x > 1.0 + 1e-6])) and x[-1] > 1.05
     _png_ok(save_figure(fig, tmp_path / "design.png"))
 
 
