@@ -13,7 +13,7 @@ import numpy as np
 from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, add_problem_args, exit_for, float_arg, int_arg, solver_args
 from optnoise.cli.solve import design_from_args
 from optnoise.deploy.certified import load_design
-from optnoise.deploy.certify import CertificationError, certify_result
+from optnoise.deploy.certify import CertificationError
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
 from optnoise.design.result import DesignResult
@@ -51,6 +51,12 @@ def add_certify_cli(sub: Any) -> None:
         type=float_arg("max-loss"),
         default=MAX_LOSS,
         help=f"largest relative distortion loss from repair (default {MAX_LOSS:g})",
+    )
+    p.add_argument(
+        "--allow-suboptimal",
+        action="store_true",
+        help="certify the solution of a feasible or time-limited result (it meets the guarantee, optimality "
+        "is not proven); composed designs (feasible for k >= 2) are certified without it",
     )
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
     p.set_defaults(handler=cmd_certify)
@@ -150,12 +156,20 @@ def cmd_certify(a: argparse.Namespace) -> int:
                 f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
             )
         res = design_from_args(a).solve(**solve_kw)
-    if res.status != "optimal":
+    composed = getattr(res.design, "privacy", None) == "composed"
+    unproven = res.status in ("feasible", "time_limit")
+    suboptimal = (res.status == "feasible" and composed) or (a.allow_suboptimal and unproven)
+    if res.status != "optimal" and not suboptimal:
         why = f": {' '.join(res.message.split())}" if res.status == UNVERIFIED else ""
-        print(f"optnoise certify: error: cannot certify a result with status {res.status!r}{why}", file=sys.stderr)
+        hint = "; pass --allow-suboptimal to certify its solution" if unproven else ""
+        print(
+            f"optnoise certify: error: cannot certify a result with status {res.status!r}{why}{hint}", file=sys.stderr
+        )
         return exit_for(res.status)
     try:
-        cd = certify_result(res, bits=bits, max_loss=max_loss, solver=a.solver)
+        # res.certify routes composed designs through their own check (single release + composition)
+        kw = {} if composed else {"allow_suboptimal": suboptimal}
+        cd = res.certify(bits=bits, max_loss=max_loss, solver=a.solver, **kw)
     except CertificationError as exc:
         print("optnoise certify: certificate failed: " + " ".join(str(exc).split()), file=sys.stderr)
         return EXIT_CLAIM_FAILED

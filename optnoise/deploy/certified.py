@@ -254,6 +254,17 @@ class _Certified:
             f"repair      {r.get('method')}  mix_weight={r.get('mix_weight', 0):.3g}  margin={r.get('margin')}  "
             f"{measure} {r.get('distortion_solver', float('nan')):.10g} -> "
             f"{r.get('distortion_certified', float('nan')):.10g}  (loss {r.get('loss', 0):.3g})",
+        ] + self._composed_lines()
+
+    def _composed_lines(self) -> list[str]:
+        """The composed guarantee of a certified composed design (recomputed by PLD accounting, not exact)."""
+        c = self.repair.get("composed")
+        if not isinstance(c, dict):
+            return []
+        return [
+            f"composed    {c.get('compositions')}-fold: delta={c.get('composed_delta', float('nan')):.6g} at "
+            f"eps={c.get('eps', float('nan')):g}  (target {c.get('delta', float('nan')):g}, PLD accounting "
+            f"h={c.get('discretization', float('nan')):g})"
         ]
 
     def __repr__(self) -> str:

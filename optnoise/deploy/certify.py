@@ -154,8 +154,9 @@ def certify_result(
         Absolute margins tried by the re-solve step, in order (those that do
         not fit below a small delta are replaced by fractions of it).
     allow_suboptimal : bool
-        Certify the incumbent of a ``"time_limit"`` result (it is feasible but
-        not proven optimal).
+        Certify the incumbent of a ``"feasible"`` or ``"time_limit"`` result (it
+        meets the guarantee, but is not proven optimal; the certificate is about
+        privacy, and says nothing of optimality).
     allow_unverified : bool
         Repair an ``"unverified"`` result (its solution meets the constraints
         only within the solver's tolerance); the loss is measured against its
@@ -188,13 +189,14 @@ def certify_result(
     sol = solution_of(result)
     ok_status = (
         result.status == "optimal"
-        or (allow_suboptimal and result.status == "time_limit")
+        or (allow_suboptimal and result.status in ("feasible", "time_limit"))
         or (allow_unverified and result.status == "unverified")
     )
     if not ok_status or sol is None:
         what = "matrix" if hasattr(result, "matrix") else "PMF"
         why = f"has no {what}" if sol is None else "is not proven optimal"
-        hint = "" if result.status != "time_limit" else "; pass allow_suboptimal=True to certify the incumbent"
+        unproven = result.status in ("feasible", "time_limit")
+        hint = "; pass allow_suboptimal=True to certify the incumbent" if unproven else ""
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it {why}{hint}")
     bits = check_int("bits", bits, minimum=16, maximum=62)
     if isinstance(max_loss, (int, float)) and not isinstance(max_loss, bool) and max_loss == math.inf:

@@ -55,3 +55,33 @@ def test_mip_gap_bounds_and_the_feasible_exit_code(capsys):
     d = json.loads(out)
     assert (code, d["status"]) in ((0, "optimal"), (5, "feasible"))
     assert d["bound"] is not None and d["bound"] <= d["distortion"] + 1e-12
+
+
+def test_certify_a_feasible_result_only_when_asked(capsys, tmp_path):
+    # a feasible result meets its guarantee without a proof of optimality: certify states why it
+    # refuses, and --allow-suboptimal certifies its solution (the certificate is about privacy only)
+    plain = tmp_path / "p.json"
+    argv = ["solve", "--n", "8", "--eps", "1", "--delta", "0.01", "--neighborhood", "bd:1", "--privacy", "dp"]
+    assert run(capsys, argv + ["--metric", "mse", "--format", "json", "--out", str(plain)])[0] == 0
+    d = json.loads(plain.read_text())
+    d["status"] = "feasible"
+    feasible = tmp_path / "f.json"
+    feasible.write_text(json.dumps(d))
+    code, _, err = run(capsys, ["certify", "--result", str(feasible)])
+    assert code == 5 and "--allow-suboptimal" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(capsys, ["certify", "--result", str(feasible), "--allow-suboptimal", "--format", "json"])
+    cert = json.loads(out)
+    assert code == 0 and cert["certificate"]["eps"] == 1.0 and cert["solver"]["status"] == "feasible"
+
+
+def test_certify_a_composed_result(capsys, tmp_path):
+    # composed designs are feasible for k >= 2 (optimality is not provable): certify takes them as they
+    # are, checks the single release exactly and recomputes the composed guarantee of the exact weights
+    res, cert = tmp_path / "r.json", tmp_path / "c.json"
+    argv = ["solve", "--n", "12", "--neighborhood", "bd:1", "--metric", "circular-mse", "--privacy", "composed"]
+    code, _, _ = run(capsys, argv + ["--compositions", "2", "--eps", "1", "--delta", "1e-5", "--out", str(res)])
+    assert code == 5
+    code, out, _ = run(capsys, ["certify", "--result", str(res), "--out", str(cert)])
+    assert code == 0 and "composed    2-fold" in out
+    code, out, _ = run(capsys, ["compose", "--result", str(cert), "--compositions", "2", "--delta", "1e-5"])
+    assert code == 0 and float(out.split("=")[-1]) <= 1.0
