@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.design.composed_families import Support, bisect_smallest, family_pmf, gaussian_guess
+from optnoise.design.composed_families import Support, calibrate_family, family_within, gaussian_guess, golden_share
+from optnoise.design.metrics import cost_vector
 from optnoise.privacy import accounting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,57 +60,24 @@ def ring(k: int, eps: float = EPS, delta: float = DELTA) -> int:
     return 2 * max(40, math.ceil(12 * s))
 
 
-def composed_delta(f: np.ndarray, k: int, eps: float, h: float) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return accounting.compose(f, [1, -1], k, discretization=h, warn=False).delta(eps)
-
-
-def circ_mse(f: np.ndarray) -> float:
-    N = f.size
-    r = np.minimum(np.arange(N), N - np.arange(N)).astype(float)
-    return float(r**2 @ f)
-
-
 def baseline(kind: str, n: int, k: int, h: float, w: float = 0.5, rtol: float = 1e-7, start: float | None = None):
     """(MSE, variance parameter) of a family member calibrated by bisection with the accounting at h."""
     sup = Support(n, (n + 1,), "modulo")
-    guess = start or gaussian_guess(k, EPS, DELTA, 1.0)
-
-    def make(V: float) -> np.ndarray:
-        return family_pmf(kind, V, sup, w)
-
-    V = bisect_smallest(lambda V: composed_delta(make(V), k, EPS, h) <= DELTA, guess, rtol=rtol, grow=1.1)
-    assert V is not None
-    return circ_mse(make(V)), V
+    got = calibrate_family(kind, sup, k, EPS, DELTA, w=w, discretization=h, rtol=rtol, start=start)
+    assert got is not None
+    return float(cost_vector("circular-mse", n) @ got[0]), got[1]
 
 
 def best_convolution(n: int, k: int, h: float):
     """Golden section over the Laplace share w in [0, 1] (ends included), coarse, then the best w to 1e-7."""
-    seen: dict[float, float] = {}
     start = [None]
 
     def at(w: float) -> float:
-        w = round(min(max(w, 0.0), 1.0), 4)
-        if w not in seen:
-            m, V = baseline("convolution", n, k, h, w, rtol=1e-5, start=start[0])
-            seen[w], start[0] = m, V
-        return seen[w]
+        m, V = baseline("convolution", n, k, h, w, rtol=1e-5, start=start[0])
+        start[0] = V
+        return m
 
-    for w in (0.0, 0.25, 0.5, 0.75, 1.0):
-        at(w)
-    i = int(np.argmin([seen[w] for w in (0.0, 0.25, 0.5, 0.75, 1.0)]))
-    a, b = max(0.0, 0.25 * (i - 1)), min(1.0, 0.25 * (i + 1))
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    for _ in range(8):
-        if at(c) < at(d):
-            b, d = d, c
-            c = b - g * (b - a)
-        else:
-            a, c = c, d
-            d = a + g * (b - a)
-    w = min(seen, key=lambda v: seen[v])
+    _, w = golden_share(at)
     return baseline("convolution", n, k, h, w)[0], w
 
 
@@ -157,12 +125,10 @@ def dual(h: float) -> dict:
     n = 2 * 70
     sup = Support(n, (n + 1,), "modulo")
 
+    cost = cost_vector("circular-mse", n)
+
     def at_cap(kind: str, w: float = 0.5) -> float:
-        lo, hi = 1.0, 4 * cap
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if circ_mse(family_pmf(kind, mid, sup, w)) <= cap else (lo, mid)
-        f = family_pmf(kind, lo, sup, w)
+        f = family_within(kind, sup, cost, cap, w=w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return accounting.compose(f, [1, -1], k, discretization=h, warn=False).epsilon(delta)

@@ -24,7 +24,8 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.design.composed_families import Support, bisect_smallest, family_pmf, gaussian_guess
+from optnoise.design.composed_families import Support, calibrate_family, family_within, gaussian_guess, golden_share
+from optnoise.design.metrics import cost_vector
 from optnoise.engine.cache import cache_key, cached
 from optnoise.privacy import accounting
 from optnoise.reproduce.figures import FigureScript
@@ -47,47 +48,13 @@ def _comp(f: np.ndarray, k: int) -> accounting.Composition:
         return accounting.compose(f, [1, -1], k, discretization=H, warn=False)
 
 
-def circ_mse(f: np.ndarray) -> float:
-    N = f.size
-    r = np.minimum(np.arange(N), N - np.arange(N)).astype(float)
-    return float(r**2 @ f)
-
-
 def _calibrated(kind: str, n: int, k: int, w: float = 0.5, rtol: float = 1e-7, start: float | None = None):
-    sup = Support(n, (n + 1,), "modulo")
-    V = bisect_smallest(
-        lambda V: _comp(family_pmf(kind, V, sup, w), k).delta(EPS) <= DELTA,
-        start or gaussian_guess(k, EPS, DELTA, 1.0),
-        rtol=rtol,
-        grow=1.1,
+    """(circular MSE, scale) of the family member calibrated to the k-fold (EPS, DELTA) target."""
+    got = calibrate_family(
+        kind, Support(n, (n + 1,), "modulo"), k, EPS, DELTA, w=w, discretization=H, rtol=rtol, start=start
     )
-    assert V is not None
-    return circ_mse(family_pmf(kind, V, sup, w)), V
-
-
-def _golden(value, grid=(0.0, 0.25, 0.5, 0.75, 1.0), steps: int = 8) -> tuple[float, float]:
-    """min over w in [0, 1] of value(w): the grid, then golden section around its best point."""
-    seen: dict[float, float] = {}
-
-    def at(w: float) -> float:
-        w = round(min(max(w, 0.0), 1.0), 4)
-        if w not in seen:
-            seen[w] = value(w)
-        return seen[w]
-
-    i = int(np.argmin([at(w) for w in grid]))
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    for _ in range(steps):
-        if at(c) < at(d):
-            b, d = d, c
-            c = b - g * (b - a)
-        else:
-            a, c = c, d
-            d = a + g * (b - a)
-    w = min(seen, key=lambda v: seen[v])
-    return seen[w], w
+    assert got is not None
+    return float(cost_vector("circular-mse", n) @ got[0]), got[1]
 
 
 def point_mse(k: int, fast: bool) -> dict:
@@ -101,7 +68,7 @@ def point_mse(k: int, fast: bool) -> dict:
         start[0] = V
         return m
 
-    _, w = _golden(conv, steps=2 if fast else 8)
+    _, w = golden_share(conv, steps=2 if fast else 8)
     best_conv = _calibrated("convolution", n, k, w)[0]
     design = NoiseDesign(
         n=n, eps=EPS, delta=DELTA, neighborhood=NB, metric="circular-mse", privacy="composed", compositions=k
@@ -127,14 +94,12 @@ def point_eps(k: int, fast: bool) -> dict:
     n = 2 * 70 if not fast else 2 * 20
     sup = Support(n, (n + 1,), "modulo")
 
-    def at_var(kind: str, w: float = 0.5) -> float:
-        lo, hi = 0.5, 4 * VARIANCE
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if circ_mse(family_pmf(kind, mid, sup, w)) <= VARIANCE else (lo, mid)
-        return _comp(family_pmf(kind, lo, sup, w), k).epsilon(DELTA)
+    cost = cost_vector("circular-mse", n)
 
-    eps_conv, w = _golden(lambda w: at_var("convolution", w), steps=2 if fast else 8)
+    def at_var(kind: str, w: float = 0.5) -> float:
+        return _comp(family_within(kind, sup, cost, VARIANCE, w=w), k).epsilon(DELTA)
+
+    eps_conv, w = golden_share(lambda w: at_var("convolution", w), steps=2 if fast else 8)
     design = NoiseDesign(
         n=n,
         delta=DELTA,

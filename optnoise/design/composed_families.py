@@ -19,19 +19,25 @@ checked itself, never interpolated.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from optnoise.design.composed_search import temper
+from optnoise.privacy import accounting
 
 __all__ = [
     "FAMILIES",
     "Support",
     "bisect_largest",
     "bisect_smallest",
+    "calibrate_family",
     "family_pmf",
+    "family_within",
     "gaussian_guess",
+    "golden_share",
 ]
 
 #: Candidate families: discrete Gaussian, discrete Laplace, and their convolution.
@@ -187,3 +193,87 @@ def calibrate_temper(pmf: np.ndarray, ok: Callable[[np.ndarray], bool], *, rtol:
     """The sharpest ``pmf^a`` (largest a) that passes ``ok``, or ``None``."""
     a = bisect_largest(lambda a: ok(temper(pmf, a)), 1.0, rtol=rtol)
     return None if a is None else temper(pmf, a)
+
+
+def calibrate_family(
+    kind: str,
+    support: Support,
+    k: int,
+    eps: float,
+    delta: float,
+    *,
+    w: float = 0.5,
+    shifts: Any = (1, -1),
+    discretization: float = accounting.DISCRETIZATION,
+    rtol: float = 1e-7,
+    start: float | None = None,
+) -> tuple[np.ndarray, float] | None:
+    """The member of a family with the least scale whose k-fold composition is (eps, delta)-DP.
+
+    Every trial scale is judged by optnoise's accounting of the k-fold adaptive composition over
+    ``shifts`` (:func:`optnoise.privacy.accounting.compose`, the accounting ``res.compose(k)``
+    reports), so the returned PMF has itself been checked. This is how the composition baselines
+    (discrete Gaussian, discrete Laplace, their convolution) are calibrated for a fair comparison.
+
+    Returns
+    -------
+    (pmf, scale), or ``None`` when no scale up to ``1e12`` meets the target.
+    """
+    reach = float(np.max(np.abs(np.asarray(shifts, dtype=float))))
+
+    def ok(V: float) -> bool:
+        pmf = family_pmf(kind, V, support, w)
+        with warnings.catch_warnings():  # tails below dp-accounting's truncation are part of the check
+            warnings.simplefilter("ignore")
+            comp = accounting.compose(pmf, shifts, k, discretization=discretization, warn=False)
+        return comp.delta(eps) <= delta
+
+    guess = start or gaussian_guess(k, eps, delta, reach)
+    V = bisect_smallest(ok, guess, rtol=rtol, grow=1.1, maximum=1e12)
+    return None if V is None else (family_pmf(kind, V, support, w), V)
+
+
+def family_within(kind: str, support: Support, cost: np.ndarray, cap: float, *, w: float = 0.5) -> np.ndarray:
+    """The member of a family with the largest scale whose expected ``cost`` is at most ``cap``.
+
+    Bisection on the scale between ``cap / 100`` and ``4 cap`` (the scale is about the variance),
+    to float resolution; ``cost`` is per entry of the support (e.g. the circular squared distance).
+    """
+    lo, hi = cap / 100.0, 4.0 * cap
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(cost.ravel() @ family_pmf(kind, mid, support, w)) <= cap else (lo, mid)
+    return family_pmf(kind, lo, support, w)
+
+
+def golden_share(
+    value: Callable[[float], float], *, grid: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0), steps: int = 8
+) -> tuple[float, float]:
+    """``min`` over the Laplace share ``w`` in [0, 1] of ``value(w)``, and its argmin.
+
+    The evenly spaced ``grid`` first, then ``steps`` golden-section steps in the bracket of one
+    grid spacing either side of its best point; ``value`` is evaluated once per share (rounded to
+    1e-4). Unimodality is not assumed: the best share seen is returned.
+    """
+    seen: dict[float, float] = {}
+
+    def at(w: float) -> float:
+        w = round(min(max(w, 0.0), 1.0), 4)
+        if w not in seen:
+            seen[w] = value(w)
+        return seen[w]
+
+    i = int(np.argmin([at(w) for w in grid]))
+    step = grid[1] - grid[0] if len(grid) > 1 else 0.5
+    a, b = max(0.0, grid[i] - step), min(1.0, grid[i] + step)
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    for _ in range(steps):
+        if at(c) < at(d):
+            b, d = d, c
+            c = b - g * (b - a)
+        else:
+            a, c = c, d
+            d = a + g * (b - a)
+    best = min(seen, key=seen.__getitem__)
+    return seen[best], best

@@ -21,6 +21,7 @@ from optnoise.design.composed_families import (
     calibrate_temper,
     family_pmf,
     gaussian_guess,
+    golden_share,
 )
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
@@ -198,31 +199,14 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
         if got is not None:
             out[fam] = (got[0], got[1], fam)
             last = got[2] if fam == "gaussian" else last
-    seen: dict[float, tuple[float, np.ndarray, float] | None] = {}
 
-    def at(w: float) -> float:
+    def coarse(w: float) -> float:
         nonlocal last
-        w = round(w, 4)
-        if w not in seen:
-            seen[w] = value_of(lambda V: family_pmf("convolution", V, prob.support, w), last, coarse=True)
-            last = seen[w][2] if seen[w] is not None else last  # type: ignore[index]
-        got = seen[w]
+        got = value_of(lambda V: family_pmf("convolution", V, prob.support, w), last, coarse=True)
+        last = got[2] if got is not None else last  # warm start the next share's calibration
         return math.inf if got is None else got[0]
 
-    grid = [0.25, 0.5, 0.75]
-    vals = [at(w) for w in grid]
-    i = int(np.argmin(vals))
-    a, b = (0.0, 0.5) if i == 0 else (0.25, 0.75) if i == 1 else (0.5, 1.0)
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    for _ in range(1 if prob.heavy else 4):
-        if at(c) < at(d):
-            b, d = d, c
-            c = b - g * (b - a)
-        else:
-            a, c = c, d
-            d = a + g * (b - a)
-    w_best = min(seen, key=lambda w: at(w))
+    _, w_best = golden_share(coarse, grid=(0.25, 0.5, 0.75), steps=1 if prob.heavy else 4)
     got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), last)
     if got is not None:
         out["convolution"] = (got[0], got[1], f"convolution (Laplace share {w_best:.3f})")

@@ -313,3 +313,42 @@ def test_composed_only_arguments_are_refused_elsewhere():
         composed(n=10, k=2).solve(solver="scip")
     with pytest.raises(ValueError, match="no LP/MILP model"):
         composed(n=10, k=2).build_model()
+
+
+def test_golden_share_finds_interior_and_end_minima():
+    from optnoise.design.composed_families import golden_share
+
+    calls = []
+
+    def bowl(w):
+        calls.append(w)
+        return (w - 0.3) ** 2
+
+    value, w = golden_share(bowl)
+    # bracket [0, 0.5] after the grid, 8 golden steps shrink it to 0.5 * 0.618^8 ~ 0.011
+    assert abs(w - 0.3) < 0.011 and value == pytest.approx((w - 0.3) ** 2)
+    assert len(calls) == len(set(calls))  # each share evaluated once
+    assert golden_share(lambda w: -w)[1] == 1.0  # an end of the grid is a candidate
+    assert golden_share(lambda w: w, grid=(0.25, 0.5, 0.75))[1] < 0.011  # the bracket reaches past the grid
+
+
+def test_calibrate_family_is_the_threshold_of_the_accounting():
+    """The calibrated scale meets the composed target and 0.1% less does not; the discrete Gaussian's
+    scale is close to the continuous Gaussian's (its k-fold composition is exactly (eps, delta))."""
+    from optnoise.design.composed_families import Support, calibrate_family, family_pmf, family_within
+    from optnoise.design.metrics import cost_vector
+
+    n, k = 80, 4
+    sup = Support(n, (n + 1,), "modulo")
+    pmf, V = calibrate_family("gaussian", sup, k, EPS, DELTA, rtol=1e-6)
+
+    def delta_of(f):
+        return accounting.compose(f, [1, -1], k, warn=False).delta(EPS)
+
+    assert delta_of(pmf) <= DELTA < delta_of(family_pmf("gaussian", V * 0.999, sup))
+    from optnoise.design.composed_families import gaussian_guess
+
+    assert V == pytest.approx(gaussian_guess(k, EPS, DELTA, 1.0), rel=0.02)
+    cost = cost_vector("circular-mse", n)
+    f = family_within("laplace", sup, cost, 25.0)
+    assert float(cost @ f) == pytest.approx(25.0, rel=1e-9) and float(cost @ f) <= 25.0
