@@ -85,3 +85,11 @@ def test_certify_a_composed_result(capsys, tmp_path):
     assert code == 0 and "composed    2-fold" in out
     code, out, _ = run(capsys, ["compose", "--result", str(cert), "--compositions", "2", "--delta", "1e-5"])
     assert code == 0 and float(out.split("=")[-1]) <= 1.0
+
+
+def test_python_dash_m_runs_the_command():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "optnoise.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("optnoise ") and out.stderr == ""

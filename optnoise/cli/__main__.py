@@ -1,0 +1,5 @@
+"""``python -m optnoise.cli``: the ``optnoise`` command without the installed script."""
+
+from optnoise.cli.main import main
+
+raise SystemExit(main())
