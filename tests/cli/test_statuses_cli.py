@@ -91,5 +91,6 @@ def test_python_dash_m_runs_the_command():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "optnoise.cli", "--version"], capture_output=True, text=True, timeout=60)
+    argv = [sys.executable, "-m", "optnoise.cli", "--version"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("optnoise ") and out.stderr == ""
