@@ -69,6 +69,13 @@ no design within the cap exists. The bounds are loose (the LP relaxations ignore
 shape composition forces): measured at k = 10, (1, 1e-5), +-1, circular MSE, the
 sum-statistic bound is ~14% of the design's distortion.
 
+Time and reproducibility. The searches stop at evaluation limits
+(:data:`~optnoise.design.composed_solve.SEARCH_EVALUATIONS` per start); ``solve(time_limit=T)``
+gives them 0.6 T seconds in all (25 s by default) as a safety net. When the time limit does not
+bind, the result depends on the problem only (the same PMF on any machine); when it binds the
+message says so ("stopped at the time limit"), and a slower machine may return a slightly worse
+design. Pass a generous ``time_limit`` for reproducible work (the figures use 900 s).
+
 Limits. ``compositions`` is an integer in ``1..MAX_DESIGN_COMPOSITIONS`` (bools, floats and
 larger values are refused); ``delta > 0`` (for pure DP design ``privacy="dp"`` at eps/k:
 pure composition is exact); ``discretization`` in ``[MIN_DISCRETIZATION, MAX_DISCRETIZATION]``.

@@ -319,7 +319,11 @@ def reduced_search(
         )
         message = str(res.message)
     except _Stop:
-        message = "stopped at the time or evaluation limit"
+        # which limit stopped it matters: the evaluation limit is reproducible, the time limit is not
+        if state["evals"] >= max_evals:
+            message = f"stopped at the evaluation limit ({max_evals})"
+        else:
+            message = f"stopped at the time limit ({time_limit:.3g} s, not reproducible)"
     except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover - numerical
         message = f"search stopped: {exc}"
     best = state["best"]
