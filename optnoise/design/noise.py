@@ -89,6 +89,7 @@ from optnoise.engine.validation import (
     check_model_size,
     check_positive,
     real_array,
+    shown,
 )
 from optnoise.privacy.budget import BUDGET_NOTIONS, Budget
 from optnoise.privacy.curves import NOTIONS, mechanism_delta
@@ -186,7 +187,7 @@ class NoiseDesign:
                     f"privacy={privacy!r} takes its budget instead of eps/delta, with objective='distortion'"
                 )
             if release != "modulo":
-                raise ValueError(f"release must be 'modulo' with privacy={privacy!r}; got {release!r}")
+                raise ValueError(f"release must be 'modulo' with privacy={shown(privacy)}; got {shown(release)}")
         else:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
@@ -210,7 +211,7 @@ class NoiseDesign:
             try:
                 shape = tuple(check_int("shape", s, minimum=1) for s in shape)
             except TypeError:
-                raise ValueError(f"shape must be a tuple (n+1,)*d; got {shape!r}") from None
+                raise ValueError(f"shape must be a tuple (n+1,)*d; got {shown(shape)}") from None
             if not shape or any(s != self.n + 1 for s in shape):
                 raise ValueError(f"shape must be (n+1,)*d = ({self.n + 1},)*d; got {shape}")
             if len(shape) != dim:
@@ -438,7 +439,7 @@ class NoiseDesign:
                 **kw,
             )
         except KeyError as exc:
-            raise ValueError(f"spec lacks the field {exc.args[0]!r}") from None
+            raise ValueError(f"spec lacks the field {shown(exc.args[0])}") from None
         shifts = spec.get("shifts")
         if shifts is not None and sorted(map(str, design.shift_list())) != sorted(map(str, shifts)):
             raise ValueError("spec 'shifts' do not match its neighbourhood")
