@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from optnoise.deploy.sampler import check_rng
-from optnoise.privacy.exact import check_bounds, exact_pair_delta
 from optnoise.engine.validation import shown
+from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
 __all__ = ["to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
 

@@ -134,18 +134,15 @@ class NoiseDesign:
         ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
     release : {"modulo", "clamp"}
         ``"modulo"`` (default): the release ``q + eta (mod n+1)`` above.
-        ``"clamp"``: scalar queries only; the noise lives on
-        ``eta in {-n..n}`` (``pmf[i]`` is ``f(i - n)``, shape ``(2n+1,)``) and
-        the release is ``clip(q + eta, 0, n)``, with no wrap-around. Its
-        matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP
-        (``"dp"``) or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and
-        does not apply): :func:`optnoise.design.clamp.clamp_model`. The
-        neighbours are the answer pairs ``q - q' = mu`` inside ``{0..n}``
-        (:func:`optnoise.privacy.neighborhood.neighbour_pairs`); the metric
-        (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
-        ``y - q = -n..n``) is charged on the released error, averaged over a
-        uniform answer. Certified as its induced matrix
-        (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
+        ``"clamp"``: scalar queries only; the noise lives on ``eta in {-n..n}`` (``pmf[i]`` is
+        ``f(i - n)``, shape ``(2n+1,)``) and the release is ``clip(q + eta, 0, n)``, with no
+        wrap-around. Its matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP (``"dp"``)
+        or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and does not apply):
+        :func:`optnoise.design.clamp.clamp_model`. The neighbours are the answer pairs
+        ``q - q' = mu`` inside ``{0..n}`` (:func:`optnoise.privacy.neighborhood.neighbour_pairs`);
+        the metric (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error ``y - q = -n..n``)
+        is charged on the released error, averaged over a uniform answer. Certified as its induced
+        matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).

@@ -125,7 +125,9 @@ def check_tol(name: str, value: Any, *, maximum: float | None = None) -> float:
     if not math.isfinite(out) or out < 0:
         raise ValueError(f"{name} must be a finite number >= 0; got {shown(value)}")
     if maximum is not None and out > maximum:
-        raise ValueError(f"{name} must be at most {maximum:g} (a larger tolerance could hide a leak); got {shown(value)}")
+        raise ValueError(
+            f"{name} must be at most {maximum:g} (a larger tolerance could hide a leak); got {shown(value)}"
+        )
     return out
 
 

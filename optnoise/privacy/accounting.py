@@ -96,11 +96,12 @@ __all__ = [
 DISCRETIZATION = 1e-4
 #: Largest number of grid points of one PLD (``(max loss - min loss) / h``).
 MAX_GRID = 4_000_000
-#: Largest number of releases ``k`` that :func:`compose` and :func:`compose_pairs` accept. dp-accounting's self-composition
-#: holds the composed PLD's support, which widens like ``sqrt(k)`` (and holds the whole range for
-#: larger losses), so ``k = 10**12`` asked for petabytes and ``k = 2**63`` overflowed; a million
-#: releases covers any deployment horizon this accounting is meant for (for more, bound the
-#: epsilon of a batch and compose the batches' guarantees).
+#: Largest number of releases ``k`` that :func:`compose` and :func:`compose_pairs` accept.
+#: dp-accounting's self-composition holds the composed PLD's support, which widens like
+#: ``sqrt(k)`` (and holds the whole range for larger losses), so ``k = 10**12`` asked for
+#: petabytes and ``k = 2**63`` overflowed; a million releases covers any deployment horizon
+#: this accounting is meant for (for more, bound the epsilon of a batch and compose the
+#: batches' guarantees).
 MAX_COMPOSITIONS = 10**6
 #: Largest loss grid of a composed PLD (:func:`compose` estimates it with dp-accounting's own tail
 #: bounds before composing). The FFT of the self-composition holds a few complex arrays of that length,
