@@ -277,7 +277,7 @@ def grid_points(
     """
     pts = []
     if objective != "distortion" and not max_distortion:
-        raise ValueError(f"max_distortion is required with objective={objective!r}")
+        raise ValueError(f"max_distortion is required with objective={shown(objective)}")
     second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
     axes: list[list[Any]] = [
         list(n),

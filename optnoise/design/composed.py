@@ -83,7 +83,7 @@ import numpy as np
 
 from optnoise.design.composed_bounds import composition, lower_bound, single_delta  # noqa: F401 (re-exported)
 from optnoise.design.composed_solve import CALIBRATION_MARGIN, ComposedSolution, solve_composed
-from optnoise.engine.validation import check_int, check_positive
+from optnoise.engine.validation import check_int, check_positive, shown
 from optnoise.privacy import accounting
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def check_discretization(value: Any) -> float:
     if not MIN_DISCRETIZATION <= h <= MAX_DISCRETIZATION:
         raise ValueError(
             f"discretization must be in [{MIN_DISCRETIZATION:g}, {MAX_DISCRETIZATION:g}] (the accounting grid); "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return h
 
@@ -190,7 +190,7 @@ def check_composed_args(
     out["discretization"] = check_discretization(discretization)
     if objective not in ("distortion", "epsilon"):
         raise ValueError(
-            f"objective must be 'distortion' or 'epsilon' with privacy='composed'; got {objective!r} "
+            f"objective must be 'distortion' or 'epsilon' with privacy='composed'; got {shown(objective)} "
             "(the least composed delta is not offered)"
         )
     if objective == "epsilon" and eps is not None:

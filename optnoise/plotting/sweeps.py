@@ -83,7 +83,7 @@ def plot_sweep(
         groups.setdefault(h, []).append((xv, yv))
     if not groups:
         if finite:
-            axes = " and ".join(f"{c!r} (--log{a})" for c, a, on in ((x, "x", logx), (y, "y", logy)) if on)
+            axes = " and ".join(f"{shown(c)} (--log{a})" for c, a, on in ((x, "x", logx), (y, "y", logy)) if on)
             raise ValueError(
                 f"no row has positive values on the logarithmic axes ({axes}), which cannot show values <= 0; "
                 "plot without the log axis"

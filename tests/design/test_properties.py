@@ -37,6 +37,7 @@ from optnoise.privacy.accounting import MAX_COMPOSITIONS, compose
 from optnoise.privacy.curves import achieved_deltas, adjacent_pairs, mechanism_delta, pdp_leak
 from optnoise.privacy.exact import exact_delta, exp_bounds
 from optnoise.privacy.profile import check_profile
+from optnoise.reproduce.figures import run_figures
 
 # At least a few hundred examples in CI; the long profile (3000) when selected.
 N_EXAMPLES = max(300, settings().max_examples)
@@ -580,6 +581,27 @@ PY_CASES = [
     ("sweep-jobs-2-64", lambda f: run_sweep([], jobs=2**64 + 1, progress=False), "jobs"),
     ("sweep-jobs-float", lambda f: check_jobs(2.0), "jobs must be an integer"),
     ("sweep-grid-n-float", lambda f: parse_grid("n", [8.0], integer=True), "n must be an integer"),
+    # --- design files (NoiseDesign.spec()) edited by hand: ints are ints, directed is a boolean ---
+    ("spec-n-float", lambda f: NoiseDesign.from_spec(dict(_design().spec(), n=4.0)), "n must be an integer"),
+    (
+        "spec-shift-float",
+        lambda f: NoiseDesign.from_spec(
+            dict(_design().spec(), neighborhood={"kind": "shifts", "directed": False, "shifts": [[1.0]]})
+        ),
+        "shifts must be integers",
+    ),
+    (
+        "spec-directed-zero",
+        lambda f: NoiseDesign.from_spec(dict(_design().spec(), neighborhood=dict(NB.to_dict(), directed=0))),
+        "'directed' must be True or False",
+    ),
+    (
+        "spec-directed-null",
+        lambda f: NoiseDesign.from_spec(dict(_design().spec(), neighborhood=dict(NB.to_dict(), directed=None))),
+        "'directed' must be True or False",
+    ),
+    ("compose-k-numpy-float", lambda f: compose(PMF, NB, np.float64(2.0)), "k must be an integer"),
+    ("figures-jobs-2-64", lambda f: run_figures("all", jobs=2**64 + 1), "jobs"),
 ]
 
 
@@ -766,6 +788,25 @@ CLI_CASES = [
     ("sweep-jobs-too-many", SW4 + ["--no-cache", "--jobs", str(max_jobs() + 1)], "jobs"),
     ("figures-jobs-too-many", ["figures", "all", "--jobs", str(max_jobs() + 1)], "jobs"),
     ("release-count-above-cap", RGOOD + ["--count", "100000001"], "count"),
+    ("release-count-1e8", RGOOD + ["--count", "1e8"], "count"),
+    ("release-count-float", RGOOD + ["--count", "2.0"], "count"),
+    ("figures-jobs-2-64", ["figures", "all", "--jobs", str(2**64 + 1)], "jobs"),
+    (
+        "mechanism-sweep-jobs-too-many",
+        ["mechanism-sweep", "--n", "4", "--eps", "1", "--jobs", str(max_jobs() + 1)],
+        "jobs",
+    ),
+    (
+        "mechanism-max-loss-nan",
+        ["mechanism", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss", "nan"],
+        "max_loss",
+    ),
+    ("compose-k-float", ["compose", "--result", "{res}", "--compositions", "2.0", "--delta", "1e-6"], "compositions"),
+    (
+        "compose-k-2-63",
+        ["compose", "--result", "{res}", "--compositions", str(2**63), "--delta", "1e-6"],
+        "compositions",
+    ),
     ("release-count-times-values", ["release", "--design", "{good}", "--value", "1,2", "--count", "60000000"], "10^8"),
     # --- mechanism strictness ---
     (
