@@ -19,9 +19,10 @@ from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
 from optnoise.design.metrics import METRICS
 from optnoise.design.noise import RELEASES
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
+from optnoise.engine.shown import clip, shown
 from optnoise.engine.solve import SOLVERS, check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
-from optnoise.engine.validation import JOBS_PER_CORE, clip, parse_float, parse_int, real_array, shown
+from optnoise.engine.validation import JOBS_PER_CORE, parse_float, parse_int, real_array
 
 __all__ = [
     "parsed_arg",

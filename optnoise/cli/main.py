@@ -41,7 +41,7 @@ from optnoise.cli.figures import cmd_figures, cmd_plot
 from optnoise.cli.mechanism import add_mechanism_cli
 from optnoise.cli.solve import cmd_solve, cmd_verify
 from optnoise.cli.sweep import cmd_sweep
-from optnoise.engine.validation import clip, shown
+from optnoise.engine.shown import clip, shown
 from optnoise.privacy.curves import NOTIONS
 
 __all__ = ["main", "build_parser"]

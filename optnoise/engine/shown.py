@@ -16,12 +16,12 @@ MAX_SHOWN = 80
 
 
 def shown(value: Any, limit: int = MAX_SHOWN) -> str:
-    """``repr(value)`` for an error message, cut to ``limit`` characters plus ``"... (N chars)"``.
+    """``repr(value)`` for an error message, cut to ``limit`` characters when longer.
 
-    Every message that echoes an input goes through this, so a 120 KB ``--cost``
-    list or a path of 5000 characters gives a one-line error, not a copy of the input.
-    Integers too long to print (Python refuses ``str()`` beyond 4300 digits) are
-    described by their number of digits.
+    The cut text ends in ``"... (N chars)"``, counting what was left out. Every message that
+    echoes an input goes through this, so a 120 KB ``--cost`` list or a path of 5000 characters
+    gives a one-line error, not a copy of the input. Integers too long to print (Python refuses
+    ``str()`` beyond 4300 digits) are described by their number of digits.
     """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3300:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
@@ -33,7 +33,10 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
 
 
 def clip(text: str, limit: int = MAX_SHOWN) -> str:
-    """``text`` cut to ``limit`` characters plus ``"... (N chars)"`` when longer (:func:`shown` without repr)."""
+    """``text`` cut to ``limit`` characters when longer: :func:`shown` without ``repr``.
+
+    The cut text ends in ``"... (N chars)"``, counting what was left out.
+    """
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} chars)"

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.io import check_writable_target
-from optnoise.engine.shown import MAX_SHOWN, clip, shown
+from optnoise.engine.shown import shown
 
 __all__ = [
     "check_choice",
@@ -39,8 +39,6 @@ __all__ = [
     "check_output_path",
     "check_jobs",
     "max_jobs",
-    "shown",
-    "clip",
     "parse_int",
     "parse_float",
     "MAX_SIZE",
@@ -56,7 +54,6 @@ __all__ = [
     "MAX_FINITE_EPS",
     "MAX_COST",
     "MAX_OUTPUT",
-    "MAX_SHOWN",
     "JOBS_PER_CORE",
 ]
 

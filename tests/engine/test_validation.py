@@ -47,7 +47,8 @@ def test_check_int_takes_ints_only():
 
 def test_messages_cut_the_values_they_echo():
     # an error echoed the whole input: a 120 KB line for a long --cost
-    from optnoise.engine.validation import MAX_SHOWN, check_finite, clip, parse_float, parse_int, shown
+    from optnoise.engine.shown import MAX_SHOWN, clip, shown
+    from optnoise.engine.validation import check_finite, parse_float, parse_int
 
     assert shown("abc") == "'abc'" and shown(1.5) == "1.5" and clip("abc") == "abc"
     long = "1," * 60000
