@@ -19,9 +19,10 @@ from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
 from optnoise.design.metrics import METRICS
 from optnoise.design.noise import RELEASES
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
+from optnoise.engine.shown import clip, shown
 from optnoise.engine.solve import SOLVERS, check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
-from optnoise.engine.validation import parse_float, parse_int, real_array
+from optnoise.engine.validation import JOBS_PER_CORE, parse_float, parse_int, real_array
 
 __all__ = [
     "parsed_arg",
@@ -44,6 +45,9 @@ __all__ = [
 #: Exit codes of every command (see the module docstring of optnoise.cli).
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED, EXIT_FEASIBLE = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
+#: Longest error line a command prints: a backstop, since the values a message echoes are cut far earlier
+#: (:func:`optnoise.engine.validation.shown`).
+MAX_MESSAGE = 1000
 
 
 _T = TypeVar("_T")
@@ -62,8 +66,14 @@ class Parser(argparse.ArgumentParser):
         # argparse only treats "-1" or "-.5" as values; "--cost -1,2,3" would be read as an unknown option
         self._negative_number_matcher = _NEGATIVE_VALUE
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's own message echoes the whole value; this one cuts it like every other message
+        if action.choices is not None and value not in action.choices:
+            allowed = ", ".join(repr(c) for c in action.choices)
+            raise argparse.ArgumentError(action, f"invalid choice: {shown(value)} (choose from {allowed})")
+
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {clip(' '.join(message.split()), MAX_MESSAGE)}\n")
 
 
 def parsed_arg(parse: Callable[[str, str], _T], name: str) -> Callable[[str], _T]:
@@ -92,7 +102,7 @@ def highs_option_arg(text: str) -> tuple[str, object]:
     """``NAME=VALUE``: ``true``/``false``, an ASCII integer or number, else the text itself."""
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"highs-option must look like NAME=VALUE; got {text!r}")
+        raise argparse.ArgumentTypeError(f"highs-option must look like NAME=VALUE; got {shown(text)}")
     low = raw.strip().lower()
     if low in ("true", "false"):
         return name.strip(), low == "true"
@@ -224,7 +234,7 @@ def parse_pairs(text: str | None, name: str) -> list[tuple[float, float]] | None
     for item in str(text).split(","):
         parts = item.split(":")
         if len(parts) != 2:
-            raise ValueError(f"{name} must be a comma list of X:Y pairs (e.g. 2:0.5,8:1); got {cut(item)!r}")
+            raise ValueError(f"{name} must be a comma list of X:Y pairs (e.g. 2:0.5,8:1); got {shown(item)}")
         out.append((parse_float(name, parts[0]), parse_float(name, parts[1])))
     return out
 
@@ -240,14 +250,14 @@ def budget_args(a: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
-def cut(text: str, limit: int = 80) -> str:
-    """``text`` as an error message shows it: at most ``limit`` characters, then how many there were."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
-
-
 def add_sweep_args(p: argparse.ArgumentParser) -> None:
     """How a sweep runs and where its rows go."""
-    p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="parallel worker processes")
+    p.add_argument(
+        "--jobs",
+        type=int_arg("jobs"),
+        default=1,
+        help=f"parallel worker processes: 1..{JOBS_PER_CORE} per core (at most one per point; default 1)",
+    )
     p.add_argument("--backend", default="process", choices=("process", "dask"), help="parallel backend")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
     p.add_argument(
@@ -267,40 +277,44 @@ def parse_numbers(tokens: list[str], name: str, text: str) -> np.ndarray:
     try:
         return np.array([parse_float(name, v) for v in tokens], dtype=float)
     except ValueError:
-        raise ValueError(f"{name} must hold numbers written in ASCII; could not parse {text[:80]!r}") from None
+        raise ValueError(f"{name} must hold numbers written in ASCII; could not parse {shown(text)}") from None
 
 
 def load_array(text: str, name: str) -> np.ndarray:
     """Numbers from a file (.npy, JSON list or solve output, whitespace/comma text) or an inline comma list."""
     path = Path(text)
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError:  # e.g. a long inline list is no valid file name (ENAMETOOLONG)
+        exists = False
+    if not exists:
         if path.suffix in (".json", ".npy", ".txt", ".csv") or os.sep in text:
-            raise ValueError(f"{name} file not found: {text!r}")
+            raise ValueError(f"{name} file not found: {shown(text)}")
         items = text.split(",")
         if any(not t.strip() for t in items):
-            raise ValueError(f"{name} list has an empty item: {text[:80]!r}")
+            raise ValueError(f"{name} list has an empty item: {shown(text)}")
         return parse_numbers(items, name, text)
     if path.is_dir():
-        raise ValueError(f"{name} {text!r} is a directory, not a file")
+        raise ValueError(f"{name} {shown(text)} is a directory, not a file")
     if path.suffix == ".npy":
         blob = read_bytes(path, f"{name} file")  # regular files of bounded size only (optnoise.engine.io)
         try:
             return real_array(name, np.load(io.BytesIO(blob), allow_pickle=False))
         except (OSError, ValueError, EOFError) as exc:
-            raise ValueError(f"{name} could not be read from {text!r}: {exc.__class__.__name__}") from None
+            raise ValueError(f"{name} could not be read from {shown(text)}: {exc.__class__.__name__}") from None
     raw = read_text(path, f"{name} file")
     if raw.lstrip()[:1] in ("[", "{") or raw.strip() in ("true", "false", "null"):
         data = read_json(path, f"{name} file")
         if isinstance(data, dict):
             if "pmf" not in data:
-                raise ValueError(f"{name} file {text!r} is a JSON object without a 'pmf' key")
+                raise ValueError(f"{name} file {shown(text)} is a JSON object without a 'pmf' key")
             data = data["pmf"]
         if not isinstance(data, list):
-            raise ValueError(f"{name} file {text!r} must hold a JSON list of numbers; got {type(data).__name__}")
+            raise ValueError(f"{name} file {shown(text)} must hold a JSON list of numbers; got {type(data).__name__}")
         return real_array(name, data)
     tokens = raw.replace(",", " ").split()
     if not tokens:
-        raise ValueError(f"{name} file {text!r} holds no numbers")
+        raise ValueError(f"{name} file {shown(text)} holds no numbers")
     return parse_numbers(tokens, name, text)
 
 

@@ -19,10 +19,33 @@ from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
 from optnoise.design.result import DesignResult
 from optnoise.engine.io import read_json
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
-from optnoise.engine.validation import check_int, check_output_path, check_pmf, check_positive, parse_int
+from optnoise.engine.validation import (
+    check_int,
+    check_output_path,
+    check_pmf,
+    check_positive,
+    parse_int,
+    shown,
+)
 from optnoise.privacy.neighborhood import Neighborhood
 
-__all__ = ["add_certify_cli", "result_from_file", "cmd_certify", "parse_values", "format_value", "cmd_release"]
+__all__ = [
+    "add_certify_cli",
+    "result_from_file",
+    "cmd_certify",
+    "parse_values",
+    "format_value",
+    "cmd_release",
+    "MAX_RELEASES",
+    "RELEASE_CHUNK",
+]
+
+#: Largest number of releases (``--count`` x answers) one ``optnoise release`` draws. Draws are streamed
+#: (:data:`RELEASE_CHUNK` at a time), so memory does not depend on it; the cap bounds the output
+#: (10^8 lines of text, about a gigabyte) and the time (a few minutes).
+MAX_RELEASES = 10**8
+#: Releases drawn and written at a time: memory stays at a few megabytes whatever ``--count`` is.
+RELEASE_CHUNK = 1 << 16
 
 
 def add_certify_cli(sub: Any) -> None:
@@ -71,7 +94,12 @@ def add_certify_cli(sub: Any) -> None:
     p.add_argument(
         "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
     )
-    p.add_argument("--count", type=int_arg("count"), default=1, help="independent releases of each value (default 1)")
+    p.add_argument(
+        "--count",
+        type=int_arg("count"),
+        default=1,
+        help=f"independent releases of each value (default 1; count x values at most {MAX_RELEASES:.0e}, streamed)",
+    )
     p.add_argument(
         "--seed", type=int_arg("seed"), default=None, help="seed a numpy Generator (reproducible; NOT for deployment)"
     )
@@ -84,18 +112,31 @@ RESULT_BUDGET_FIELDS = ("profile", "rdp", "rho", "alphas", "compositions", "disc
 
 
 def result_from_file(path: str) -> DesignResult:
-    """A :class:`DesignResult` from `optnoise solve --format json` output (re-verified on load)."""
+    """A :class:`DesignResult` from `optnoise solve --format json` output (re-verified on load).
+
+    Parsed strictly, each refusal naming the field: ``n`` and every shift are
+    JSON integers (``8.0`` is refused, as by the Python API), ``directed`` is a
+    JSON boolean (``0``, ``null`` or ``"false"`` are refused, not read as a
+    truth value), and the stored shift set must be the one that ``directed``
+    and ``n`` give (a symmetric result lists both signs of every shift).
+    """
     data = read_json(path, "result file")
     if not isinstance(data, dict):
-        raise ValueError(f"result file {path!r} must be a JSON object from `optnoise solve --format json`")
-    missing = [k for k in ("n", "metric", "privacy", "shifts", "pmf") if k not in data]
+        raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
+    missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]
     if missing:
-        raise ValueError(f"result file {path!r} lacks the field {missing[0]!r} of `optnoise solve --format json`")
+        raise ValueError(
+            f"result file {shown(path)} lacks the field {shown(missing[0])} of `optnoise solve --format json`"
+        )
     if data["metric"] == "custom":
         raise ValueError(
             "result file has a custom cost array, which solve JSON does not store; "
             "certify from the problem flags with --cost instead"
         )
+    n = check_int("result file field 'n'", data["n"], minimum=1)
+    directed = data["directed"]
+    if not isinstance(directed, bool):  # 0, null and "false" are not read as a truth value
+        raise ValueError(f"result file field 'directed' must be a JSON boolean, true or false; got {shown(directed)}")
     pmf = data["pmf"]
     if pmf is not None:
         pmf = check_pmf("result file field 'pmf'", pmf, atol=1e-6)
@@ -104,8 +145,11 @@ def result_from_file(path: str) -> DesignResult:
     shifts = data["shifts"]
     if not isinstance(shifts, list) or not shifts:
         raise ValueError("result file field 'shifts' must be a non-empty list")
-    # the JSON holds the resolved shift set: use it exactly, as a directed set
-    nb = Neighborhood.shifts([tuple(s) if isinstance(s, list) else s for s in shifts], directed=True)
+    # the JSON holds the resolved shift set: use it exactly, with its direction
+    try:
+        nb = Neighborhood.shifts([_json_shift(s) for s in shifts], directed=directed)
+    except ValueError as exc:
+        raise ValueError(f"result file field 'shifts': {exc}") from None
     objective = data.get("objective", "distortion")
     privacy = data["privacy"]
     # the budget a result states besides (eps, delta): profile/rdp/zcdp budgets and the composed target
@@ -119,7 +163,6 @@ def result_from_file(path: str) -> DesignResult:
             kw["max_distortion"] = data.get("max_distortion")
             if objective == "epsilon":
                 kw["delta"] = data.get("delta")
-    n = check_int("result file field 'n'", data["n"], minimum=1)
     design = NoiseDesign(
         n=n,
         neighborhood=nb,
@@ -130,7 +173,18 @@ def result_from_file(path: str) -> DesignResult:
         release=release,
         **kw,
     )
+    if sorted(map(str, design.shift_list())) != sorted(map(str, shifts)):
+        raise ValueError(
+            f"result file field 'shifts' {shown(shifts)} is not the shift set of a "
+            f"{'directed' if directed else 'symmetric'} neighbourhood at n = {n} ({shown(design.shift_list())}); "
+            "the file was edited or 'directed' does not belong to it"
+        )
     return DesignResult.from_dict(data, design=design)
+
+
+def _json_shift(s: Any) -> Any:
+    """One shift of a result file: an integer, or a list of integers (a vector shift) as a tuple."""
+    return tuple(s) if isinstance(s, list) else s
 
 
 def cmd_certify(a: argparse.Namespace) -> int:
@@ -191,17 +245,17 @@ def parse_values(text: str, dim: int, n: int) -> np.ndarray:
     """Answers ``3``, ``3,5`` or vectors ``1/2,3/4``: ASCII integers in ``{0..n}``, compared exactly."""
     items = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not t for t in items):
-        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2 (comma-separated); got {text!r}")
+        raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2 (comma-separated); got {shown(text)}")
     if len(items) > 10**6:
         raise ValueError("value lists more than 10^6 answers")
     try:
         rows = [[parse_int("value", v) for v in it.split("/")] for it in items]
     except ValueError:
-        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {text[:80]!r}") from None
+        raise ValueError(f"value must be integers in {{0..{n}}} (vectors as a/b); got {shown(text)}") from None
     if any(len(r) != dim for r in rows):
-        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {text[:80]!r}")
+        raise ValueError(f"value must have {dim} coordinate(s) per answer (a/b for vectors); got {shown(text)}")
     if any(not 0 <= v <= n for r in rows for v in r):
-        raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got {text[:80]!r}")
+        raise ValueError(f"q must be integers in [0, n] = [0, {n}]; got {shown(text)}")
     return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
 
 
@@ -212,22 +266,42 @@ def format_value(v: Any) -> str:
 
 
 def cmd_release(a: argparse.Namespace) -> int:
-    count = check_int("count", a.count, minimum=1, maximum=10**8)
+    count = check_int("count", a.count, minimum=1, maximum=MAX_RELEASES)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
     vals = parse_values(a.value, cd.design.dim, cd.n)
-    if count * len(vals) > 10**8:
-        raise ValueError(f"count x values = {count * len(vals)} releases exceeds 10^8")
-    q = np.repeat(vals[None, :, :], count, axis=0)  # (count, values, d)
-    if cd.design.dim == 1:
-        q = q[..., 0]
+    if count * len(vals) > MAX_RELEASES:
+        raise ValueError(f"count x values = {count * len(vals)} releases exceeds the limit {MAX_RELEASES} (10^8)")
     rng = None if seed is None else np.random.default_rng(seed)
-    out = np.asarray(cd.release(q, rng=rng))
+    dim = cd.design.dim
+    # draws are made and written RELEASE_CHUNK at a time, so memory does not grow with --count; a seeded
+    # stream gives the same values whatever the chunking (each answer takes the next draw of the Generator)
+    rows_per_chunk = max(1, RELEASE_CHUNK // len(vals))
+    out = sys.stdout
     if a.format == "json":
-        print(json.dumps({"design": str(a.design), "seeded": seed is not None, "released": out.tolist()}))
-        return EXIT_OK
-    lines = []
-    for row in out.reshape(count, -1, cd.design.dim) if cd.design.dim > 1 else out.reshape(count, -1, 1):
-        lines.append(",".join("/".join(format_value(v) for v in ans) for ans in row))
-    print("\n".join(lines))
+        head = json.dumps({"design": str(a.design), "seeded": seed is not None})
+        out.write(head[:-1] + ', "released": [')
+    first = True
+    for start in range(0, count, rows_per_chunk):
+        rows = min(rows_per_chunk, count - start)
+        q = np.broadcast_to(vals[None, :, :], (rows, *vals.shape))  # (rows, values, d): no copy per release
+        drawn = np.asarray(cd.release(q[..., 0] if dim == 1 else q, rng=rng))
+        if a.format == "json":
+            text = json.dumps(drawn.tolist())[1:-1]
+            out.write(text if first else ", " + text)
+        else:
+            out.write(_release_lines(drawn.reshape(rows, len(vals), dim)) + "\n")
+        first = False
+    if a.format == "json":
+        out.write("]}\n")
     return EXIT_OK
+
+
+def _release_lines(drawn: np.ndarray) -> str:
+    """Text lines of released answers, shape ``(rows, values, d)``: values comma-separated, coordinates a/b."""
+    fmt = str if drawn.dtype.kind in "iu" else format_value  # integers print as such, fast
+    if drawn.shape[1:] == (1, 1):  # one scalar answer per line (the common case, ten times faster)
+        return "\n".join(map(fmt, drawn.ravel().tolist()))
+    if drawn.shape[2] == 1:  # scalar answers: no "/" level
+        return "\n".join(",".join(map(fmt, row)) for row in drawn[:, :, 0].tolist())
+    return "\n".join(",".join("/".join(map(fmt, ans)) for ans in row) for row in drawn.tolist())

@@ -7,7 +7,7 @@ import sys
 
 from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK
 from optnoise.engine.io import ensure_folder
-from optnoise.engine.validation import check_int
+from optnoise.engine.validation import check_jobs, shown
 
 __all__ = ["cmd_figures", "cmd_plot"]
 
@@ -16,8 +16,8 @@ def cmd_figures(a: argparse.Namespace) -> int:
     from optnoise.reproduce.figures import PAPERS, run_figures
 
     if a.paper != "all" and a.paper not in PAPERS:
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {a.paper!r}")
-    jobs = check_int("jobs", a.jobs, minimum=1, maximum=64)
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {shown(a.paper)}")
+    jobs = check_jobs(a.jobs)
     if a.out is not None:
         ensure_folder("out", a.out)  # an unwritable folder fails here in one line, not in every script
     else:

@@ -27,6 +27,7 @@ from optnoise.cli.args import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    MAX_MESSAGE,
     Parser,
     add_problem_args,
     add_sweep_args,
@@ -40,6 +41,7 @@ from optnoise.cli.figures import cmd_figures, cmd_plot
 from optnoise.cli.mechanism import add_mechanism_cli
 from optnoise.cli.solve import cmd_solve, cmd_verify
 from optnoise.cli.sweep import cmd_sweep
+from optnoise.engine.shown import clip, shown
 from optnoise.privacy.curves import NOTIONS
 
 __all__ = ["main", "build_parser"]
@@ -94,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("figures", help="regenerate the figures of a paper")
     p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
-    p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="scripts run in parallel")
+    p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="scripts run in parallel (1..4 per core; default 1)")
     p.add_argument("--out", default=None, help="output root (default figures/)")
     p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
 
@@ -150,11 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"optnoise {args.command}: output closed early (broken pipe)", file=sys.stderr)
         return EXIT_BROKEN_PIPE
     except ValueError as exc:
-        msg = " ".join(str(exc).split())
+        # messages cut the values they echo (optnoise.engine.validation.shown); this cap is the backstop
+        msg = clip(" ".join(str(exc).split()), MAX_MESSAGE)
         print(f"optnoise {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # e.g. the disk filled up while writing an output file
-        print(f"optnoise {args.command}: error: {exc.strerror or exc} ({exc.filename or 'file'})", file=sys.stderr)
+        where = shown(str(exc.filename)) if exc.filename else "file"
+        print(f"optnoise {args.command}: error: {exc.strerror or exc} ({where})", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         # what survives an interrupt depends on the command: only sweeps cache their points as they go

@@ -27,12 +27,13 @@ from optnoise.deploy.certify import CertificationError
 from optnoise.design.matrix import LOSSES
 from optnoise.design.mechanism import MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
 from optnoise.engine.tolerance import UNVERIFIED
-from optnoise.engine.validation import check_int, check_output_path, parse_int
+from optnoise.engine.validation import check_jobs, check_output_path, parse_int, shown
 
 __all__ = [
     "add_mechanism_args",
     "add_mechanism_cli",
     "parse_neighbors",
+    "parse_outputs",
     "mechanism_from_args",
     "cmd_mechanism",
     "cmd_mechanism_sweep",
@@ -110,16 +111,30 @@ def parse_neighbors(text: str) -> Any:
     except ValueError:
         pairs = []
     if not sep or not pairs or any(len(pr) != 2 for pr in pairs):
-        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {text[:80]!r}")
+        raise ValueError(f"neighbors 'pairs:' must list pairs like 0-1,1-2; got {shown(text)}")
     return pairs
+
+
+def parse_outputs(text: str) -> Any:
+    """``--outputs``: one integer m (outputs 0..m), or a comma list of output values.
+
+    A list of integer literals stays a list of exact Python integers (``18446744073709551617``
+    is not rounded to a float, and :class:`MechanismDesign` refuses it as out of range); a list
+    with any other number is parsed as floats.
+    """
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise ValueError(f"outputs must be an integer m or a comma list of values; got {shown(text)}")
+    try:
+        ints = [parse_int("outputs", t) for t in items]
+    except ValueError:
+        return parse_numbers(items, "outputs", text)
+    return ints[0] if len(ints) == 1 else ints
 
 
 def mechanism_from_args(a: argparse.Namespace) -> MechanismDesign:
     loss: Any = a.loss if a.loss in LOSSES else load_array(a.loss, "loss")
-    outputs: Any = None
-    if a.outputs is not None:
-        vals = parse_numbers(a.outputs.split(","), "outputs", a.outputs)
-        outputs = int(vals[0]) if vals.size == 1 and float(vals[0]).is_integer() else vals
+    outputs = None if a.outputs is None else parse_outputs(a.outputs)
     return MechanismDesign(
         n=a.n,
         eps=a.eps,
@@ -181,7 +196,7 @@ def cmd_mechanism(a: argparse.Namespace) -> int:
 def cmd_mechanism_sweep(a: argparse.Namespace) -> int:
     if a.out != "-":
         check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
-    check_int("jobs", a.jobs, minimum=1)
+    check_jobs(a.jobs)
     points = mechanism_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps),

@@ -16,7 +16,7 @@ from optnoise.cli.sweeps import (
     run_sweep,
 )
 from optnoise.engine.tolerance import UNVERIFIED
-from optnoise.engine.validation import check_int, check_output_path
+from optnoise.engine.validation import check_jobs, check_output_path
 
 __all__ = ["cmd_sweep", "run_sweep_command"]
 
@@ -24,7 +24,7 @@ __all__ = ["cmd_sweep", "run_sweep_command"]
 def cmd_sweep(a: argparse.Namespace) -> int:
     if a.out != "-":
         check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
-    check_int("jobs", a.jobs, minimum=1)  # before the grid is built
+    check_jobs(a.jobs)  # before the grid is built
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,
@@ -47,7 +47,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
 def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys: Sequence[str]) -> int:
     """Solve a sweep's points with the command's flags, write its rows (``keys``), and pick the exit code."""
-    jobs = check_int("jobs", a.jobs, minimum=1)
+    jobs = check_jobs(a.jobs)
     try:
         rows = run_sweep(
             points,

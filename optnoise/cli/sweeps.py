@@ -38,12 +38,15 @@ from optnoise.engine.solve import check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
+    MAX_SIZE,
     check_choice,
     check_finite,
     check_int,
+    check_jobs,
     check_positive,
     parse_float,
     parse_int,
+    shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
 
@@ -195,15 +198,16 @@ def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool 
     """
 
     def num(t: str) -> float:
-        return float(parse_int(name, t)) if integer else parse_float(name, t)
+        return float(check_int(name, parse_int(name, t), maximum=MAX_SIZE)) if integer else parse_float(name, t)
 
-    values: list[float]
+    values: list[Any]
     raw: Any = text  # a number, a text or a sequence; each branch checks what it gets
     if isinstance(raw, (int, float, np.number)) and not isinstance(raw, (bool, np.bool_)):
-        values = [float(raw)]
+        values = [raw if integer else float(raw)]
     elif not isinstance(raw, str):
         try:
-            values = [check_finite(name, v) for v in raw]
+            # given numbers keep their type for an integer grid, so that check_int refuses 8.0 as the API does
+            values = [v if integer else check_finite(name, v) for v in raw]
         except TypeError:
             raise ValueError(f"{name} must be a number, a list of numbers or a 'start:stop:count' text") from None
     else:
@@ -220,25 +224,29 @@ def parse_grid(name: str, text: str | float | Sequence[float], *, integer: bool 
                 if count > MAX_GRID_POINTS:
                     raise OverflowError
                 values = list(np.linspace(start, stop, count))
+                if integer:  # a range of integers must land on integers (8:64:3 does, 1:10:4 does not)
+                    if not all(float(v).is_integer() for v in values):
+                        raise ValueError
+                    values = [int(v) for v in values]
             else:
                 if s.count(",") >= MAX_GRID_POINTS:
                     raise OverflowError
                 items = [p.strip() for p in s.split(",")]
                 if any(not p for p in items):
                     raise ValueError
-                values = [num(p) for p in items]
+                values = [parse_int(name, p) if integer else parse_float(name, p) for p in items]
         except OverflowError:
             raise ValueError(f"{name} grid has more than {MAX_GRID_POINTS} points") from None
         except ValueError:
             raise ValueError(
-                f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:count'; got {text!r}"
+                f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:count'; got {shown(text)}"
             ) from None
     if not values:
         raise ValueError(f"{name} grid is empty")
     if len(values) > MAX_GRID_POINTS:
         raise ValueError(f"{name} grid has more than {MAX_GRID_POINTS} points")
     if integer:
-        return [check_int(name, v, minimum=1) for v in values]
+        return [check_int(name, v, minimum=1, maximum=MAX_SIZE) for v in values]
     return [float(v) for v in values]
 
 
@@ -269,7 +277,7 @@ def grid_points(
     """
     pts = []
     if objective != "distortion" and not max_distortion:
-        raise ValueError(f"max_distortion is required with objective={objective!r}")
+        raise ValueError(f"max_distortion is required with objective={shown(objective)}")
     second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
     axes: list[list[Any]] = [
         list(n),
@@ -499,7 +507,9 @@ def run_sweep(
         are already busy with one point each.
     jobs : int
         Worker processes (``backend="process"``), or workers of the local
-        Dask cluster started when ``backend="dask"`` has no ``scheduler``.
+        Dask cluster started when ``backend="dask"`` has no ``scheduler``:
+        1 to :func:`~optnoise.engine.validation.max_jobs` (4 per core), and
+        never more are started than there are points.
         Workers are spawned, not forked (HiGHS' thread pool does not survive
         ``fork``), so a script that calls this with ``jobs > 1`` needs the
         usual ``if __name__ == "__main__":`` guard.
@@ -527,7 +537,7 @@ def run_sweep(
     from tqdm import tqdm
 
     backend = check_choice("backend", backend, BACKENDS)
-    jobs = check_int("jobs", jobs, minimum=1)
+    jobs = check_jobs(jobs)
     # Checked before any work starts, so a typo fails in one line rather than once per point.
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
@@ -536,7 +546,7 @@ def run_sweep(
     if scheduler is not None and backend != "dask":
         raise ValueError("scheduler is only used with backend 'dask'")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r}")
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {shown(scheduler)}")
     if cache is not None:
         ensure_folder("cache", cache)  # a cache path that is a file, or cannot be created, fails before any solve
     cache_s = None if cache is None else str(Path(cache))
@@ -546,6 +556,8 @@ def run_sweep(
     def finished() -> list[dict[str, Any]]:
         return [r for r in rows if r is not None]
 
+    # never more workers than points: a worker without a point is only start-up cost
+    jobs = max(1, min(jobs, len(points)))
     try:
         if backend == "process" and jobs == 1:
             for i, p in enumerate(points):
@@ -617,7 +629,7 @@ def _run_dask(
             client = Client(scheduler, timeout=connect_timeout)
         except (OSError, TimeoutError) as exc:
             raise ValueError(
-                f"scheduler: could not connect to {scheduler!r} within {connect_timeout:g} s "
+                f"scheduler: could not connect to {shown(scheduler)} within {connect_timeout:g} s "
                 f"({exc.__class__.__name__}); check the address or raise --connect-timeout"
             ) from None
         with client:

@@ -37,7 +37,7 @@ from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, dra
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
-from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path
+from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path, shown
 from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
@@ -140,13 +140,13 @@ class _Certified:
         """
 
         def bad(name: str, why: str) -> ValueError:
-            return ValueError(f"design file field {name!r}: {why}")
+            return ValueError(f"design file field {shown(name)}: {why}")
 
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"design file is not an optnoise certified design (missing format tag {FORMAT!r})")
+            raise ValueError(f"design file is not an optnoise certified design (missing format tag {shown(FORMAT)})")
         version = data.get("format_version")
         if isinstance(version, bool) or not isinstance(version, int):
-            raise bad("format_version", f"must be the integer {FORMAT_VERSION}; got {version!r}")
+            raise bad("format_version", f"must be the integer {FORMAT_VERSION}; got {shown(version)}")
         if version > FORMAT_VERSION:
             raise bad(
                 "format_version",
@@ -168,7 +168,7 @@ class _Certified:
                 "(the digest detects changes; it is not a signature)",
             )
         if not isinstance(data["optnoise_version"], str):
-            raise bad("optnoise_version", f"must be a string; got {data['optnoise_version']!r}")
+            raise bad("optnoise_version", f"must be a string; got {shown(data['optnoise_version'])}")
         try:
             design = design_from_spec(data["problem"])
         except ValueError as exc:
@@ -176,9 +176,9 @@ class _Certified:
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
-            raise bad("denominator_bits", f"must be an integer in [16, 62]; got {bits!r}")
+            raise bad("denominator_bits", f"must be an integer in [16, 62]; got {shown(bits)}")
         if data["shape"] != list(layout.weights_shape):
-            raise bad("shape", f"must be the problem's shape {list(layout.weights_shape)}; got {data['shape']!r}")
+            raise bad("shape", f"must be the problem's shape {list(layout.weights_shape)}; got {shown(data['shape'])}")
         wtxt = data["weights"]
         if (
             not isinstance(wtxt, list)
@@ -204,16 +204,16 @@ class _Certified:
         except ValueError as exc:
             raise ValueError(str(exc)) from None
         if eps != design.eps:
-            raise bad("certificate.eps", f"must be the problem's eps {design.eps!r}; got {eps!r}")
+            raise bad("certificate.eps", f"must be the problem's eps {shown(design.eps)}; got {shown(eps)}")
         if design.objective != "delta" and delta != design.delta:
-            raise bad("certificate.delta", f"must be the problem's delta {design.delta!r}; got {delta!r}")
+            raise bad("certificate.delta", f"must be the problem's delta {shown(design.delta)}; got {shown(delta)}")
         # the certificate is recomputed from the weights and the problem, and must be what the file says
         got = layout.check(w, 1 << bits, check_bounds(eps))
         if not isinstance(got, Fraction) or not got <= Fraction(delta):
-            shown = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
+            got_text = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
             raise bad(
                 "weights",
-                f"do not meet their certificate: the exact check of the stated problem gives delta {shown} > "
+                f"do not meet their certificate: the exact check of the stated problem gives delta {got_text} > "
                 f"the certified target {delta:g}",
             )
         fresh = certificate_block(design, eps, delta, got)
@@ -556,5 +556,5 @@ def load_design(path: str | os.PathLike) -> Any:
         of the problem it names (the message names the field).
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"path must be the path of a design file; got {path!r}")
+        raise ValueError(f"path must be the path of a design file; got {shown(path)}")
     return _Certified.from_dict(read_json(path, "design file"))

@@ -110,7 +110,7 @@ from optnoise.design.repair import (
 from optnoise.design.result import set_certifier
 from optnoise.engine.solve import SOLVERS
 from optnoise.engine.tolerance import delta_allowance
-from optnoise.engine.validation import check_choice, check_delta, check_int, check_positive
+from optnoise.engine.validation import check_choice, check_delta, check_int, check_positive, shown
 from optnoise.privacy.curves import NOTIONS
 
 __all__ = ["CertificationError", "certify_result"]
@@ -212,7 +212,7 @@ def certify_result(
     else:
         target_f = check_delta(delta)
     if isinstance(margins, (str, bytes)) or not isinstance(margins, (tuple, list)) or not margins:
-        raise ValueError(f"margins must be a non-empty sequence of positive numbers; got {margins!r}")
+        raise ValueError(f"margins must be a non-empty sequence of positive numbers; got {shown(margins)}")
     margins = tuple(check_positive("margins", t) for t in margins)
     layout = design.pair_layout()
     p_result = prepare(layout.embed(sol))

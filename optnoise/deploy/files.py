@@ -20,6 +20,7 @@ from typing import Any
 
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import NoiseDesign
+from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, frac_str
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FILE_FIELDS", "file_digest", "certificate_block", "design_from_spec"]
@@ -84,5 +85,5 @@ def design_from_spec(spec: Any) -> Any:
     }
     kind = spec.get("kind", "noise")
     if kind not in kinds:
-        raise ValueError(f"design file 'problem.kind' must be one of {', '.join(sorted(kinds))}; got {kind!r}")
+        raise ValueError(f"design file 'problem.kind' must be one of {', '.join(sorted(kinds))}; got {shown(kind)}")
     return kinds[kind](spec)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.deploy.sampler import check_rng
+from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
 __all__ = ["to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
@@ -109,7 +110,7 @@ def certified_map(certified: Any) -> Any:
     def privacy_map(d_in: Any) -> Any:
         d = int(d_in)
         if d < 0:
-            raise ValueError(f"d_in must be >= 0; got {d_in!r}")
+            raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
         if d == 0:
             return 0.0 if pure else (0.0, 0.0)
         why = _missing(certified, d)
@@ -136,10 +137,16 @@ def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str 
     Returns
     -------
     opendp.mod.Measurement
+
+    Raises
+    ------
+    ValueError
+        ``rng`` is neither None nor a numpy Generator (checked here, at export,
+        not at the first release), or the design is not a certified scalar design.
     """
     rng = check_rng(rng)
     if not isinstance(T, str) or T not in INTEGER_TYPES:
-        raise ValueError(f"T must be one of {', '.join(INTEGER_TYPES)}; got {T!r}")
+        raise ValueError(f"T must be one of {', '.join(INTEGER_TYPES)}; got {shown(T)}")
     try:
         import opendp.prelude as dp
     except ImportError:  # pragma: no cover - exercised only without the extra

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.validation import shown
+
 __all__ = ["SamplingTable", "draw_uniform", "check_rng", "check_answers"]
 
 
@@ -58,7 +60,7 @@ def check_answers(q: Any, n: int, name: str = "q") -> np.ndarray:
     """Integer answers in ``[0, n]`` (a scalar or any array) as int64."""
     arr = np.asarray(q)
     if arr.dtype == object or arr.dtype.kind not in "iuf" or arr.size == 0:
-        raise ValueError(f"{name} must be integers in [0, n] = [0, {n}] (a scalar or an array); got {q!r}")
+        raise ValueError(f"{name} must be integers in [0, n] = [0, {n}] (a scalar or an array); got {shown(q)}")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise ValueError(f"{name} must be integers in [0, n] = [0, {n}]; got non-integer or non-finite values")

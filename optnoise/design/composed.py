@@ -90,7 +90,7 @@ import numpy as np
 
 from optnoise.design.composed_bounds import composition, lower_bound, single_delta  # noqa: F401 (re-exported)
 from optnoise.design.composed_solve import CALIBRATION_MARGIN, ComposedSolution, solve_composed
-from optnoise.engine.validation import check_positive
+from optnoise.engine.validation import check_int, check_positive, shown
 from optnoise.privacy import accounting
 
 if TYPE_CHECKING:
@@ -126,14 +126,7 @@ MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-6, 1e-2
 
 def check_compositions(value: Any) -> int:
     """``compositions``: a Python or numpy integer in ``1..MAX_DESIGN_COMPOSITIONS`` (no bool, no float)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(
-            f"compositions must be an integer in 1..{MAX_DESIGN_COMPOSITIONS} (the number of releases); got {value!r}"
-        )
-    k = int(value)
-    if not 1 <= k <= MAX_DESIGN_COMPOSITIONS:
-        raise ValueError(f"compositions must be an integer in 1..{MAX_DESIGN_COMPOSITIONS}; got {value!r}")
-    return k
+    return check_int("compositions (the number of releases)", value, minimum=1, maximum=MAX_DESIGN_COMPOSITIONS)
 
 
 def check_discretization(value: Any) -> float:
@@ -144,7 +137,7 @@ def check_discretization(value: Any) -> float:
     if not MIN_DISCRETIZATION <= h <= MAX_DISCRETIZATION:
         raise ValueError(
             f"discretization must be in [{MIN_DISCRETIZATION:g}, {MAX_DISCRETIZATION:g}] (the accounting grid); "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return h
 
@@ -204,7 +197,7 @@ def check_composed_args(
     out["discretization"] = check_discretization(discretization)
     if objective not in ("distortion", "epsilon"):
         raise ValueError(
-            f"objective must be 'distortion' or 'epsilon' with privacy='composed'; got {objective!r} "
+            f"objective must be 'distortion' or 'epsilon' with privacy='composed'; got {shown(objective)} "
             "(the least composed delta is not offered)"
         )
     if objective == "epsilon" and eps is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.validation import shown
 from optnoise.privacy.exact import exact_pair_delta
 
 __all__ = ["PairLayout", "pmf_layout", "matrix_layout"]
@@ -121,7 +122,7 @@ def matrix_layout(
     loss = np.atleast_2d(np.asarray(loss, dtype=float))
     R = loss.shape[1] // C
     if notion not in ("dp", "pdp"):
-        raise ValueError(f"notion must be one of 'dp', 'pdp' for a mechanism matrix; got {notion!r}")
+        raise ValueError(f"notion must be one of 'dp', 'pdp' for a mechanism matrix; got {shown(notion)}")
     y = np.arange(C)
     return PairLayout(
         kind="matrix",

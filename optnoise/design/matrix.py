@@ -8,7 +8,16 @@ import numpy as np
 
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import ModelBuilder
-from optnoise.engine.validation import MAX_COST, MAX_SIZE, check_choice, check_int, real_array
+from optnoise.engine.validation import (
+    MAX_COST,
+    MAX_OUTPUT,
+    MAX_SIZE,
+    check_choice,
+    check_int,
+    check_int_array,
+    real_array,
+    shown,
+)
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
 __all__ = ["LOSSES", "resolve_pairs", "loss_matrix", "matrix_errors"]
@@ -53,7 +62,7 @@ def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarr
             return resolve_pairs(Neighborhood.parse(spec, directed=directed), n)
         raise ValueError(
             "neighbors must be 'adjacent', 'adjacent:K', 'sd:MU', 'bd:MUBAR', 'shifts:A,B', "
-            f"a Neighborhood or a list of pairs (x, x'); got {neighbors!r}"
+            f"a Neighborhood or a list of pairs (x, x'); got {shown(neighbors)}"
         )
     try:
         arr = np.asarray(neighbors)
@@ -61,7 +70,7 @@ def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarr
         arr = np.zeros(0)
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
         raise ValueError(
-            f"neighbors must be a name, a Neighborhood or a non-empty list of pairs (x, x'); got {neighbors!r}"
+            f"neighbors must be a name, a Neighborhood or a non-empty list of pairs (x, x'); got {shown(neighbors)}"
         )
     if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         raise ValueError("neighbors pairs must hold integers")
@@ -92,24 +101,48 @@ def _int_text(text: str, whole: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise ValueError(f"neighbors must be 'adjacent:K' with an integer K; got {whole!r}") from None
+        raise ValueError(f"neighbors must be 'adjacent:K' with an integer K; got {shown(whole)}") from None
 
 
 def _outputs(outputs: Any, n: int) -> np.ndarray:
+    """The output values: ``0..m`` for an integer m, or the given distinct values.
+
+    Integers (Python or numpy, also beyond int64) are compared exactly against
+    ``[-MAX_OUTPUT, MAX_OUTPUT]`` (:data:`~optnoise.engine.validation.MAX_OUTPUT`), never rounded to a
+    float first; real values must be finite and within the same bound, so that every loss and error
+    of the design is a finite double.
+    """
     if outputs is None:
         return np.arange(n + 1)
-    if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool):
+    if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, (bool, np.bool_)):
         return np.arange(check_int("outputs", outputs, minimum=1, maximum=MAX_SIZE) + 1)
+    bad = f"outputs must be an integer m (outputs 0..m) or an array of values; got {shown(outputs)}"
     try:
-        arr = real_array("outputs", outputs)
-    except ValueError:
-        msg = f"outputs must be an integer m (outputs 0..m) or an array of values; got {outputs!r}"
-        raise ValueError(msg) from None
+        raw = np.asarray(outputs)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(bad) from None
+    exact = raw.dtype.kind in "iu" or (
+        raw.dtype.kind == "O"
+        and raw.size > 0
+        and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in raw.ravel())
+    )
+    if exact:  # integer output values: compared exactly, refused when out of range
+        arr = check_int_array("outputs", raw, minimum=-MAX_OUTPUT, maximum=MAX_OUTPUT)
+    else:
+        try:
+            arr = real_array("outputs", outputs)
+        except ValueError:
+            raise ValueError(bad) from None
     if arr.ndim != 1 or arr.size < 2 or not np.all(np.isfinite(arr)):
         raise ValueError("outputs must be an integer m >= 1 or a 1-D array of at least 2 finite values")
+    if not exact and np.max(np.abs(arr)) > MAX_OUTPUT:
+        raise ValueError(
+            f"outputs must have magnitude <= {MAX_OUTPUT:.0e} (so that the losses |v - x| and (v - x)^2 are "
+            f"finite doubles); got {shown(float(np.max(np.abs(arr))))}"
+        )
     if np.unique(arr).size != arr.size:
         raise ValueError("outputs must be distinct values")
-    return arr.astype(np.int64) if np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2**53) else arr
+    return arr.astype(np.int64) if np.all(arr == np.round(arr)) else arr
 
 
 def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
@@ -118,11 +151,17 @@ def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
     x = np.arange(n + 1, dtype=float)[:, None]
     if isinstance(loss, str):
         check_choice("loss", loss, LOSSES)
-        if loss == "abs":
-            return np.abs(v - x)
-        if loss == "sq":
-            return (v - x) ** 2
-        return (v != x).astype(float)
+        if loss == "er":
+            return (v != x).astype(float)
+        # outputs are within MAX_OUTPUT (see _outputs), so |v - x| and its square are finite doubles
+        dist = np.abs(v - x)
+        top = float(dist.max())
+        if (top**2 if loss == "sq" else top) > MAX_COST:
+            raise ValueError(
+                f"loss {loss!r} of these outputs reaches {top**2 if loss == 'sq' else top:.3g}; loss entries must "
+                f"have magnitude <= {MAX_COST:g} (solvers treat ~1e20 as infinite): use outputs closer to 0..n"
+            )
+        return dist**2 if loss == "sq" else dist
     try:
         L = real_array("loss", loss)
     except ValueError:

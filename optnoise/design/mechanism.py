@@ -86,10 +86,11 @@ from optnoise.engine.validation import (
     check_choice,
     check_delta,
     check_eps,
-    check_finite,
     check_int,
     check_model_size,
     check_pmf,
+    check_positive,
+    shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
 
@@ -138,7 +139,8 @@ class MechanismDesign:
         (eps, delta)-DP per ordered pair (hockey stick, an LP) or
         (eps, delta)-PDP per ordered pair (Definition 2, a MILP).
     max_loss : float, optional
-        The Bayes-loss cap of ``objective="delta"``.
+        The Bayes-loss cap of ``objective="delta"``: finite and >= 0 (as
+        :class:`~optnoise.design.noise.NoiseDesign`'s ``max_distortion``).
     directed : bool
         Pair lists and shift specs are used as given (no reversed pairs).
     """
@@ -164,7 +166,7 @@ class MechanismDesign:
         self.privacy = check_choice("privacy", privacy, MECHANISM_NOTIONS)
         self.objective = check_choice("objective", objective, MECHANISM_OBJECTIVES)
         if not isinstance(directed, (bool, np.bool_)):
-            raise ValueError(f"directed must be True or False; got {directed!r}")
+            raise ValueError(f"directed must be True or False; got {shown(directed)}")
         self.directed = bool(directed)
         self.outputs = _outputs(outputs, self.n)
         if (self.n + 1) * self.outputs.size > MAX_SIZE:
@@ -194,7 +196,8 @@ class MechanismDesign:
                 raise ValueError("delta must be left at 0 with objective='delta' (it is what is minimised)")
             if max_loss is None:
                 raise ValueError("max_loss is required with objective='delta'")
-            self.max_loss: float | None = check_finite("max_loss", max_loss)
+            # a cap on an expected loss, validated like NoiseDesign's max_distortion: finite and >= 0
+            self.max_loss: float | None = check_positive("max_loss", max_loss, allow_zero=True)
         else:
             if max_loss is not None:
                 raise ValueError("max_loss applies only with objective='delta'")
@@ -318,10 +321,10 @@ class MechanismDesign:
                 prior=spec.get("prior"),
                 privacy=spec.get("privacy", "dp"),
                 max_loss=spec.get("max_loss"),
-                directed=bool(spec.get("directed", False)),
+                directed=spec.get("directed", False),  # a boolean, checked by the constructor (not bool(...))
             )
         except KeyError as exc:
-            raise ValueError(f"spec lacks the field {exc.args[0]!r}") from None
+            raise ValueError(f"spec lacks the field {shown(exc.args[0])}") from None
         pairs = spec.get("pairs")
         if pairs is not None and sorted(map(tuple, pairs)) != sorted(map(tuple, design.pairs.tolist())):
             raise ValueError("spec 'pairs' do not match its neighbors")

@@ -89,6 +89,7 @@ from optnoise.engine.validation import (
     check_model_size,
     check_positive,
     real_array,
+    shown,
 )
 from optnoise.privacy.budget import BUDGET_NOTIONS, Budget
 from optnoise.privacy.curves import NOTIONS, mechanism_delta
@@ -133,18 +134,15 @@ class NoiseDesign:
         ``(n+1,)*d`` for vector queries; inferred from the neighbourhood.
     release : {"modulo", "clamp"}
         ``"modulo"`` (default): the release ``q + eta (mod n+1)`` above.
-        ``"clamp"``: scalar queries only; the noise lives on
-        ``eta in {-n..n}`` (``pmf[i]`` is ``f(i - n)``, shape ``(2n+1,)``) and
-        the release is ``clip(q + eta, 0, n)``, with no wrap-around. Its
-        matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP
-        (``"dp"``) or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and
-        does not apply): :func:`optnoise.design.clamp.clamp_model`. The
-        neighbours are the answer pairs ``q - q' = mu`` inside ``{0..n}``
-        (:func:`optnoise.privacy.neighborhood.neighbour_pairs`); the metric
-        (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error
-        ``y - q = -n..n``) is charged on the released error, averaged over a
-        uniform answer. Certified as its induced matrix
-        (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
+        ``"clamp"``: scalar queries only; the noise lives on ``eta in {-n..n}`` (``pmf[i]`` is
+        ``f(i - n)``, shape ``(2n+1,)``) and the release is ``clip(q + eta, 0, n)``, with no
+        wrap-around. Its matrix ``P[q, y]`` is linear in ``f``, so the design stays an LP (``"dp"``)
+        or MILP (``"pdp"``; ``"pdp-kadam"`` is the modulo MILP and does not apply):
+        :func:`optnoise.design.clamp.clamp_model`. The neighbours are the answer pairs
+        ``q - q' = mu`` inside ``{0..n}`` (:func:`optnoise.privacy.neighborhood.neighbour_pairs`);
+        the metric (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error ``y - q = -n..n``)
+        is charged on the released error, averaged over a uniform answer. Certified as its induced
+        matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
@@ -186,7 +184,7 @@ class NoiseDesign:
                     f"privacy={privacy!r} takes its budget instead of eps/delta, with objective='distortion'"
                 )
             if release != "modulo":
-                raise ValueError(f"release must be 'modulo' with privacy={privacy!r}; got {release!r}")
+                raise ValueError(f"release must be 'modulo' with privacy={shown(privacy)}; got {shown(release)}")
         else:
             given = [k for k, v in budget_fields.items() if v is not None]
             if given:
@@ -210,7 +208,7 @@ class NoiseDesign:
             try:
                 shape = tuple(check_int("shape", s, minimum=1) for s in shape)
             except TypeError:
-                raise ValueError(f"shape must be a tuple (n+1,)*d; got {shape!r}") from None
+                raise ValueError(f"shape must be a tuple (n+1,)*d; got {shown(shape)}") from None
             if not shape or any(s != self.n + 1 for s in shape):
                 raise ValueError(f"shape must be (n+1,)*d = ({self.n + 1},)*d; got {shape}")
             if len(shape) != dim:
@@ -438,7 +436,7 @@ class NoiseDesign:
                 **kw,
             )
         except KeyError as exc:
-            raise ValueError(f"spec lacks the field {exc.args[0]!r}") from None
+            raise ValueError(f"spec lacks the field {shown(exc.args[0])}") from None
         shifts = spec.get("shifts")
         if shifts is not None and sorted(map(str, design.shift_list())) != sorted(map(str, shifts)):
             raise ValueError("spec 'shifts' do not match its neighbourhood")

@@ -45,6 +45,7 @@ from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import check_solve_args, solve_model
 from optnoise.engine.tolerance import OPTIMAL_GAP, UNVERIFIED, within_delta
+from optnoise.engine.validation import shown
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -261,13 +262,13 @@ def solve_noise(
     )
     if design.budget is not None and design.budget.is_conic:
         if canonical:
-            raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={design.privacy!r}")
+            raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={shown(design.privacy)}")
         return _solve_conic(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
     if design.privacy == COMPOSED:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
         if solver not in ("auto", "highs"):
-            raise ValueError(f"solver must be 'auto' or 'highs' for privacy='composed' (its LPs); got {solver!r}")
+            raise ValueError(f"solver must be 'auto' or 'highs' for privacy='composed' (its LPs); got {shown(solver)}")
         return cached(
             design,
             cache,
@@ -503,7 +504,7 @@ def _solve_conic(
 ) -> DesignResult:
     """Solve an ``rdp``/``zcdp`` design through cvxpy (:mod:`optnoise.privacy.renyi`)."""
     if solver not in ("auto", "cvxpy") or design.budget is None:
-        raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {solver!r}")
+        raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={shown(design.privacy)}; got {shown(solver)}")
     out, pmf, size = design.budget.solve_conic(
         design.cost,
         design.shift_index(),

@@ -34,7 +34,7 @@ from optnoise.engine.tolerance import (
     settle_status,
     within_delta,
 )
-from optnoise.engine.validation import check_choice, check_pmf, real_array
+from optnoise.engine.validation import check_choice, check_pmf, real_array, shown
 from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.curves import achieved_deltas, mechanism_delta
@@ -157,27 +157,27 @@ class CheckedResult:
             raise ValueError(f"result must be a JSON object ({what}.to_dict() output)")
         for name in ("status", "solver", "model_size"):
             if name not in data:
-                raise ValueError(f"result lacks the field {name!r}")
+                raise ValueError(f"result lacks the field {shown(name)}")
 
         def number(name: str) -> float | None:
             v = data.get(name)
             if v is None:
                 return None
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"result field {name!r} must be a finite number or null; got {v!r}")
+                raise ValueError(f"result field {shown(name)} must be a finite number or null; got {shown(v)}")
             return float(v)
 
         status = data["status"]
         if not isinstance(status, str) or status not in RESULT_STATUSES:
-            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {status!r}")
+            raise ValueError(f"result field 'status' must be one of {', '.join(RESULT_STATUSES)}; got {shown(status)}")
         if not isinstance(data["solver"], str):
-            raise ValueError(f"result field 'solver' must be a string; got {data['solver']!r}")
+            raise ValueError(f"result field 'solver' must be a string; got {shown(data['solver'])}")
         sizes = data["model_size"]
         if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
             raise ValueError("result field 'model_size' must map names to integers")
         message = data.get("message", "")
         if not isinstance(message, str):
-            raise ValueError(f"result field 'message' must be a string; got {message!r}")
+            raise ValueError(f"result field 'message' must be a string; got {shown(message)}")
         return {
             "status": status,
             "solver": data["solver"],
@@ -386,7 +386,7 @@ class DesignResult(CheckedResult, Accountable):
 
     def _require_pmf(self) -> np.ndarray:
         if self.pmf is None:
-            raise ValueError(f"this result has no PMF (status {self.status!r})")
+            raise ValueError(f"this result has no PMF (status {shown(self.status)})")
         return self.pmf
 
     def certify(self, **kwargs: Any) -> Any:
@@ -485,13 +485,13 @@ class DesignResult(CheckedResult, Accountable):
         pmf = None if raw is None else check_pmf("result field 'pmf'", raw, atol=1e-6)
         canonical = data.get("canonical")
         if canonical is not None and not isinstance(canonical, bool):
-            raise ValueError(f"result field 'canonical' must be true, false or null; got {canonical!r}")
+            raise ValueError(f"result field 'canonical' must be true, false or null; got {shown(canonical)}")
         delta = common.pop("delta")
         eps_objective = None
         if design.objective == "epsilon":
             e = data.get("eps")
             if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
-                raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {e!r}")
+                raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {shown(e)}")
             eps_objective = float(e)
         return cls(
             design=design,
@@ -656,7 +656,7 @@ class MechanismResult(CheckedResult, Accountable):
             raise ValueError("result lacks the field 'matrix'")
         rounds = data.get("rounds", 1)
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise ValueError(f"result field 'rounds' must be a positive integer; got {rounds!r}")
+            raise ValueError(f"result field 'rounds' must be a positive integer; got {shown(rounds)}")
         raw = data["matrix"]
         matrix = None if raw is None else real_array("result field 'matrix'", raw)
         delta = common.pop("delta")

@@ -38,7 +38,7 @@ import numpy as np
 
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
-from optnoise.engine.validation import check_choice
+from optnoise.engine.validation import check_choice, shown
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 
@@ -117,7 +117,7 @@ def add_pair_rows(
     if not first.shape == second.shape == group.shape:
         raise ValueError("first, second and group must have one entry each per (pair, output)")
     if notion != "pure" and (delta is None) == (t is None):
-        raise ValueError(f"notion {notion!r} needs exactly one of delta and t")
+        raise ValueError(f"notion {shown(notion)} needs exactly one of delta and t")
     E = float(np.exp(eps))
     M = first.size
     r = np.arange(M)

@@ -17,7 +17,7 @@ import numpy as np
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.tolerance import FEASIBILITY_TOL, MIP_REL_GAP
-from optnoise.engine.validation import check_mapping
+from optnoise.engine.validation import check_mapping, shown
 
 __all__ = [
     "HIGHS_OPTION_LIMITS",
@@ -83,7 +83,7 @@ def write_mps(model: LinearModel, path: str | os.PathLike[str]) -> Path:
     """Write ``model`` in (free) MPS format through HiGHS' writer, for any external solver."""
     path = Path(path)
     if path.suffix.lower() != ".mps":
-        raise ValueError(f"path must end in .mps; got {str(path)!r}")
+        raise ValueError(f"path must end in .mps; got {shown(str(path))}")
     if model.is_conic:
         raise ValueError("a conic model (power/exponential cones) cannot be written as MPS")
     h = highs_instance(model)
@@ -212,7 +212,7 @@ def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs"
     if not options:
         return
     if solver not in ("highs", "auto"):
-        raise ValueError(f"options are HiGHS options; use them with solver 'highs' or 'auto', not {solver!r}")
+        raise ValueError(f"options are HiGHS options; use them with solver 'highs' or 'auto', not {shown(solver)}")
     h = new_highs()
     for name, value in options.items():
         _set_highs_option(h, name, value)
@@ -222,15 +222,15 @@ def _set_highs_option(h: Any, name: str, value: Any) -> None:
     import highspy
 
     if not isinstance(name, str):
-        raise ValueError(f"options: option names must be strings; got {name!r}")
+        raise ValueError(f"options: option names must be strings; got {shown(name)}")
     if name in HIGHS_OPTIONS_REFUSED:
-        raise ValueError(f"options: HiGHS option {name!r} is not accepted: {HIGHS_OPTIONS_REFUSED[name]}")
+        raise ValueError(f"options: HiGHS option {shown(name)} is not accepted: {HIGHS_OPTIONS_REFUSED[name]}")
     status, current = h.getOptionValue(str(name))
     if status != highspy.HighsStatus.kOk:
-        raise ValueError(f"options: {name!r} is not a HiGHS option (see HiGHS' option list)")
+        raise ValueError(f"options: {shown(name)} is not a HiGHS option (see HiGHS' option list)")
     kind = type(current)
     if kind is bool and not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"options: HiGHS option {name!r} must be True or False; got {value!r}")
+        raise ValueError(f"options: HiGHS option {shown(name)} must be True or False; got {shown(value)}")
     try:
         if isinstance(value, (str, bytes, bool, np.bool_)) and kind is not str and kind is not bool:
             raise ValueError  # "1e-3" or True is not a number here; the CLI parses NAME=VALUE itself
@@ -238,17 +238,19 @@ def _set_highs_option(h: Any, name: str, value: Any) -> None:
             raise ValueError
         value = kind(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"options: HiGHS option {name!r} must be of type {kind.__name__}; got {value!r}") from None
+        raise ValueError(
+            f"options: HiGHS option {shown(name)} must be of type {kind.__name__}; got {shown(value)}"
+        ) from None
     if kind is float and not math.isfinite(value):
-        raise ValueError(f"options: HiGHS option {name!r} must be finite; got {value!r}")
+        raise ValueError(f"options: HiGHS option {shown(name)} must be finite; got {shown(value)}")
     limit = HIGHS_OPTION_LIMITS.get(name)
     if limit is not None and value > limit:
         raise ValueError(
-            f"options: {name}={value!r} loosens a tolerance beyond {limit:g}, more than re-verification can "
+            f"options: {name}={shown(value)} loosens a tolerance beyond {limit:g}, more than re-verification can "
             f"absorb; values <= {limit:g} are accepted"
         )
     if h.setOptionValue(str(name), value) != highspy.HighsStatus.kOk:
-        raise ValueError(f"options: HiGHS refused {name}={value!r} (out of its allowed range)")
+        raise ValueError(f"options: HiGHS refused {name}={shown(value)} (out of its allowed range)")
 
 
 def solve_highs(

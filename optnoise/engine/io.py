@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from optnoise.engine.shown import shown
+
 __all__ = [
     "MAX_INPUT_BYTES",
     "atomic_write_bytes",
@@ -63,9 +65,9 @@ def check_writable_target(path: str | os.PathLike[str], what: str = "output") ->
     except FileNotFoundError:
         return target
     except OSError as exc:
-        raise ValueError(f"{what} {str(path)!r} cannot be used: {exc.strerror or exc}") from None
+        raise ValueError(f"{what} {shown(str(path))} cannot be used: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{what} {str(path)!r} is {_kind(mode)}, not a regular file: refusing to replace it")
+        raise ValueError(f"{what} {shown(str(path))} is {_kind(mode)}, not a regular file: refusing to replace it")
     return target
 
 
@@ -85,7 +87,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, what: str = "o
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
-        raise ValueError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot write {shown(str(path))}: {exc.strerror or exc}") from None
     try:
         os.fchmod(fd, mode)  # mkstemp creates 0600; the file gets the mode it would have had
         with os.fdopen(fd, "wb") as fh:
@@ -108,14 +110,14 @@ def read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
         # O_NONBLOCK: opening a FIFO for reading must not wait for a writer before we can refuse it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise ValueError(f"{what} could not be read from {str(path)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"{what} could not be read from {shown(str(path))}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{what} {str(path)!r} is {_kind(st.st_mode)}, not a regular file")
+            raise ValueError(f"{what} {shown(str(path))} is {_kind(st.st_mode)}, not a regular file")
         if st.st_size > MAX_INPUT_BYTES:
             raise ValueError(
-                f"{what} {str(path)!r} is {st.st_size} bytes, more than the {MAX_INPUT_BYTES} bytes optnoise reads"
+                f"{what} {shown(str(path))} is {st.st_size} bytes, more than the {MAX_INPUT_BYTES} bytes optnoise reads"
             )
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
@@ -123,7 +125,7 @@ def read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
     finally:
         os.close(fd)
     if len(data) > MAX_INPUT_BYTES:  # it grew while we read it
-        raise ValueError(f"{what} {str(path)!r} is more than the {MAX_INPUT_BYTES} bytes optnoise reads")
+        raise ValueError(f"{what} {shown(str(path))} is more than the {MAX_INPUT_BYTES} bytes optnoise reads")
     return data
 
 
@@ -132,7 +134,7 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
     try:
         return read_bytes(path, what).decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"{what} {str(path)!r} is not UTF-8 text") from None
+        raise ValueError(f"{what} {shown(str(path))} is not UTF-8 text") from None
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:
@@ -141,22 +143,22 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ValueError(f"{what} {shown(str(path))} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
-        raise ValueError(f"{what} {str(path)!r} is nested too deeply to be a valid file") from None
+        raise ValueError(f"{what} {shown(str(path))} is nested too deeply to be a valid file") from None
 
 
 def ensure_folder(name: str, folder: Any) -> Path:
     """The folder ``folder``, created if needed; a path that is a file or cannot be created is refused."""
     if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
-        raise ValueError(f"{name} must be a folder path; got {folder!r}")
+        raise ValueError(f"{name} must be a folder path; got {shown(folder)}")
     path = Path(folder)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{name} must be a folder; {str(path)!r} is a file")
+        raise ValueError(f"{name} must be a folder; {shown(str(path))} is a file")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{name} folder {str(path)!r} cannot be created: {exc.strerror or exc}") from None
+        raise ValueError(f"{name} folder {shown(str(path))} cannot be created: {exc.strerror or exc}") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ValueError(f"{name} folder {str(path)!r} is not writable")
+        raise ValueError(f"{name} folder {shown(str(path))} is not writable")
     return path

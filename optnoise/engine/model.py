@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from optnoise.engine.validation import shown
+
 __all__ = ["LinearModel", "ModelBuilder", "PowerCones", "RelEntrCones"]
 
 
@@ -110,7 +112,7 @@ class LinearModel:
         try:
             return self.blocks[name]
         except KeyError:
-            raise ValueError(f"block must be one of {sorted(self.blocks)}; got {name!r}") from None
+            raise ValueError(f"block must be one of {sorted(self.blocks)}; got {shown(name)}") from None
 
     def dual_bound(self, y: Any) -> float | None:
         """A lower bound on the LP's optimum from any row multipliers ``y`` (weak duality), or ``None``.
@@ -291,7 +293,7 @@ class ModelBuilder:
     def build(self, *, lp_algorithm: str | None = None) -> LinearModel:
         """Freeze the model; ``lp_algorithm`` is the :attr:`LinearModel.lp_algorithm` hint."""
         if lp_algorithm not in (None, "simplex", "ipm"):
-            raise ValueError(f"lp_algorithm must be None, 'simplex' or 'ipm'; got {lp_algorithm!r}")
+            raise ValueError(f"lp_algorithm must be None, 'simplex' or 'ipm'; got {shown(lp_algorithm)}")
         c = np.zeros(self._n)
         np.add.at(c, *self._obj)
         if self._rows:

@@ -44,7 +44,7 @@ from optnoise.engine.pulp_backend import pulp_available, solve_pulp
 from optnoise.engine.race import race_solvers
 from optnoise.engine.scip import solve_scip
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
-from optnoise.engine.validation import check_choice, check_mapping, check_positive
+from optnoise.engine.validation import check_choice, check_mapping, check_positive, shown
 
 __all__ = ["SOLVERS", "CONIC_SOLVERS", "solve_model", "available_solvers", "check_solve_args"]
 
@@ -80,7 +80,7 @@ def check_solve_args(
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
     if mip_gap >= 1.0:
         # a relative gap of 1 or more proves nothing (the bound may be 0 or negative)
-        raise ValueError(f"mip_gap must be a relative gap in [0, 1); got {mip_gap!r}")
+        raise ValueError(f"mip_gap must be a relative gap in [0, 1); got {shown(mip_gap)}")
     key: dict[str, Any] = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
     if options:
         key["options"] = dict(options)
@@ -144,7 +144,7 @@ def solve_model(
         solver = "cvxpy"  # the only backend of cones
     if model.is_conic and solver != "cvxpy":
         raise ValueError(
-            f"solver must be 'cvxpy' or 'auto' for a conic model (power/exponential cones); got {solver!r}"
+            f"solver must be 'cvxpy' or 'auto' for a conic model (power/exponential cones); got {shown(solver)}"
         )
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap

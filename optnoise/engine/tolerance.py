@@ -64,6 +64,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from optnoise.engine.shown import shown
+
 __all__ = [
     "DELTA_RTOL",
     "DELTA_ATOL",
@@ -115,15 +117,17 @@ def check_tol(name: str, value: Any, *, maximum: float | None = None) -> float:
     User-facing tolerances pass ``maximum`` (:data:`MAX_TOL`): a large one would let a leak pass.
     """
     if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
+        raise ValueError(f"{name} must be a finite number >= 0; got {shown(value)}")
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}") from None
+        raise ValueError(f"{name} must be a finite number >= 0; got {shown(value)}") from None
     if not math.isfinite(out) or out < 0:
-        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
+        raise ValueError(f"{name} must be a finite number >= 0; got {shown(value)}")
     if maximum is not None and out > maximum:
-        raise ValueError(f"{name} must be at most {maximum:g} (a larger tolerance could hide a leak); got {value!r}")
+        raise ValueError(
+            f"{name} must be at most {maximum:g} (a larger tolerance could hide a leak); got {shown(value)}"
+        )
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.io import check_writable_target
+from optnoise.engine.shown import shown
 
 __all__ = [
     "check_choice",
@@ -36,6 +37,8 @@ __all__ = [
     "check_mapping",
     "check_model_size",
     "check_output_path",
+    "check_jobs",
+    "max_jobs",
     "parse_int",
     "parse_float",
     "MAX_SIZE",
@@ -50,6 +53,8 @@ __all__ = [
     "MAX_EPS_REASON",
     "MAX_FINITE_EPS",
     "MAX_COST",
+    "MAX_OUTPUT",
+    "JOBS_PER_CORE",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -83,16 +88,21 @@ MAX_EPS_REASON = (
 MAX_FINITE_EPS = math.log(sys.float_info.max)
 #: Largest magnitude of a custom cost entry (solvers treat ~1e20 as infinite).
 MAX_COST = 1e15
+#: Largest magnitude of a mechanism's output value: its losses ``|v - x|`` stay within :data:`MAX_COST`
+#: and its reported squared errors finite (an output of 1e308 overflowed them to inf).
+MAX_OUTPUT = 10**15
+#: Local worker processes allowed per core (``jobs <= JOBS_PER_CORE * os.cpu_count()``, :func:`max_jobs`).
+JOBS_PER_CORE = 4
 
 
 def _as_float(name: str, value: Any) -> float:
     # bools and strings are refused rather than coerced ("12" is not the number 12 here)
     if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name} must be a real number; got {value!r}")
+        raise ValueError(f"{name} must be a real number; got {shown(value)}")
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number; got {value!r}") from None
+        raise ValueError(f"{name} must be a real number; got {shown(value)}") from None
     return out
 
 
@@ -100,7 +110,7 @@ def check_finite(name: str, value: Any) -> float:
     """Return ``value`` as a float, refusing NaN and infinities."""
     out = _as_float(name, value)
     if not math.isfinite(out):
-        raise ValueError(f"{name} must be finite; got {value!r}")
+        raise ValueError(f"{name} must be finite; got {shown(value)}")
     return out
 
 
@@ -109,7 +119,7 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     out = check_finite(name, value)
     if out < 0 or (out == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}")
+        raise ValueError(f"{name} must be a finite number {bound}; got {shown(value)}")
     return out
 
 
@@ -129,7 +139,7 @@ def check_eps(
     """
     out = check_positive(name, value, allow_zero=allow_zero)
     if maximum is not None and out > maximum:
-        raise ValueError(f"{name} must be <= {maximum:g} ({why}); got {value!r}")
+        raise ValueError(f"{name} must be <= {maximum:g} ({why}); got {shown(value)}")
     return out
 
 
@@ -137,7 +147,7 @@ def check_probability(name: str, value: Any) -> float:
     """A finite number in [0, 1]."""
     out = check_finite(name, value)
     if not 0.0 <= out <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1]; got {value!r}")
+        raise ValueError(f"{name} must be in [0, 1]; got {shown(value)}")
     return out
 
 
@@ -153,23 +163,45 @@ def check_int(
     minimum: int | None = None,
     maximum: int | None = None,
 ) -> int:
-    """An integer (numpy integers and integral floats are accepted) within bounds."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
-    if isinstance(value, (int, np.integer)):
-        out = int(value)
-    else:
-        f = _as_float(name, value)
-        if not math.isfinite(f) or f != int(f):
-            raise ValueError(f"{name} must be an integer; got {value!r}")
-        out = int(f)
+    """An integer within bounds: a Python ``int`` or a numpy integer, compared exactly.
+
+    Floats (also integral ones such as ``8.0``), bools, strings and other types
+    are refused, not coerced: a float where a count or size belongs is a
+    mistake upstream (a division, a JSON ``8.0``), and ``True`` is not 1.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer (an int, not a float or bool); got {shown(value)}")
+    out = int(value)
     if minimum is not None and out < minimum:
         hi = f" and <= {maximum}" if maximum is not None else ""
-        raise ValueError(f"{name} must be an integer >= {minimum}{hi}; got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum}{hi}; got {shown(value)}")
     if maximum is not None and out > maximum:
         lo = f">= {minimum} and " if minimum is not None else ""
-        raise ValueError(f"{name} must be an integer {lo}<= {maximum}; got {value!r}")
+        raise ValueError(f"{name} must be an integer {lo}<= {maximum}; got {shown(value)}")
     return out
+
+
+def max_jobs() -> int:
+    """Largest number of local worker processes: :data:`JOBS_PER_CORE` per core of this machine.
+
+    Each sweep worker runs one single-threaded solve, so more workers than cores
+    only time-share them; a few per core still overlap solves with their I/O
+    (cache writes, process start-up) and allow for a core count that
+    under-reports, while a typo such as ``--jobs 1000`` no longer forks a
+    thousand processes.
+    """
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
+def check_jobs(value: Any, name: str = "jobs") -> int:
+    """Number of local worker processes: an integer in ``[1, max_jobs()]`` (:func:`max_jobs`)."""
+    try:
+        return check_int(name, value, minimum=1, maximum=max_jobs())
+    except ValueError as exc:
+        cores = os.cpu_count() or 1
+        raise ValueError(
+            f"{exc} (at most {JOBS_PER_CORE} worker processes per core; this machine has {cores})"
+        ) from None
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
@@ -177,7 +209,7 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+        raise ValueError(f"{name} must be one of {allowed}; got {shown(value)}")
     return value
 
 
@@ -199,16 +231,16 @@ def check_pmf(name: str, pmf: Any, *, atol: float = 1e-9) -> np.ndarray:
     """A finite, non-negative array (at least 1-D) that sums to 1 within ``atol``."""
     arr = real_array(name, pmf)
     if arr.ndim == 0:
-        raise ValueError(f"{name} must be an array of probabilities, not a single number; got {pmf!r}")
+        raise ValueError(f"{name} must be an array of probabilities, not a single number; got {shown(pmf)}")
     if arr.size == 0:
         raise ValueError(f"{name} must be a non-empty array of probabilities")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative; its smallest entry is {arr.min()!r}")
+        raise ValueError(f"{name} must be non-negative; its smallest entry is {shown(arr.min())}")
     total = float(arr.sum())
     if abs(total - 1.0) > atol:
-        raise ValueError(f"{name} must sum to 1 (within {atol:g}); it sums to {total!r}")
+        raise ValueError(f"{name} must sum to 1 (within {atol:g}); it sums to {shown(total)}")
     return arr
 
 
@@ -234,17 +266,17 @@ def check_int_array(name: str, value: Any, *, minimum: int | None = None, maximu
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be integers; got {value!r}") from None
+        raise ValueError(f"{name} must be integers; got {shown(value)}") from None
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iufO":
-        raise ValueError(f"{name} must be integers; got {value!r}")
+        raise ValueError(f"{name} must be integers; got {shown(value)}")
     if arr.dtype.kind == "O":
         flat = arr.ravel().tolist()
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in flat):
-            raise ValueError(f"{name} must be integers; got {value!r}")
+            raise ValueError(f"{name} must be integers; got {shown(value)}")
         ints = [int(v) for v in flat]
     elif arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must be integers; got {value!r}")
+            raise ValueError(f"{name} must be integers; got {shown(value)}")
         ints = [int(v) for v in arr.ravel().tolist()]
     else:
         ints = [int(v) for v in arr.ravel().tolist()]
@@ -260,7 +292,7 @@ def check_bool(name: str, value: Any) -> bool:
     """A real boolean (``True``/``False``); strings such as ``"false"`` are refused, not coerced."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{name} must be True or False; got {value!r}")
+    raise ValueError(f"{name} must be True or False; got {shown(value)}")
 
 
 def check_mapping(name: str, value: Any) -> dict[str, Any]:
@@ -299,10 +331,10 @@ def parse_int(name: str, text: Any) -> int:
     underscores, empty text, and literals longer than 400 digits.
     """
     if not isinstance(text, str):
-        raise ValueError(f"{name} must be an integer written in decimal; got {text!r}")
+        raise ValueError(f"{name} must be an integer written in decimal; got {shown(text)}")
     s = text.strip()
     if not _INT_RE.fullmatch(s):
-        raise ValueError(f"{name} must be an integer written with ASCII digits 0-9; got {text!r}")
+        raise ValueError(f"{name} must be an integer written with ASCII digits 0-9; got {shown(text)}")
     if len(s) > _MAX_DIGITS:
         raise ValueError(f"{name} is too large: {len(s)} digits")
     return int(s)
@@ -315,10 +347,10 @@ def parse_float(name: str, text: Any) -> float:
     digits, underscores and empty text are refused.
     """
     if not isinstance(text, str):
-        raise ValueError(f"{name} must be a number; got {text!r}")
+        raise ValueError(f"{name} must be a number; got {shown(text)}")
     s = text.strip()
     if len(s) > _MAX_DIGITS or not _FLOAT_RE.fullmatch(s):
-        raise ValueError(f"{name} must be a number written with ASCII digits (e.g. 0.5 or 1e-9); got {text!r}")
+        raise ValueError(f"{name} must be a number written with ASCII digits (e.g. 0.5 or 1e-9); got {shown(text)}")
     return float(s)
 
 
@@ -329,14 +361,14 @@ def check_output_path(name: str, path: Any) -> Path:
     line instead of after a long solve.
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"{name} must be a file path; got {path!r}")
+        raise ValueError(f"{name} must be a file path; got {shown(path)}")
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"{name} {str(p)!r} is a directory; give a file path")
+        raise ValueError(f"{name} {shown(str(p))} is a directory; give a file path")
     p = check_writable_target(p, name)  # a FIFO, device or socket is never replaced; a link is followed
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise ValueError(f"{name} {str(p)!r}: the directory {str(parent)!r} does not exist")
+        raise ValueError(f"{name} {shown(str(p))}: the directory {shown(str(parent))} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ValueError(f"{name} {str(p)!r} is not writable")
+        raise ValueError(f"{name} {shown(str(p))} is not writable")
     return p

@@ -66,7 +66,7 @@ import numpy as np
 
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.solve import solve_model
-from optnoise.engine.validation import check_choice, check_eps, check_int, check_pmf, check_probability
+from optnoise.engine.validation import check_choice, check_eps, check_int, check_pmf, check_probability, shown
 from optnoise.privacy.curves import hockey_stick
 
 __all__ = [
@@ -87,7 +87,7 @@ __all__ = [
 def _check_rho(rho: Any) -> float:
     rho = check_probability("rho", rho)
     if not 0.0 < rho < 1.0:
-        raise ValueError(f"rho must be in (0, 1); got {rho!r}")
+        raise ValueError(f"rho must be in (0, 1); got {shown(rho)}")
     return rho
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from optnoise.engine.validation import check_delta, check_eps, check_finite, check_int, check_positive
+from optnoise.engine.validation import check_delta, check_eps, check_finite, check_int, check_positive, shown
 from optnoise.mechanisms.composition import _log1mexp, _ret, _values, kov_epsilon, zcdp_epsilon
 
 __all__ = [
@@ -174,7 +174,7 @@ def gaussian_zcdp_sigma(eps: float, delta: float, *, l0_sensitivity: int = 1, li
     eps = check_eps(eps, "eps")
     delta = check_delta(delta)
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1) to calibrate sigma; got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1) to calibrate sigma; got {shown(delta)}")
     l0 = check_int("l0_sensitivity", l0_sensitivity, minimum=1)
     linf = check_positive("linf_sensitivity", linf_sensitivity)
     big_l = math.log(1.0 / delta)
@@ -288,7 +288,7 @@ def truncation_bound(sigma: float, delta: float, *, l0_sensitivity: int = 1, lin
     sigma = check_positive("sigma", sigma)
     delta = check_delta(delta)
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1); got {shown(delta)}")
     l0 = check_int("l0_sensitivity", l0_sensitivity, minimum=1)
     linf = check_positive("linf_sensitivity", linf_sensitivity)
     target = math.log(delta / l0)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from optnoise.engine.validation import check_choice, check_delta, check_eps, check_int, check_probability
+from optnoise.engine.validation import check_choice, check_delta, check_eps, check_int, check_probability, shown
 
 __all__ = [
     "crossover_points",
@@ -85,7 +85,7 @@ def crossover_points(eps: float, delta: float) -> tuple[int, int]:
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for the crossover points of Theorem 1; got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1) for the crossover points of Theorem 1; got {shown(delta)}")
     n1 = 1 + math.floor(_log_n1_argument(eps, delta) / eps)
     pi_n1 = delta * float(_geom_sum(n1, eps))
     # ln(1 + (e^eps - 1)(1 - pi(n1))/delta), in logs (Lemma 5).
@@ -184,7 +184,7 @@ def pi_opt_continuous(n: Any, eps: float, delta: float) -> Any:
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {shown(delta)}")
     arr = np.asarray(n, dtype=float)
     if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr < 0)):
         raise ValueError("n must contain finite real numbers >= 0")
@@ -200,11 +200,11 @@ def pi_opt_continuous_inverse(q: float, eps: float, delta: float) -> float:
     """
     q = check_probability("q", q)
     if not 0.0 < q < 1.0:
-        raise ValueError(f"q must be in (0, 1); got {q!r}")
+        raise ValueError(f"q must be in (0, 1); got {shown(q)}")
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1) for Theorem 1's closed form; got {shown(delta)}")
     n1 = crossover_points(eps, delta)[0]
     pi_n1 = delta * float(_geom_sum(n1, eps))
     if q <= pi_n1:
@@ -263,7 +263,7 @@ def tsgd_k(eps: float, delta: float) -> int:
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1); got {shown(delta)}")
     return max(1, math.ceil(_log_n1_argument(eps, delta) / eps))
 
 
@@ -275,7 +275,7 @@ def tsgd_pmf(k: int, p: float) -> np.ndarray:
     k = check_int("k", k, minimum=1)
     p = check_probability("p", p)
     if not 0.0 < p < 1.0:
-        raise ValueError(f"p must be in (0, 1); got {p!r}")
+        raise ValueError(f"p must be in (0, 1); got {shown(p)}")
     x = np.arange(-k, k + 1)
     logq = math.log1p(-p)
     c = p / (2.0 - p - 2.0 * math.exp((k + 1) * logq))
@@ -292,7 +292,7 @@ def tsgd_sample(k: int, p: float, size: Any = None, *, rng: Any = None) -> Any:
     k = check_int("k", k, minimum=1)
     p = check_probability("p", p)
     if not 0.0 < p < 1.0:
-        raise ValueError(f"p must be in (0, 1); got {p!r}")
+        raise ValueError(f"p must be in (0, 1); got {shown(p)}")
     rng = np.random.default_rng(rng)
     shape = () if size is None else tuple(np.atleast_1d(size))
     total = int(np.prod(shape)) if shape else 1
@@ -366,7 +366,7 @@ def laplace_threshold(eps: float, delta: float) -> float:
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 0.5:
-        raise ValueError(f"delta must be in (0, 0.5) for Laplace thresholding; got {delta!r}")
+        raise ValueError(f"delta must be in (0, 0.5) for Laplace thresholding; got {shown(delta)}")
     return 1.0 - math.log(2.0 * delta) / eps
 
 
@@ -426,12 +426,12 @@ def gaussian_threshold(eps: float, delta: float, *, kappa: int = 1, split: float
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1); got {shown(delta)}")
     kappa = check_int("kappa", kappa, minimum=1)
     if split is not None:
         split = check_probability("split", split)
         if not 0.0 < split < 1.0:
-            raise ValueError(f"split must be in (0, 1); got {split!r}")
+            raise ValueError(f"split must be in (0, 1); got {shown(split)}")
         s = split
     else:
 
@@ -474,7 +474,7 @@ def selection_percentile(q: float, eps: float, delta: float, *, method: str = "o
     """
     q = check_probability("q", q)
     if not 0.0 < q < 1.0:
-        raise ValueError(f"q must be in (0, 1); got {q!r}")
+        raise ValueError(f"q must be in (0, 1); got {shown(q)}")
     check_choice("method", method, METHODS)
     kappa = check_int("kappa", kappa, minimum=1)
     eps = check_eps(eps)

@@ -11,7 +11,7 @@ import numpy as np
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import solve_model
-from optnoise.engine.validation import check_delta, check_eps, check_int
+from optnoise.engine.validation import check_delta, check_eps, check_int, shown
 from optnoise.mechanisms.partition import crossover_points, pi_opt
 
 __all__ = [
@@ -273,9 +273,9 @@ def bounded_dp_lp(
     eps_up = eps / 2.0 if eps_up is None else check_eps(eps_up)
     delta_up = delta / 2.0 if delta_up is None else check_delta(delta_up, "delta_up")
     if not 0.0 < eps_up < eps:
-        raise ValueError(f"eps_up must be in (0, eps={eps!r}); got {eps_up!r}")
+        raise ValueError(f"eps_up must be in (0, eps={shown(eps)}); got {shown(eps_up)}")
     if not 0.0 <= delta_up <= delta:
-        raise ValueError(f"delta_up must be in [0, delta={delta!r}]; got {delta_up!r}")
+        raise ValueError(f"delta_up must be in [0, delta={shown(delta)}]; got {shown(delta_up)}")
     mb, x = _partition_model(n_max, 1, (eps_up, delta_up), (eps - eps_up, delta - delta_up), None)
     res = _solve_partition(mb, x, 1, solver, None)
     if res.pi is not None:

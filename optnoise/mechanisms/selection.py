@@ -49,6 +49,7 @@ from optnoise.engine.validation import (
     check_int,
     check_pmf,
     check_positive,
+    shown,
 )
 
 __all__ = [
@@ -418,7 +419,9 @@ def eps_for_expected_error(
     target = check_positive("target", target)
     ceiling = float(np.mean(q.max() - q))
     if not target < ceiling:
-        raise ValueError(f"target must be in (0, {ceiling!r}) (the error of a uniform choice); got {target!r}")
+        raise ValueError(
+            f"target must be in (0, {shown(ceiling)}) (the error of a uniform choice); got {shown(target)}"
+        )
 
     def g(log_eps: float) -> float:
         pmf = selection_pmf(mechanism, q, math.exp(log_eps), sensitivity=sensitivity, monotonic=monotonic)

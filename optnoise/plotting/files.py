@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from optnoise.engine.io import atomic_write_bytes
+from optnoise.engine.validation import shown
 
 __all__ = ["check_plot_path", "save_figure", "PNG_METADATA"]
 
@@ -21,7 +22,7 @@ def check_plot_path(path: str | os.PathLike) -> Path:
     """An output path ending in .png, .pdf or .svg."""
     p = Path(path)
     if p.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {str(path)!r}")
+        raise ValueError(f"plot path must end in .png, .pdf or .svg; got {shown(str(path))}")
     return p
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.io import read_text
+from optnoise.engine.validation import shown
 
 __all__ = ["read_table", "plot_sweep"]
 
@@ -21,15 +22,15 @@ def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
     try:
         rows = list(csv.DictReader(io.StringIO(text, newline="")))
     except csv.Error as exc:
-        raise ValueError(f"sweep CSV {str(path)!r} is not a valid CSV: {exc}") from None
+        raise ValueError(f"sweep CSV {shown(str(path))} is not a valid CSV: {exc}") from None
     if not rows:
-        raise ValueError(f"sweep CSV {str(path)!r} has no data rows")
+        raise ValueError(f"sweep CSV {shown(str(path))} has no data rows")
     return rows
 
 
 def _column(rows: list[dict[str, str]], name: str, *, numeric: bool) -> list[Any]:
     if name not in rows[0]:
-        raise ValueError(f"column {name!r} is not in the CSV; it has {', '.join(rows[0])}")
+        raise ValueError(f"column {shown(name)} is not in the CSV; it has {', '.join(rows[0])}")
     vals = [r[name] for r in rows]
     if not numeric:
         return vals
@@ -38,7 +39,7 @@ def _column(rows: list[dict[str, str]], name: str, *, numeric: bool) -> list[Any
         try:
             out.append(float(v) if v not in ("", "None") else math.nan)
         except ValueError:
-            raise ValueError(f"column {name!r} must be numeric; found {v!r}") from None
+            raise ValueError(f"column {shown(name)} must be numeric; found {shown(v)}") from None
     return out
 
 
@@ -55,7 +56,9 @@ def plot_sweep(
     """Plot column ``y`` against column ``x`` of a sweep table, one line per value of ``hue``.
 
     ``rows`` is a CSV path or a list of row dicts (:func:`read_table`). Rows
-    with a missing ``x`` or ``y`` (e.g. infeasible points) are left out.
+    with a missing ``x`` or ``y`` (e.g. infeasible points) are left out, and so
+    are rows whose value is <= 0 on a logarithmic axis (``logx``/``logy``), which
+    cannot show them; a ``ValueError`` says so when no row is left.
     Returns the matplotlib Figure.
     """
     table = read_table(rows) if isinstance(rows, str | os.PathLike) else list(rows)
@@ -69,11 +72,23 @@ def plot_sweep(
 
         fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
     groups: dict[str, list[tuple[float, float]]] = {}
+    finite = 0
     for xv, yv, h in zip(xs, ys, hs, strict=True):
-        if np.isfinite(xv) and np.isfinite(yv):
-            groups.setdefault(h, []).append((xv, yv))
+        if not (np.isfinite(xv) and np.isfinite(yv)):
+            continue
+        finite += 1
+        # a log axis cannot show values <= 0: they are left out here (matplotlib would warn and drop them)
+        if (logx and xv <= 0) or (logy and yv <= 0):
+            continue
+        groups.setdefault(h, []).append((xv, yv))
     if not groups:
-        raise ValueError(f"no row has finite values of both {x!r} and {y!r}")
+        if finite:
+            axes = " and ".join(f"{shown(c)} (--log{a})" for c, a, on in ((x, "x", logx), (y, "y", logy)) if on)
+            raise ValueError(
+                f"no row has positive values on the logarithmic axes ({axes}), which cannot show values <= 0; "
+                "plot without the log axis"
+            )
+        raise ValueError(f"no row has finite values of both {shown(x)} and {shown(y)}")
 
     def key(h: str) -> Any:
         try:

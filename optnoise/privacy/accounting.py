@@ -69,13 +69,14 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.validation import check_delta, check_int, check_int_array, check_positive
+from optnoise.engine.validation import check_delta, check_int, check_int_array, check_positive, shown
 from optnoise.privacy.curves import hockey_stick, resolve_shifts, shifted_pmfs
 
 __all__ = [
     "DISCRETIZATION",
     "MAX_GRID",
     "MAX_COMPOSITIONS",
+    "MAX_COMPOSED_GRID",
     "Composition",
     "InfiniteLossWarning",
     "ReleasePairs",
@@ -95,8 +96,19 @@ __all__ = [
 DISCRETIZATION = 1e-4
 #: Largest number of grid points of one PLD (``(max loss - min loss) / h``).
 MAX_GRID = 4_000_000
-#: Largest number of compositions ``k`` accepted (dp-accounting composes by repeated squaring).
+#: Largest number of releases ``k`` that :func:`compose` and :func:`compose_pairs` accept.
+#: dp-accounting's self-composition holds the composed PLD's support, which widens like
+#: ``sqrt(k)`` (and holds the whole range for larger losses), so ``k = 10**12`` asked for
+#: petabytes and ``k = 2**63`` overflowed; a million releases covers any deployment horizon
+#: this accounting is meant for (for more, bound the epsilon of a batch and compose the
+#: batches' guarantees).
 MAX_COMPOSITIONS = 10**6
+#: Largest loss grid of a composed PLD (:func:`compose` estimates it with dp-accounting's own tail
+#: bounds before composing). The FFT of the self-composition holds a few complex arrays of that length,
+#: ~75 bytes per point at its peak: 16 million points is about 1.2 GB.
+MAX_COMPOSED_GRID = 16_000_000
+#: Tail mass that dp-accounting's self-composition truncates (its default).
+TAIL_TRUNCATION = 1e-15
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,7 @@ class ReleasePairs:
         lab = np.asarray(self.labels).reshape(len(self.labels), -1)
         want = check_int_array("shift", shift).reshape(-1)
         if want.size != lab.shape[1]:
-            raise ValueError(f"shift must be one shift with {lab.shape[1]} integer coordinate(s); got {shift!r}")
+            raise ValueError(f"shift must be one shift with {lab.shape[1]} integer coordinate(s); got {shown(shift)}")
 
         def norm(v: np.ndarray) -> np.ndarray:
             return np.mod(v, self.modulus) if self.modulus else v
@@ -136,7 +148,7 @@ class ReleasePairs:
         keep = np.all(norm(lab) == norm(want)[None, :], axis=1)
         if not np.any(keep):
             listed = sorted({tuple(r) if len(r) > 1 else int(r[0]) for r in lab.tolist()})
-            raise ValueError(f"shift must be one of the shifts this design protects {listed}; got {shift!r}")
+            raise ValueError(f"shift must be one of the shifts this design protects {listed}; got {shown(shift)}")
         keep |= np.all(norm(lab) == norm(-want)[None, :], axis=1)
         return ReleasePairs(self.P[keep], self.Q[keep], self.labels[keep], self.modulus)
 
@@ -201,7 +213,7 @@ def privacy_profile(pmf: Any, shifts: Any = None, eps: Any = None) -> Any:
     rp = pmf if isinstance(pmf, ReleasePairs) else noise_pairs(pmf, shifts)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     if not np.all(np.isfinite(e)):
-        raise ValueError(f"eps must be finite; got {eps!r}")
+        raise ValueError(f"eps must be finite; got {shown(eps)}")
     out = np.max(np.stack([_pair_profile(p, q, e) for p, q in zip(rp.P, rp.Q, strict=True)]), axis=0)
     return float(out[0]) if np.ndim(eps) == 0 else out
 
@@ -299,7 +311,7 @@ def pair_pld(
         try:
             one = np.asarray(shift, dtype=np.int64).reshape(1, -1)
         except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"shift must be a single shift (an int, or a vector); got {shift!r}") from None
+            raise ValueError(f"shift must be a single shift (an int, or a vector); got {shown(shift)}") from None
         shifts = np.concatenate([one, -one]) if one.shape[1] > 1 else np.array([one[0, 0], -one[0, 0]])
     return dominating_pld(noise_pairs(pmf, shifts).of_shift(shift), discretization=discretization, warn=warn)
 
@@ -349,7 +361,7 @@ class Composition:
         """``delta(eps)`` of the k-fold composition (float, or an array for an array of eps)."""
         e = np.asarray(eps, dtype=float)
         if not np.all(np.isfinite(e)) or np.any(e < 0):
-            raise ValueError(f"eps must be finite and >= 0; got {eps!r}")
+            raise ValueError(f"eps must be finite and >= 0; got {shown(eps)}")
         if e.ndim == 0:  # dp-accounting's scalar path: one vectorised sum (its list path loops in Python)
             return float(np.clip(float(self.pld.get_delta_for_epsilon(float(e))), 0.0, 1.0))
         out = np.atleast_1d(np.asarray(self.pld.get_delta_for_epsilon(list(np.atleast_1d(e))), dtype=float))
@@ -363,19 +375,55 @@ class Composition:
 
 
 def check_compositions(k: Any, name: str = "k") -> int:
-    """A number of compositions: an integer in ``1..MAX_COMPOSITIONS``."""
+    """A number of compositions: an integer in ``1..MAX_COMPOSITIONS`` (floats, bools refused; numpy ints accepted)."""
     return check_int(name, k, minimum=1, maximum=MAX_COMPOSITIONS)
 
 
 def compose(pmf: Any, shifts: Any, k: int, *, discretization: float = DISCRETIZATION, warn: bool = True) -> Composition:
-    """k-fold (adaptive) composition of the design with noise ``pmf`` over ``shifts`` (worst case)."""
+    """k-fold (adaptive) composition of the design with noise ``pmf`` over ``shifts`` (worst case).
+
+    ``k`` is an integer (a Python or numpy int; floats and bools are refused) in
+    ``[1, MAX_COMPOSITIONS]`` (:data:`MAX_COMPOSITIONS`, 10**6).
+    """
     return compose_pairs(noise_pairs(pmf, shifts), k, discretization=discretization, warn=warn)
 
 
 def compose_pairs(
     pairs: ReleasePairs, k: int, *, discretization: float = DISCRETIZATION, warn: bool = True
 ) -> Composition:
-    """k-fold (adaptive) composition of any release given by its protected :class:`ReleasePairs`."""
+    """k-fold (adaptive) composition of any release given by its protected :class:`ReleasePairs`.
+
+    ``k`` as in :func:`compose`; a composition whose loss grid would exceed :data:`MAX_COMPOSED_GRID`
+    points is refused before it is allocated.
+    """
     k = check_compositions(k)
     pld = dominating_pld(pairs, discretization=discretization, warn=warn)
-    return Composition(k=k, pld=pld if k == 1 else pld.self_compose(k), infinite_mass=_inf_mass(pairs.P, pairs.Q))
+    if k > 1:
+        points = _composed_grid(pld, k)
+        if points > MAX_COMPOSED_GRID:
+            raise ValueError(
+                f"k = {k} releases of this design need a composed loss grid of {points} points, more than the "
+                f"limit {MAX_COMPOSED_GRID} (~1.2 GB): pass a coarser discretization (the grid shrinks like "
+                f"1/discretization; it is {discretization:g}) or compose fewer releases"
+            )
+    return Composition(
+        k=k,
+        pld=pld if k == 1 else pld.self_compose(k, tail_mass_truncation=TAIL_TRUNCATION),
+        infinite_mass=_inf_mass(pairs.P, pairs.Q),
+    )
+
+
+def _composed_grid(pld: Any, k: int) -> int:
+    """Length of the loss grid of ``pld.self_compose(k)``, from dp-accounting's own truncation bounds.
+
+    The same Chernoff bounds that dp-accounting's ``self_convolve`` uses to size its FFT, evaluated
+    on the (small) one-release PMFs, so an oversized composition is refused before it is allocated.
+    """
+    from dp_accounting.pld import common
+
+    points = 0
+    for pmf in {id(p): p for p in (pld._pmf_remove, pld._pmf_add)}.values():
+        dense = pmf if hasattr(pmf, "_probs") else pmf.to_dense_pmf()
+        lo, hi = common.compute_self_convolve_bounds(dense._probs, k, TAIL_TRUNCATION)
+        points = max(points, int(hi) - int(lo) + 1)
+    return points

@@ -16,7 +16,7 @@ import numpy as np
 
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
-from optnoise.engine.validation import check_choice, check_positive
+from optnoise.engine.validation import check_choice, check_positive, shown
 from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
 from optnoise.privacy.renyi import (
     ALPHA_MAX,
@@ -96,7 +96,7 @@ class Budget:
             out = cls(privacy, rho=rho, alphas=check_alphas(alphas), sigma2=sigma2)
         given = [k for k, v in unused.items() if v is not None]
         if given:
-            raise ValueError(f"{given[0]} does not apply with privacy={privacy!r}")
+            raise ValueError(f"{given[0]} does not apply with privacy={shown(privacy)}")
         return out
 
     # ------------------------------------------------------------------ description
@@ -117,7 +117,7 @@ class Budget:
             return list(self.rdp or ())
         if self.privacy == "zcdp" and self.rho is not None:
             return [(a, self.rho * a) for a in self.alphas or ()]
-        raise ValueError(f"orders apply to privacy 'rdp' or 'zcdp', not {self.privacy!r}")
+        raise ValueError(f"orders apply to privacy 'rdp' or 'zcdp', not {shown(self.privacy)}")
 
     @property
     def eps_inf(self) -> float | None:

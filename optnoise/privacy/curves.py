@@ -51,6 +51,7 @@ from optnoise.engine.validation import (
     check_int_array,
     check_pmf,
     real_array,
+    shown,
 )
 
 __all__ = [
@@ -79,7 +80,7 @@ def _eps_array(eps: Any) -> tuple[np.ndarray, bool]:
     scalar = arr.ndim == 0
     arr = np.atleast_1d(arr)
     if np.any(~np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"eps must be finite and >= 0; got {eps!r}")
+        raise ValueError(f"eps must be finite and >= 0; got {shown(eps)}")
     return arr, scalar
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.validation import check_choice, check_int, check_positive
+from optnoise.engine.validation import check_choice, check_int, check_positive, shown
 from optnoise.privacy.curves import NOTIONS
 
 __all__ = ["exp_bounds", "check_bounds", "round_to_total", "exact_delta", "exact_pair_delta", "frac_str"]
@@ -43,7 +43,7 @@ def exp_bounds(x: float, *, bits: int = EXP_BITS) -> tuple[Fraction, Fraction]:
     """
     x = check_positive("x", x, allow_zero=True)
     if x > 2**16:
-        raise ValueError(f"x must be <= {2**16} for exp_bounds; got {x!r}")
+        raise ValueError(f"x must be <= {2**16} for exp_bounds; got {shown(x)}")
     bits = check_int("bits", bits, minimum=8, maximum=4096)
     xq = Fraction(x)
     s = 0

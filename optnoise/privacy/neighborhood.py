@@ -29,7 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.validation import MAX_SHIFTS, check_bool, check_choice, check_int, check_int_array, parse_int
+from optnoise.engine.validation import (
+    MAX_SHIFTS,
+    check_bool,
+    check_choice,
+    check_int,
+    check_int_array,
+    parse_int,
+    shown,
+)
 
 __all__ = ["Neighborhood", "AggregateQuery", "QuantizedMean", "Count", "RELATIONS", "neighbour_pairs"]
 
@@ -40,21 +48,20 @@ RELATIONS = ("remove-one", "add-one", "replace-one")
 def _as_shift_tuple(x: Any, name: str = "shifts") -> tuple[int, ...]:
     """One shift as a tuple of exact Python integers (an int, or a tuple for vector queries).
 
-    Strings, bools and non-integral numbers are refused, not coerced; integers
-    of any size stay exact (their range is checked against n in :meth:`Neighborhood.resolve`).
+    Strings, bools and floats (also integral ones such as ``2.0``, as
+    :func:`~optnoise.engine.validation.check_int`) are refused, not coerced;
+    integers of any size stay exact (their range is checked against n in
+    :meth:`Neighborhood.resolve`).
     """
     if isinstance(x, (str, bytes)):
-        raise ValueError(f"{name} must be integers or tuples of integers; got the string {x!r}")
+        raise ValueError(f"{name} must be integers or tuples of integers; got the string {shown(x)}")
     items = list(x) if isinstance(x, (tuple, list, np.ndarray)) else [x]
     if not items:
-        raise ValueError(f"{name} must be integers or equal-length integer tuples; got {x!r}")
+        raise ValueError(f"{name} must be integers or equal-length integer tuples; got {shown(x)}")
     out = []
     for v in items:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{name} must be integers; got {x!r}")
-        if isinstance(v, (float, np.floating)):
-            if not np.isfinite(v) or v != np.round(v):
-                raise ValueError(f"{name} must be integers; got {x!r}")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must be integers (ints, not floats or bools); got {shown(x)}")
         out.append(int(v))
     return tuple(out)
 
@@ -102,13 +109,13 @@ class Neighborhood:
         if isinstance(shifts, (int, np.integer)) and not isinstance(shifts, (bool, np.bool_)):
             shifts = [shifts]
         if isinstance(shifts, (str, bytes)):  # "12" is not the shift set {1, 2}
-            raise ValueError(f"shifts must be a sequence of integers or tuples, not a string; got {shifts!r}")
+            raise ValueError(f"shifts must be a sequence of integers or tuples, not a string; got {shown(shifts)}")
         if hasattr(shifts, "__len__") and len(shifts) > MAX_SHIFTS:
             raise ValueError(f"shifts lists {len(shifts)} shifts; at most {MAX_SHIFTS} are accepted")
         try:
             items = list(shifts)
         except TypeError:
-            raise ValueError(f"shifts must be a sequence of integers or tuples; got {shifts!r}") from None
+            raise ValueError(f"shifts must be a sequence of integers or tuples; got {shown(shifts)}") from None
         if len(items) > MAX_SHIFTS:
             raise ValueError(f"shifts lists {len(items)} shifts; at most {MAX_SHIFTS} are accepted")
         if not items:
@@ -130,31 +137,33 @@ class Neighborhood:
     def parse(cls, spec: str, *, directed: bool = False, dim: int | None = None) -> Neighborhood:
         """Parse a CLI spec: ``sd:MU``, ``bd:MUBAR``, ``shifts:1,3,5`` or ``shifts:1/2,3/5``."""
         if not isinstance(spec, str) or ":" not in spec:
-            raise ValueError(f"neighborhood must be 'sd:MU', 'bd:MUBAR' or 'shifts:A,B,...'; got {spec!r}")
+            raise ValueError(f"neighborhood must be 'sd:MU', 'bd:MUBAR' or 'shifts:A,B,...'; got {shown(spec)}")
         kind, _, body = spec.partition(":")
         kind = check_choice("neighborhood kind", kind.strip().lower(), ("sd", "bd", "shifts"))
         if not body.strip():
-            raise ValueError(f"neighborhood spec {spec!r} lists no shift")
+            raise ValueError(f"neighborhood spec {shown(spec)} lists no shift")
         if body.count(",") >= MAX_SHIFTS:
             raise ValueError(f"neighborhood spec lists more than {MAX_SHIFTS} shifts")
         items = [p.strip() for p in body.split(",")]
         if any(not it for it in items):  # "shifts:1,,2" is a typo, not the set {1, 2}
-            raise ValueError(f"neighborhood spec {spec!r} is malformed: an empty item between commas")
+            raise ValueError(f"neighborhood spec {shown(spec)} is malformed: an empty item between commas")
         try:
             parsed = [tuple(parse_int("neighborhood shift", v) for v in it.split("/")) for it in items]
         except ValueError as exc:
-            raise ValueError(f"neighborhood spec {spec!r} is malformed: {exc}") from None
+            raise ValueError(f"neighborhood spec {shown(spec)} is malformed: {exc}") from None
         if kind in ("sd", "bd"):
             if len(parsed) != 1 or len(parsed[0]) != 1:
-                raise ValueError(f"neighborhood spec {spec!r} is malformed: {kind} takes one integer")
+                raise ValueError(f"neighborhood spec {shown(spec)} is malformed: {kind} takes one integer")
             val = parsed[0][0]
             nb = cls.sd(val, directed=directed) if kind == "sd" else cls.bd(val, directed=directed)
         else:
             nb = cls.shifts([p if len(p) > 1 else p[0] for p in parsed], directed=directed)
         if dim is not None and nb.dim != dim:
             if nb.dim == 1 and kind in ("sd", "bd"):
-                raise ValueError(f"neighborhood {spec!r} is scalar; vector queries (--dim {dim}) need 'shifts:a/b,...'")
-            raise ValueError(f"neighborhood {spec!r} has {nb.dim}-D shifts but dim is {dim}")
+                raise ValueError(
+                    f"neighborhood {shown(spec)} is scalar; vector queries (--dim {dim}) need 'shifts:a/b,...'"
+                )
+            raise ValueError(f"neighborhood {shown(spec)} has {nb.dim}-D shifts but dim is {dim}")
         return nb
 
     # ------------------------------------------------------------------ properties
@@ -179,9 +188,9 @@ class Neighborhood:
         bad = next((s for s in self.raw if any(abs(v) > n for v in s)), None)
         if bad is not None:
             what = "mu_bar" if self.kind == "bd" else "mu" if self.kind == "sd" else "shift"
-            shown = self.raw[-1][0] if self.kind == "bd" else (list(bad) if dim > 1 else bad[0])
+            value = self.raw[-1][0] if self.kind == "bd" else (list(bad) if dim > 1 else bad[0])
             raise ValueError(
-                f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; got {shown}"
+                f"{what} out of range: each shift coordinate must lie in [-n, n] = [-{n}, {n}]; got {shown(value)}"
             )
         arr = np.array(self.raw, dtype=np.int64)
         red = np.mod(arr, n + 1)
@@ -361,7 +370,7 @@ class QuantizedMean(AggregateQuery):
 
     def __init__(self, lo: float, hi: float, n: int):
         if not np.isfinite(lo) or not np.isfinite(hi) or not hi > lo:
-            raise ValueError(f"QuantizedMean needs finite lo < hi; got lo={lo!r}, hi={hi!r}")
+            raise ValueError(f"QuantizedMean needs finite lo < hi; got lo={shown(lo)}, hi={shown(hi)}")
         n = check_int("n", n, minimum=1)
         self.lo, self.hi, self.n = float(lo), float(hi), n
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from optnoise.engine.validation import check_choice, check_int, check_positive, check_probability
+from optnoise.engine.validation import check_choice, check_int, check_positive, check_probability, shown
 from optnoise.privacy.curves import (
     NOTIONS,
     delta_dp,
@@ -239,7 +239,7 @@ class IntegerNoise:
 def _check_open_unit(name: str, value: Any) -> float:
     v = check_probability(name, value)
     if not 0.0 < v < 1.0:
-        raise ValueError(f"{name} must be in (0, 1); got {value!r}")
+        raise ValueError(f"{name} must be in (0, 1); got {shown(value)}")
     return v
 
 

@@ -46,7 +46,15 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.model import ModelBuilder
-from optnoise.engine.validation import check_delta, check_finite_array, check_int, check_positive
+from optnoise.engine.validation import (
+    MAX_EPS,
+    MAX_EPS_REASON,
+    check_delta,
+    check_eps,
+    check_finite_array,
+    check_int,
+    check_positive,
+)
 from optnoise.privacy.curves import delta_dp
 from optnoise.privacy.neighborhood import Neighborhood
 from optnoise.privacy.noise import IntegerNoise, Mechanism, discrete_gaussian_noise
@@ -76,7 +84,11 @@ MAX_PAIRS = 10_000
 
 
 def check_profile(profile: Any, name: str = "profile") -> tuple[tuple[float, float], ...]:
-    """A non-empty list of ``(eps, delta)`` pairs, eps finite >= 0 and distinct, delta in [0, 1]; sorted by eps."""
+    """A non-empty list of ``(eps, delta)`` pairs, eps in [0, MAX_EPS] and distinct, delta in [0, 1]; sorted by eps.
+
+    Each eps is bounded like the eps of any LP design (:data:`~optnoise.engine.validation.MAX_EPS`):
+    ``e^eps`` is a coefficient of the profile's rows.
+    """
     if profile is None:
         raise ValueError(f"{name} is required with privacy='profile': a list of (eps, delta) pairs")
     arr = check_finite_array(name, profile, ndim=2) if np.ndim(profile) == 2 else None
@@ -84,8 +96,8 @@ def check_profile(profile: Any, name: str = "profile") -> tuple[tuple[float, flo
         raise ValueError(f"{name} must be a list of (eps, delta) pairs; got {profile!r:.200}")
     if arr.shape[0] > MAX_PAIRS:
         raise ValueError(f"{name} must have at most {MAX_PAIRS} pairs; got {arr.shape[0]}")
-    if np.any(arr[:, 0] < 0):
-        raise ValueError(f"{name} eps values must be >= 0; got {arr[:, 0].min()!r}")
+    for e in arr[:, 0]:
+        check_eps(float(e), f"{name} eps", allow_zero=True, maximum=MAX_EPS, why=MAX_EPS_REASON)
     for d in arr[:, 1]:
         check_delta(d, f"{name} delta")
     order = np.argsort(arr[:, 0], kind="stable")

@@ -74,7 +74,7 @@ from scipy.special import logsumexp
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import solve_model
-from optnoise.engine.validation import check_finite_array, check_positive
+from optnoise.engine.validation import check_finite_array, check_positive, shown
 from optnoise.privacy.curves import shifted_pmfs
 
 __all__ = [
@@ -133,7 +133,7 @@ def renyi_divergence(p: Any, q: Any, alpha: Any) -> Any:
         raise ValueError(f"p and q must have the same number of outputs; got {p.size} and {q.size}")
     a = np.atleast_1d(np.asarray(alpha, dtype=float))
     if np.any(~(a >= 1)):
-        raise ValueError(f"alpha must be >= 1; got {alpha!r}")
+        raise ValueError(f"alpha must be >= 1; got {shown(alpha)}")
     supp = p > 0
     with np.errstate(divide="ignore"):
         lp, lq = np.log(p[supp]), np.log(q[supp])
@@ -197,7 +197,7 @@ def zcdp_alphas(alpha_max: float = ALPHA_MAX, *, gap: float = ALPHA_MIN_GAP, rat
     gap = check_positive("gap", gap)
     ratio = check_positive("ratio", ratio)
     if ratio <= 1:
-        raise ValueError(f"ratio must be > 1; got {ratio!r}")
+        raise ValueError(f"ratio must be > 1; got {shown(ratio)}")
     k = max(0, math.ceil(math.log(max(alpha_max - 1.0, gap) / gap) / math.log(ratio)))
     return np.concatenate([[1.0], 1.0 + gap * ratio ** np.arange(k + 1)])
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.validation import check_jobs, shown
 from optnoise.plotting.files import PNG_METADATA
 
 __all__ = [
@@ -242,7 +243,7 @@ def list_scripts(paper: str, root: Path | None = None) -> list[Path]:
     root = root or find_experiments_root()
     folder = root / paper
     if not folder.is_dir():
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, or 'all'; got {paper!r}")
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, or 'all'; got {shown(paper)}")
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
 
 
@@ -332,6 +333,7 @@ def run_figures(
 
     from tqdm import tqdm
 
+    jobs = check_jobs(jobs)
     root = find_experiments_root()
     papers = [p for p in PAPERS if (root / p).is_dir()] if paper == "all" else [paper]
     scripts = [s for p in papers for s in list_scripts(p, root)]
@@ -350,7 +352,8 @@ def run_figures(
         )
 
     results: list[tuple[Path, int, float]] = []
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+    workers = max(1, min(jobs, len(scripts)))  # never more workers than scripts
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futs = [
             pool.submit(_run_script, str(s), argv_of(s), str(root.parent), None if force else str(record_of(s)))
             for s in scripts

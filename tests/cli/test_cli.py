@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,10 @@ from hypothesis import strategies as st
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.cli.main import main
+from optnoise.engine.validation import max_jobs
+
+#: One worker more than this machine allows (JOBS_PER_CORE per core).
+TOO_MANY_JOBS = str(max_jobs() + 1)
 
 SOLVE = [
     "solve",
@@ -340,6 +345,29 @@ BAD = [
     (["sweep", "--n", "8", "--eps", "0:1:x", "--neighborhood", "bd:3"], "eps"),
     (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--jobs", "0"], "jobs"),
     (["figures", "nopaper"], "paper"),
+    # --- unbounded counts: jobs is capped (JOBS_PER_CORE per core), release counts too ---
+    (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--no-cache", "--jobs", str(2**64 + 1)], "jobs"),
+    (["sweep", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--no-cache", "--jobs", TOO_MANY_JOBS], "jobs"),
+    (["mechanism-sweep", "--n", "4", "--eps", "1", "--no-cache", "--jobs", str(2**64 + 1)], "jobs"),
+    (["mechanism-sweep", "--n", "4", "--eps", "1", "--no-cache", "--jobs", TOO_MANY_JOBS], "jobs"),
+    (["figures", "all", "--jobs", TOO_MANY_JOBS], "jobs"),
+    (["release", "--design", "nothere.json", "--value", "1", "--count", "100000001"], "count"),
+    # --- strictness: max_loss is validated like max_distortion; outputs are parsed exactly ---
+    (["mechanism", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss", "-1"], "max_loss"),
+    (["mechanism", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss", "nan"], "max_loss"),
+    (["mechanism-sweep", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss", "-1"], "max_loss"),
+    (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,18446744073709551617"], "outputs"),
+    (["mechanism", "--n", "4", "--eps", "1", "--outputs", "18446744073709551617"], "outputs"),
+    (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,1e308"], "outputs"),
+    (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,,1"], "outputs"),
+    (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,100000000", "--loss", "sq"], "loss"),
+    # --- messages: a long value is cut, not echoed whole ---
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--cost", ",".join(["1"] * 60000)], "cost"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--cost", ",".join(["x"] * 60000)], "cost"),
+    (["solve", "--n", "8", "--eps", "1" * 5000, "--neighborhood", "bd:3"], "eps"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "shifts:" + ",".join(["x"] * 5000)], "neighborhood"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--solver", "x" * 5000], "solver"),
+    (["solve", "--n", "8", "--eps", "1", "--neighborhood", "bd:3", "--cost", "x" * 5000 + ".json"], "cost"),
 ]
 
 
@@ -351,6 +379,8 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, word):
     assert len(lines) == 1, err
     assert word in lines[0]
     assert "Traceback" not in err
+    # an echoed value is cut (optnoise.engine.validation.shown): a 120 KB argument is not copied into the error
+    assert len(lines[0]) <= 400, len(lines[0])
 
 
 def test_missing_required_flag_is_one_line(capsys):
@@ -763,7 +793,11 @@ def test_mechanism_table_and_pairs(capsys):
 
 
 def test_mechanism_exit_codes(capsys, tmp_path):
-    code, out, err = run(capsys, MECH + ["--objective", "delta", "--max-loss", "-1"])
+    # every mechanism has Bayes loss 1 under an all-ones loss matrix: a cap of 0.5 is infeasible (exit 3);
+    # a negative cap is bad input (exit 2, in BAD), as --max-distortion -1 is for solve
+    ones = tmp_path / "ones.json"
+    ones.write_text(json.dumps([[1.0] * 11] * 11))
+    code, out, err = run(capsys, MECH + ["--loss", str(ones), "--objective", "delta", "--max-loss", "0.5"])
     assert code == 3 and "infeasible" in out
     for argv, word in (
         (MECH + ["--privacy", "pdp-kadam"], "privacy"),
@@ -881,3 +915,106 @@ def test_plot_sweep_csv(capsys, tmp_path):
         capsys, ["plot", str(tmp_path / "missing.csv"), "--x", "eps", "--y", "distortion", "--out", str(png)]
     )
     assert code == 2 and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------------------------
+# strict input: nothing but one error line (or the normal output) on stderr, bounded releases
+# --------------------------------------------------------------------------------------------
+
+
+def _cli_process(argv, cwd):
+    """The CLI in a fresh interpreter: Python warnings reach its real stderr there (pytest captures them here)."""
+    import os
+
+    import optnoise
+
+    code = "import sys; from optnoise.cli import main; sys.exit(main())"
+    root = str(Path(optnoise.__file__).resolve().parents[1])  # the package under test, whatever the cwd
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_stderr_holds_only_the_error_line_or_nothing(tmp_path):
+    # --outputs 0,1e308 overflowed the losses (RuntimeWarnings on stderr, exit 0); --logy of a column without
+    # positive values leaked matplotlib's UserWarning
+    zeros = tmp_path / "zeros.csv"
+    zeros.write_text("eps,delta,distortion\n0.5,0,0.3\n1,0,0.2\n2,0,0.1\n")
+    some = tmp_path / "some.csv"
+    some.write_text("eps,delta,distortion\n0.5,0,0.3\n1,0.01,0.2\n2,0.001,0.1\n")
+    png = str(tmp_path / "p.png")
+    for argv, code, word in (
+        (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,1e308"], 2, "outputs"),
+        (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,1e308", "--loss", "er"], 2, "outputs"),
+        (["plot", str(zeros), "--x", "eps", "--y", "delta", "--logy", "--out", png], 2, "--logy"),
+        (["plot", str(zeros), "--x", "delta", "--y", "eps", "--logx", "--out", png], 2, "--logx"),
+        (["plot", str(some), "--x", "eps", "--y", "delta", "--logy", "--out", png], 0, None),
+        (["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,2,1000000"], 0, None),
+    ):
+        out = _cli_process(argv, tmp_path)
+        assert out.returncode == code, (argv, out.stderr)
+        if word is None:
+            assert out.stderr == "", (argv, out.stderr)
+        else:
+            lines = out.stderr.splitlines()
+            assert len(lines) == 1 and word in lines[0], (argv, out.stderr)
+
+
+def test_plot_leaves_out_nonpositive_values_on_a_log_axis(tmp_path):
+    from optnoise.plotting.sweeps import plot_sweep
+
+    rows = [{"eps": "0.5", "delta": "0"}, {"eps": "1", "delta": "0.01"}, {"eps": "2", "delta": "-1"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no matplotlib warning about nonpositive values
+        fig = plot_sweep(rows, x="eps", y="delta", logy=True)
+    (line,) = fig.axes[0].get_lines()
+    assert list(line.get_xdata()) == [1.0] and list(line.get_ydata()) == [0.01]
+    with pytest.raises(ValueError, match=r"no row has positive values on the logarithmic axes \('delta' \(--logy\)\)"):
+        plot_sweep(rows[:1], x="eps", y="delta", logy=True)
+
+
+@pytest.fixture(scope="module")
+def design_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release")
+    cd = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), privacy="dp").solve().certify()
+    return cd, cd.save(root / "d.json")
+
+
+def test_release_streams_its_draws_in_bounded_chunks(capsys, monkeypatch, design_file):
+    # release --count 1e8 drew and formatted every value at once (~9.5 GB); it now draws and writes
+    # RELEASE_CHUNK releases at a time, with the same values a single seeded draw gives
+    import optnoise.cli.deploy as D
+    from optnoise.deploy.certified import CertifiedDesign
+
+    cd, path = design_file
+    sizes = []
+    real = CertifiedDesign.release
+
+    def spy(self, q, rng=None):
+        sizes.append(np.size(q))
+        return real(self, q, rng=rng)
+
+    monkeypatch.setattr(CertifiedDesign, "release", spy)
+    monkeypatch.setattr(D, "RELEASE_CHUNK", 8)
+    argv = ["release", "--design", str(path), "--value", "3,5,7", "--count", "11", "--seed", "4"]
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    assert sizes == [6, 6, 6, 6, 6, 3]  # 2 releases of 3 values per chunk of at most 8 draws, then the last
+    ref = real(cd, np.tile([3, 5, 7], (11, 1)), rng=np.random.default_rng(4))
+    assert out == "\n".join(",".join(map(str, row)) for row in ref.tolist()) + "\n"
+    sizes.clear()
+    code, out, err = run(capsys, argv + ["--format", "json"])
+    assert code == 0, err
+    assert json.loads(out) == {"design": str(path), "seeded": True, "released": ref.tolist()}
+    assert max(sizes) <= 8
+
+
+def test_release_count_is_capped(capsys, design_file):
+    from optnoise.cli.deploy import MAX_RELEASES
+
+    _, path = design_file
+    code, _, err = run(capsys, ["release", "--design", str(path), "--value", "1", "--count", str(MAX_RELEASES + 1)])
+    assert code == 2 and f"count must be an integer >= 1 and <= {MAX_RELEASES}" in err
+    code, _, err = run(capsys, ["release", "--design", str(path), "--value", "1,2", "--count", str(MAX_RELEASES)])
+    assert code == 2 and "exceeds the limit" in err and len(err.strip().splitlines()) == 1

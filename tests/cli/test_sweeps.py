@@ -204,3 +204,51 @@ def test_sweep_workers_keep_highs_to_one_thread(run_python):
         "print(one_highs_thread(), signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
     )
     assert out.split() == ["True", "True"]
+
+
+# ---------------------------------------------------------------- unbounded counts
+
+
+def test_jobs_are_validated_and_capped():
+    # --jobs 2**64+1 was an internal error (OverflowError) and --jobs 1000 started a worker per point
+    from optnoise.engine.validation import JOBS_PER_CORE, check_jobs, max_jobs
+
+    assert max_jobs() == JOBS_PER_CORE * (os.cpu_count() or 1)
+    assert check_jobs(max_jobs()) == max_jobs() and check_jobs(np.int64(1)) == 1
+    for bad in (0, -1, max_jobs() + 1, 2**64 + 1, 2.0, True, "2"):
+        with pytest.raises(ValueError, match="jobs"):
+            run_sweep([], jobs=bad, progress=False)
+    with pytest.raises(ValueError, match=rf"jobs must be an integer >= 1 and <= {max_jobs()}.*per core"):
+        check_jobs(1000 * max_jobs())
+
+
+def test_no_more_workers_than_points(monkeypatch):
+    import optnoise.cli.sweeps as S
+    from optnoise.engine.validation import max_jobs
+
+    started = []
+
+    class Pool(S.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            started.append(kwargs["max_workers"])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(S, "ProcessPoolExecutor", Pool)
+    pts = points()[:2]
+    rows = run_sweep(pts, jobs=max_jobs(), cache=None, progress=False)
+    assert started == [2] and [r["status"] for r in rows] == ["optimal", "optimal"]
+    started.clear()
+    run_sweep(pts[:1], jobs=2, cache=None, progress=False)  # one point: solved in this process, no pool
+    assert started == []
+
+
+def test_integer_grids_keep_integers():
+    # check_int refuses floats such as 8.0, so an integer grid must hand it integers, and given floats are refused
+    assert parse_grid("n", "8:64:3", integer=True) == [8, 36, 64]
+    assert all(type(v) is int for v in parse_grid("n", "8,16", integer=True))
+    assert parse_grid("n", [8, np.int64(16)], integer=True) == [8, 16]
+    for bad in ("1:10:3", "8.0"):  # 1, 5.5, 10 is not an integer grid
+        with pytest.raises(ValueError, match="n"):
+            parse_grid("n", bad, integer=True)
+    with pytest.raises(ValueError, match="n must be an integer"):
+        parse_grid("n", [8.0], integer=True)

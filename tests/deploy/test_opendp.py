@@ -43,3 +43,10 @@ def test_pure_design_uses_max_divergence():
     assert cd.certified_delta == 0
     assert meas.map(1) == pytest.approx(0.8) and "MaxDivergence" in str(meas.output_measure)
     assert 0 <= meas(3) <= 6
+
+
+def test_rng_is_checked_at_export(certified):
+    # to_opendp(rng="x") used to build the measurement and fail only at its first release
+    for bad in ("x", 3, np.random.RandomState(1)):
+        with pytest.raises(ValueError, match="rng must be None"):
+            certified.to_opendp(rng=bad)

@@ -280,7 +280,9 @@ def test_minimise_delta_objective():
     assert res.status == "optimal" and res.verify()
     assert res.delta_objective == pytest.approx(0.05, abs=1e-7)
     assert res.loss <= d0.loss + 1e-9
-    bad = MechanismDesign(n=6, eps=1.0, objective="delta", max_loss=-1.0).solve()
+    # every mechanism has Bayes loss 1 under an all-ones loss matrix: a cap of 0.5 is infeasible
+    # (a negative cap is refused up front, like max_distortion: test_max_loss_is_validated_like_max_distortion)
+    bad = MechanismDesign(n=6, eps=1.0, objective="delta", loss=np.ones((7, 7)), max_loss=0.5).solve()
     assert bad.status == "infeasible" and bad.matrix is None and not bad.verify()
 
 
@@ -439,7 +441,7 @@ def test_save_load_round_trip_and_tamper(cert_dp, tmp_path):
 
 
 def test_certify_refuses_what_it_cannot_certify():
-    res = MechanismDesign(n=4, eps=1.0, objective="delta", max_loss=-1.0).solve()
+    res = MechanismDesign(n=4, eps=1.0, objective="delta", loss=np.ones((5, 5)), max_loss=0.5).solve()
     with pytest.raises(CertificationError, match="has no matrix"):
         res.certify()
     good = MechanismDesign(n=5, eps=1.0, delta=0.05).solve()
@@ -581,3 +583,49 @@ def test_pure_dp_tails_below_tolerance_are_repaired(eps):
         geo = float(((G * loss_of(loss, 20)).sum(axis=1)).mean())
         assert c.distortion == pytest.approx(geo, rel=2e-6)
         assert g.loss <= geo * (1 + 2e-6)
+
+
+def test_max_loss_is_validated_like_max_distortion():
+    # mechanism --objective delta --max-loss -1 solved an infeasible model (exit 3) where
+    # solve --max-distortion -1 was refused (exit 2): MechanismDesign now refuses it itself
+    for bad in (-1.0, -1e-12, float("nan"), float("inf"), "0.5", True):
+        with pytest.raises(ValueError, match="max_loss"):
+            MechanismDesign(n=4, eps=1.0, objective="delta", max_loss=bad)
+    with pytest.raises(ValueError, match="max_distortion"):
+        NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), objective="delta", max_distortion=-1.0)
+    assert MechanismDesign(n=4, eps=1.0, objective="delta", max_loss=0).max_loss == 0.0
+
+
+def test_integer_outputs_are_exact_and_bounded():
+    # [0, 2**64 + 1] became the float 1.8e19; outputs of 1e308 overflowed every loss with RuntimeWarnings
+    import warnings
+
+    from optnoise.engine.validation import MAX_OUTPUT
+
+    with pytest.raises(ValueError, match=rf"outputs must be integers in \[-{MAX_OUTPUT}, {MAX_OUTPUT}\]"):
+        MechanismDesign(n=4, eps=1.0, outputs=[0, 2**64 + 1])
+    with pytest.raises(ValueError, match="outputs must be an integer >= 1"):
+        MechanismDesign(n=4, eps=1.0, outputs=2**64 + 1)
+    with pytest.raises(ValueError, match="outputs must be an integer m"):
+        MechanismDesign(n=4, eps=1.0, outputs=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the refusals come before any overflow
+        for outputs in ([0.0, 1e308], [0.0, -1e300], [0, 10**16]):
+            with pytest.raises(ValueError, match="outputs must"):
+                MechanismDesign(n=4, eps=1.0, outputs=outputs, loss="er")
+        with pytest.raises(ValueError, match="loss 'sq' of these outputs reaches 1e\\+16"):
+            MechanismDesign(n=4, eps=1.0, outputs=[0, 10**8], loss="sq")
+        big = MechanismDesign(n=4, eps=1.0, outputs=[0, MAX_OUTPUT - 4], loss="abs")
+        assert big.outputs.dtype == np.int64 and int(big.outputs[1]) == MAX_OUTPUT - 4
+        res = big.solve()
+        assert res.status == "optimal" and np.isfinite(list(res.actual.values())).all()
+    # integers in range keep their exact value, up to the bound itself
+    assert int(MechanismDesign(n=4, eps=1.0, outputs=[0, MAX_OUTPUT]).outputs[1]) == MAX_OUTPUT
+
+
+def test_spec_directed_must_be_a_boolean():
+    spec = MechanismDesign(n=4, eps=1.0, neighbors="sd:1").spec()
+    assert MechanismDesign.from_spec(spec).directed is False
+    for bad in (0, 1, None, "false"):
+        with pytest.raises(ValueError, match="directed must be True or False"):
+            MechanismDesign.from_spec(dict(spec, directed=bad))

@@ -686,3 +686,18 @@ def test_release_clamp_bad_input(kw, match):
     base = dict(n=6, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="dp")
     with pytest.raises(ValueError, match=match):
         NoiseDesign(**{**base, **kw})
+
+
+def test_integer_parameters_are_ints():
+    # NoiseDesign(n=8.0, ...) and shape=(9.0,) were accepted; numpy integers are integers
+    nb = Neighborhood.bd(3)
+    for kw, word in (
+        ({"n": 8.0}, "n"),
+        ({"n": True}, "n"),
+        ({"shape": (9.0,)}, "shape"),
+        ({"shape": (True,)}, "shape"),
+    ):
+        with pytest.raises(ValueError, match=rf"{word} must be an integer \(an int, not a float or bool\)"):
+            NoiseDesign(**{"n": 8, "eps": 1.0, "neighborhood": nb, **kw})
+    d = NoiseDesign(n=np.int64(8), eps=1.0, neighborhood=nb, shape=(np.int32(9),))
+    assert d.n == 8 and type(d.n) is int and d.shape == (9,)

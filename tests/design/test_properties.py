@@ -17,6 +17,7 @@ from optnoise import (
     METRICS,
     NOTIONS,
     DesignResult,
+    MechanismDesign,
     Neighborhood,
     NoiseDesign,
     delta_dp,
@@ -31,8 +32,12 @@ from optnoise.deploy.certified import load_design
 from optnoise.deploy.certify import certify_result
 from optnoise.deploy.files import FORMAT_VERSION, file_digest
 from optnoise.engine.tolerance import check_tol
+from optnoise.engine.validation import check_jobs, max_jobs
+from optnoise.privacy.accounting import MAX_COMPOSITIONS, compose
 from optnoise.privacy.curves import achieved_deltas, adjacent_pairs, mechanism_delta, pdp_leak
 from optnoise.privacy.exact import exact_delta, exp_bounds
+from optnoise.privacy.profile import check_profile
+from optnoise.reproduce.figures import run_figures
 
 # At least a few hundred examples in CI; the long profile (3000) when selected.
 N_EXAMPLES = max(300, settings().max_examples)
@@ -246,6 +251,20 @@ def files(tmp_path_factory):
         == 0
     )
     out["res"] = res
+    doc = json.loads(res.read_text())
+    for name, change in (  # result files edited by hand: each must be refused, naming the field
+        ("res_n_float", {"n": 4.0}),
+        ("res_n_bool", {"n": True}),
+        ("res_shift_float", {"shifts": [float(v) for v in doc["shifts"]]}),
+        ("res_directed_zero", {"directed": 0}),
+        ("res_directed_null", {"directed": None}),
+        ("res_directed_string", {"directed": "false"}),
+        ("res_directed_false_asymmetric", {"directed": False, "shifts": [1, 2]}),
+    ):
+        (root / f"{name}.json").write_text(json.dumps(dict(doc, **change)))
+        out[name] = root / f"{name}.json"
+    (root / "res_no_directed.json").write_text(json.dumps({k: v for k, v in doc.items() if k != "directed"}))
+    out["res_no_directed"] = root / "res_no_directed.json"
     (root / "res_corrupt.json").write_text(res.read_text()[:100])
     out["res_corrupt"] = root / "res_corrupt.json"
     out["cd"] = cd
@@ -517,6 +536,72 @@ PY_CASES = [
         "connect_timeout",
     ),
     ("sweep-cache-is-a-file", lambda f: run_sweep([], cache=f["afile"], progress=False), "cache must be a folder"),
+    # --- strict integers, capped counts, bounded eps and early checks ---
+    ("design-n-float-integral", lambda f: _design(n=4.0), "n must be an integer"),
+    ("design-n-numpy-bool", lambda f: _design(n=np.bool_(True)), "n must be an integer"),
+    ("design-shape-float", lambda f: _design(shape=(5.0,)), "shape must be an integer"),
+    ("nb-bd-float", lambda f: Neighborhood.bd(2.0), "mu_bar must be an integer"),
+    ("nb-sd-float", lambda f: Neighborhood.sd(1.0), "mu must be an integer"),
+    ("nb-shifts-float-integral", lambda f: Neighborhood.shifts([1.0, 2]), "shifts must be integers"),
+    ("nb-shifts-numpy-float", lambda f: Neighborhood.shifts(np.array([1.0, 2.0])), "shifts must be integers"),
+    ("compose-k-float", lambda f: _design().solve().compose(2.0), "k must be an integer"),
+    ("compose-k-bool", lambda f: compose(PMF, NB, True), "k must be an integer"),
+    ("compose-k-1e12", lambda f: compose(PMF, NB, 10**12), f"<= {MAX_COMPOSITIONS}"),
+    ("compose-k-2-63", lambda f: compose(PMF, NB, 2**63), f"<= {MAX_COMPOSITIONS}"),
+    (
+        "compose-grid-too-large",
+        lambda f: compose([0.9, 0.05, 0.03, 0.015, 0.005], NB, MAX_COMPOSITIONS),
+        "composed loss grid",
+    ),
+    ("profile-eps-1e300", lambda f: check_profile([(1e300, 0.0)]), "profile eps must be <= 34.5"),
+    (
+        "design-profile-eps-1e300",
+        lambda f: NoiseDesign(n=4, neighborhood=NB, privacy="profile", profile=[(1e300, 0.0)]),
+        "profile eps",
+    ),
+    ("profile-eps-negative", lambda f: check_profile([(-1.0, 0.1)]), "profile eps"),
+    ("opendp-rng-string", lambda f: f["cd"].to_opendp(rng="x"), "rng must be"),
+    ("mech-max-loss-negative", lambda f: MechanismDesign(n=4, eps=1.0, objective="delta", max_loss=-1), "max_loss"),
+    (
+        "mech-max-loss-inf",
+        lambda f: MechanismDesign(n=4, eps=1.0, objective="delta", max_loss=float("inf")),
+        "max_loss",
+    ),
+    ("mech-n-float", lambda f: MechanismDesign(n=4.0, eps=1.0), "n must be an integer"),
+    ("mech-outputs-2-64", lambda f: MechanismDesign(n=4, eps=1.0, outputs=[0, 2**64 + 1]), "outputs must be"),
+    ("mech-outputs-1e308", lambda f: MechanismDesign(n=4, eps=1.0, outputs=[0.0, 1e308]), "outputs must have"),
+    ("mech-outputs-m-float", lambda f: MechanismDesign(n=4, eps=1.0, outputs=3.0), "outputs must be"),
+    ("mech-sq-loss-overflow", lambda f: MechanismDesign(n=4, eps=1.0, outputs=[0, 10**8], loss="sq"), "loss 'sq'"),
+    (
+        "mech-spec-directed-int",
+        lambda f: MechanismDesign.from_spec(dict(MechanismDesign(n=4, eps=1.0).spec(), directed=0)),
+        "directed",
+    ),
+    ("sweep-jobs-too-many", lambda f: run_sweep([], jobs=max_jobs() + 1, progress=False), "jobs"),
+    ("sweep-jobs-2-64", lambda f: run_sweep([], jobs=2**64 + 1, progress=False), "jobs"),
+    ("sweep-jobs-float", lambda f: check_jobs(2.0), "jobs must be an integer"),
+    ("sweep-grid-n-float", lambda f: parse_grid("n", [8.0], integer=True), "n must be an integer"),
+    # --- design files (NoiseDesign.spec()) edited by hand: ints are ints, directed is a boolean ---
+    ("spec-n-float", lambda f: NoiseDesign.from_spec(dict(_design().spec(), n=4.0)), "n must be an integer"),
+    (
+        "spec-shift-float",
+        lambda f: NoiseDesign.from_spec(
+            dict(_design().spec(), neighborhood={"kind": "shifts", "directed": False, "shifts": [[1.0]]})
+        ),
+        "shifts must be integers",
+    ),
+    (
+        "spec-directed-zero",
+        lambda f: NoiseDesign.from_spec(dict(_design().spec(), neighborhood=dict(NB.to_dict(), directed=0))),
+        "'directed' must be True or False",
+    ),
+    (
+        "spec-directed-null",
+        lambda f: NoiseDesign.from_spec(dict(_design().spec(), neighborhood=dict(NB.to_dict(), directed=None))),
+        "'directed' must be True or False",
+    ),
+    ("compose-k-numpy-float", lambda f: compose(PMF, NB, np.float64(2.0)), "k must be an integer"),
+    ("figures-jobs-2-64", lambda f: run_figures("all", jobs=2**64 + 1), "jobs"),
 ]
 
 
@@ -685,6 +770,59 @@ CLI_CASES = [
     ("release-design-directory", release_design("{adir}"), "a directory, not a regular file"),
     ("figures-jobs-zero", ["figures", "all", "--jobs", "0"], "jobs"),
     ("figures-out-file", ["figures", "all", "--out", "{afile}"], "out must be a folder"),
+    # --- result files are parsed strictly: ints are ints, directed is a JSON boolean ---
+    ("certify-result-n-float", ["certify", "--result", "{res_n_float}"], "'n' must be an integer"),
+    ("certify-result-n-bool", ["certify", "--result", "{res_n_bool}"], "'n' must be an integer"),
+    ("certify-result-shift-float", ["certify", "--result", "{res_shift_float}"], "'shifts'"),
+    ("certify-result-directed-zero", ["certify", "--result", "{res_directed_zero}"], "'directed'"),
+    ("certify-result-directed-null", ["certify", "--result", "{res_directed_null}"], "'directed'"),
+    ("certify-result-directed-string", ["certify", "--result", "{res_directed_string}"], "'directed'"),
+    ("certify-result-directed-missing", ["certify", "--result", "{res_no_directed}"], "'directed'"),
+    (
+        "certify-result-directed-false-asymmetric",
+        ["certify", "--result", "{res_directed_false_asymmetric}"],
+        "symmetric neighbourhood",
+    ),
+    # --- unbounded counts ---
+    ("sweep-jobs-2-64", SW4 + ["--no-cache", "--jobs", str(2**64 + 1)], "jobs"),
+    ("sweep-jobs-too-many", SW4 + ["--no-cache", "--jobs", str(max_jobs() + 1)], "jobs"),
+    ("figures-jobs-too-many", ["figures", "all", "--jobs", str(max_jobs() + 1)], "jobs"),
+    ("release-count-above-cap", RGOOD + ["--count", "100000001"], "count"),
+    ("release-count-1e8", RGOOD + ["--count", "1e8"], "count"),
+    ("release-count-float", RGOOD + ["--count", "2.0"], "count"),
+    ("figures-jobs-2-64", ["figures", "all", "--jobs", str(2**64 + 1)], "jobs"),
+    (
+        "mechanism-sweep-jobs-too-many",
+        ["mechanism-sweep", "--n", "4", "--eps", "1", "--jobs", str(max_jobs() + 1)],
+        "jobs",
+    ),
+    (
+        "mechanism-max-loss-nan",
+        ["mechanism", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss", "nan"],
+        "max_loss",
+    ),
+    ("compose-k-float", ["compose", "--result", "{res}", "--compositions", "2.0", "--delta", "1e-6"], "compositions"),
+    (
+        "compose-k-2-63",
+        ["compose", "--result", "{res}", "--compositions", str(2**63), "--delta", "1e-6"],
+        "compositions",
+    ),
+    ("release-count-times-values", ["release", "--design", "{good}", "--value", "1,2", "--count", "60000000"], "10^8"),
+    # --- mechanism strictness ---
+    (
+        "mechanism-max-loss-negative",
+        ["mechanism", "--n", "4", "--eps", "1", "--objective", "delta", "--max-loss=-1"],
+        "max_loss",
+    ),
+    (
+        "mechanism-outputs-2-64",
+        ["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,18446744073709551617"],
+        "outputs",
+    ),
+    ("mechanism-outputs-1e308", ["mechanism", "--n", "4", "--eps", "1", "--outputs", "0,1e308"], "outputs"),
+    # --- messages cut long values ---
+    ("solve-cost-120kb", S4 + ["--cost", ",".join(["1"] * 60000)], "cost"),
+    ("solve-eps-5000-digits", ["solve", "--n", "4", "--eps", "1" * 5000, "--neighborhood", "bd:1"], "chars)"),
 ]
 
 
@@ -701,6 +839,7 @@ def test_bad_cli_input(argv, match, files, capsys):
     assert len(lines) == 1, lines
     assert match in lines[0]
     assert "Traceback" not in captured.err
+    assert len(lines[0]) <= 400  # echoed values are cut (optnoise.engine.validation.shown)
 
 
 def test_table_is_large_enough():

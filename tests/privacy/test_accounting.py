@@ -157,3 +157,35 @@ def test_bad_input():
         comp.delta(-1.0)
     with pytest.raises(ValueError, match="delta"):
         comp.epsilon(2.0)
+
+
+def test_k_is_an_int_within_the_documented_cap():
+    # compose(2.0) was accepted, compose(10**12) a MemoryError and compose(2**63) an OverflowError
+    from optnoise.privacy.accounting import MAX_COMPOSITIONS
+
+    assert MAX_COMPOSITIONS == 10**6
+    assert compose(_rr(1.0), Neighborhood.bd(1), np.int64(3)).k == 3
+    for bad in (2.0, True, "2", None):
+        with pytest.raises(ValueError, match="k must be an integer"):
+            compose(_rr(1.0), Neighborhood.bd(1), bad)
+    for bad in (MAX_COMPOSITIONS + 1, 10**12, 2**63):
+        with pytest.raises(ValueError, match=f"k must be an integer >= 1 and <= {MAX_COMPOSITIONS}"):
+            compose(_rr(1.0), Neighborhood.bd(1), bad)
+
+
+def test_an_oversized_composition_is_refused_before_it_is_allocated():
+    # within the cap on k, a design with a wide loss range still asked dp-accounting for tens of GB
+    import time
+
+    from optnoise.privacy.accounting import MAX_COMPOSED_GRID, _composed_grid
+
+    f = np.array([0.9, 0.05, 0.03, 0.015, 0.005])
+    pld = design_pld(f, Neighborhood.bd(2))
+    assert _composed_grid(pld, 10**6) > MAX_COMPOSED_GRID
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="composed loss grid of [0-9]+ points, more than the limit"):
+        compose(f, Neighborhood.bd(2), 10**6)
+    assert time.perf_counter() - t0 < 20
+    # the estimate is dp-accounting's own: it matches the composed PLD's grid where that is small
+    small = pld.self_compose(3)
+    assert _composed_grid(pld, 3) == len(small._pmf_remove._probs)

@@ -129,3 +129,19 @@ def test_from_data_errors():
         Neighborhood.from_data([1.0, 1.0, 1.0], QuantizedMean(0, 2, 4), "remove-one", n=4)
     with pytest.raises(ValueError, match="groups"):
         Neighborhood.from_data([1.0, 2.0], Count(n=3), n=3, groups=[0])
+
+
+def test_shift_counts_and_shifts_are_ints_not_floats():
+    # Neighborhood.bd(2.0) was accepted (and result files with float shifts through Neighborhood.shifts)
+    for call in (
+        lambda: Neighborhood.bd(2.0),
+        lambda: Neighborhood.sd(1.0),
+        lambda: Neighborhood.bd(True),
+        lambda: Neighborhood.shifts([1.0, 2]),
+        lambda: Neighborhood.shifts([(1, 2.0)]),
+        lambda: Neighborhood.shifts(np.array([1.0, 2.0])),
+    ):
+        with pytest.raises(ValueError, match="must be (an integer|integers)"):
+            call()
+    assert Neighborhood.bd(np.int64(2)) == Neighborhood.bd(2)
+    assert Neighborhood.shifts(np.array([1, 2])).raw == ((1,), (2,))

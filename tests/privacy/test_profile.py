@@ -94,6 +94,9 @@ def test_spec_round_trip_and_repr():
         ({"profile": [(1.0, 0.1, 3)]}, "pairs"),
         ({"profile": [(1.0, 0.1), (1.0, 0.2)]}, "each eps once"),
         ({"profile": [(-1.0, 0.1)]}, ">= 0"),
+        # eps in a profile is bounded like any LP eps: (1e300, 0) was an OverflowError in math.exp
+        ({"profile": [(1e300, 0.0)]}, r"profile eps must be <= 34.5"),
+        ({"profile": [(0.5, 0.1), (35.0, 0.0)]}, r"profile eps must be <= 34.5"),
         ({"profile": [(1.0, 1.5)]}, "delta"),
         ({"profile": [(1.0, 0.1)], "eps": 1.0}, "eps/delta"),
         ({"profile": [(1.0, 0.1)], "rho": 1.0}, "does not apply"),
@@ -115,3 +118,11 @@ def test_profile_designs_are_not_certified():
     res = _solve([(1.0, 1e-2)], n=10)
     with pytest.raises(ValueError, match="certification covers"):
         res.certify()
+
+
+def test_profile_eps_is_bounded_like_design_eps():
+    from optnoise.engine.validation import MAX_EPS
+
+    assert check_profile([(MAX_EPS, 0.0), (0.0, 0.5)]) == ((0.0, 0.5), (MAX_EPS, 0.0))
+    with pytest.raises(ValueError, match="profile eps must be <= 34.5"):
+        check_profile([(1e300, 0.0)])

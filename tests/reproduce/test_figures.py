@@ -121,3 +121,31 @@ def test_runner_runs_scripts_in_workers_and_isolates_failures(tmp_path, monkeypa
     stamp = png.stat().st_mtime_ns
     figures.run_figures("count2020", jobs=1, out=tmp_path / "out", progress=False, force=True)
     assert png.stat().st_mtime_ns != stamp
+
+
+def test_runner_caps_its_workers(tmp_path, monkeypatch):
+    # figures --jobs 1000 started a thousand processes: jobs is capped (JOBS_PER_CORE per core) and
+    # never more workers start than there are scripts
+    import concurrent.futures
+
+    import optnoise.reproduce.figures as figures
+    from optnoise.engine.validation import max_jobs
+
+    paper = tmp_path / "experiments" / "count2020"
+    paper.mkdir(parents=True)
+    (paper / "a_ok.py").write_text("def main(argv=None):\n    return 0\n")
+    monkeypatch.setattr(figures, "find_experiments_root", lambda start=None: tmp_path / "experiments")
+    started = []
+
+    class Pool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            started.append(kwargs["max_workers"])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    results = figures.run_figures("count2020", jobs=max_jobs(), out=tmp_path / "out", progress=False, force=True)
+    assert started == [1] and [rc for _, rc, _ in results] == [0]
+    for bad in (0, max_jobs() + 1, 2**64 + 1, 2.0, True):
+        with pytest.raises(ValueError, match="jobs"):
+            figures.run_figures("count2020", jobs=bad, progress=False)
+    assert started == [1]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from optnoise.engine.validation import check_delta, check_eps, check_probability
+from optnoise.engine.validation import check_delta, check_eps, check_probability, shown
 
 __all__ = []
 
@@ -36,7 +36,7 @@ def _delta(value: Any) -> np.ndarray:
 def _check_rho(rho: Any) -> float:
     rho = check_probability("rho", rho)
     if not 0.0 < rho < 1.0:
-        raise ValueError(f"rho must be in (0, 1); got {rho!r}")
+        raise ValueError(f"rho must be in (0, 1); got {shown(rho)}")
     return rho
 
 

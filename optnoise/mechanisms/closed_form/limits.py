@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.validation import check_int
+from optnoise.engine.validation import check_int, shown
 from optnoise.mechanisms.closed_form.common import _eps, _geo_f0, _out
 
 __all__ = [
@@ -43,7 +43,7 @@ def sd_limit_pmf(eps: Any, h: Any) -> Any:
     e = _eps(eps)
     h = np.asarray(h)
     if np.any(h < 0) or not np.issubdtype(h.dtype, np.integer):
-        raise ValueError(f"h must be integers >= 0; got {h!r}")
+        raise ValueError(f"h must be integers >= 0; got {shown(h)}")
     return _out(-np.expm1(-e) * np.exp(-h * e))
 
 
@@ -58,7 +58,7 @@ def sd_limit_phi0(i: Any, eps: Any) -> Any:
     e = _eps(eps)
     i = np.asarray(i)
     if np.any(i < 0) or not np.issubdtype(i.dtype, np.integer):
-        raise ValueError(f"i must be integers >= 0; got {i!r}")
+        raise ValueError(f"i must be integers >= 0; got {shown(i)}")
     return _out(_geo_f0(i, e))
 
 
@@ -83,7 +83,7 @@ def bd_limit_pmf(mu_bar: int, eps: Any, eta: Any) -> Any:
     e = _eps(eps)
     eta = np.asarray(eta)
     if np.any(eta < 0) or not np.issubdtype(eta.dtype, np.integer):
-        raise ValueError(f"eta must be integers >= 0; got {eta!r}")
+        raise ValueError(f"eta must be integers >= 0; got {shown(eta)}")
     f0 = 1.0 - np.asarray(bd_limit_error_rate(mu_bar, e))
     step = -(-eta // mu_bar)  # ceil(eta / mu_bar): the staircase step of eta
     return _out(f0 * np.exp(-step * e))
