@@ -59,6 +59,9 @@ ROBUST_RETRIES: tuple[dict[str, Any], ...] = (
     {"presolve": "off"},
     {"presolve": "off", "primal_feasibility_tolerance": 1e-10, "simplex_scale_strategy": 4},
 )
+#: Largest delta at which an unverified noise PMF is repaired to pure DP (the proof of optimality
+#: against the delta problem's own dual bound decides whether the repair is accepted).
+PURE_REPAIR_DELTA = 1e-9
 #: Set while an unverified result is being repaired, so that the repair's re-solves are not repaired again.
 _POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
 
@@ -184,7 +187,8 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | 
     tail of a long staircase, that can exceed the relative re-verification rule
     although the solution is right up to tolerance. Three repairs, the first that applies:
 
-    * pure DP (delta = 0) modulo noise: the envelope of the solver's PMF
+    * pure DP (delta = 0, or a delta up to :data:`PURE_REPAIR_DELTA`, which no float rounding
+      can meet relatively) modulo noise: the envelope of the solver's PMF
       (:func:`optnoise.design.repair.pure_envelope`), which meets every ratio exactly,
       with a bound proved from the optimal basis found in scaled variables
       (:func:`optnoise.engine.highs.basis_dual`); accepted when that proves it optimal,
@@ -211,8 +215,11 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | 
         layout = design.pair_layout()
         p = prepare(layout.embed(solution))
         target = float(design.delta or 0.0)
-        if target == 0.0 and layout.rows == 1:
-            lifted = pure_envelope(layout, p, design.eps)
+        if target <= PURE_REPAIR_DELTA and layout.rows == 1:
+            # below float resolution a delta > 0 cannot be met relatively by rounding repairs; a pure
+            # eps'-DP PMF meets it (and every notion) with delta exactly 0, where eps' = eps (1 - 1e-9)
+            # keeps every ratio strictly below e^eps through float rounding
+            lifted = pure_envelope(layout, p, design.eps if target == 0.0 else design.eps * (1.0 - 1e-9))
             if lifted is not None:
                 model = design.build_model()
                 cost = layout.loss_of(lifted)

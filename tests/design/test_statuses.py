@@ -19,7 +19,7 @@ from mpmath import mp, mpf
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.engine.tolerance import OPTIMAL_GAP, within_delta
-from optnoise.privacy.curves import achieved_deltas
+from optnoise.privacy.curves import achieved_deltas, delta_dp
 
 
 def _staircase_mse(n: int, eps: float, D: int) -> float:
@@ -134,3 +134,18 @@ def test_conic_optimal_inaccurate_is_never_optimal(monkeypatch):
     monkeypatch.setattr(cp.Problem, "solve", inaccurate)
     out = solve_cvxpy(mb.build(), None, False)
     assert out.status == "feasible" and out.x is not None
+
+
+@pytest.mark.parametrize("delta", [6.950232489189763e-188, 1e-300, 1e-13])
+def test_a_delta_below_float_resolution_is_met_by_a_pure_repair(delta):
+    # found by the property tests: the solver's PMF has float delta ~1e-16 > 7e-188, which no rounding
+    # repair can meet relatively; a pure eps'-DP envelope (delta exactly 0) meets it, proven optimal
+    # against the delta problem's own dual bound, and it is the delta = 0 optimum up to the gap
+    nb = Neighborhood.shifts([-2], directed=False)
+    eps = 1.6379198937009947
+    res = NoiseDesign(n=2, eps=eps, delta=delta, neighborhood=nb, metric="er", privacy="dp").solve()
+    pure = NoiseDesign(n=2, eps=eps, delta=0.0, neighborhood=nb, metric="er", privacy="dp").solve()
+    assert res.status == "optimal" and res.verify()
+    assert delta_dp(res.pmf, res.design.shifts, eps) <= delta  # float delta: 0, not rounding noise
+    assert res.distortion == pytest.approx(pure.distortion, rel=1e-6)
+    assert float(res.certify().certified_delta) <= delta

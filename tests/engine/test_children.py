@@ -47,7 +47,9 @@ def _running(p: psutil.Process) -> bool:
         return False
 
 
-def _assert_all_gone(kids: list[psutil.Process], timeout: float = 5.0) -> None:
+def _assert_all_gone(kids: list[psutil.Process], timeout: float = 20.0) -> None:
+    # a child killed before it installed its watchdog (still importing, on a loaded machine) notices
+    # the missing parent when it does install it: allow for slow imports, far below the 35 s
     deadline = time.monotonic() + timeout
     alive = [p for p in kids if _running(p)]
     while alive and time.monotonic() < deadline:
@@ -103,7 +105,7 @@ def test_die_with_parent_ends_an_orphan(tmp_path):
         kid = psutil.Process(int(parent.stdout.readline()))
         parent.kill()  # at once: the child is still importing, and must notice anyway
         parent.wait(timeout=10)
-        _assert_all_gone([kid], timeout=3.0)
+        _assert_all_gone([kid], timeout=10.0)
     finally:
         if parent.poll() is None:
             os.killpg(parent.pid, signal.SIGKILL)
