@@ -285,10 +285,14 @@ def solve_renyi_barrier(
         best.start = start
         try:
             stages = _search(prob, best, start, deadline)
-        except (ArithmeticError, ValueError) as exc:  # a numerical failure: the incumbent and bound stand
+        except (ArithmeticError, ValueError, RuntimeError) as exc:
+            # a numerical failure (LinAlgError is a ValueError; HiGHS reports RuntimeError): the incumbent, at
+            # worst the reference, and the bound proven so far stand
             why = f"the search stopped on a numerical failure ({exc})"
     if not math.isfinite(best.bound):
-        best.prove(tangent_lp_bound(prob, best.log_pmf))
+        # still within reach after a time limit: one LP of N columns (a second at most for the designs here)
+        remaining = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+        best.prove(tangent_lp_bound(prob, best.log_pmf, time_limit=remaining))
     gap = best.gap
     if gap is not None and gap <= OPTIMAL_GAP:
         status = "optimal"

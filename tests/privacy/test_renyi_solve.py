@@ -78,16 +78,40 @@ def issue_rdp() -> dict[str, DesignResult]:
     return {m: NoiseDesign(n=20, neighborhood=NB, metric=m, privacy="rdp", rdp=RDP).solve() for m in METRICS}
 
 
+#: Optima proven by the prototype (/work/scratch/renyi/REPORT.md: gaps <= 1e-6, independent code path).
+ZCDP_OPTIMA = {
+    "er": 0.7525912555,
+    "mse": 32.44059293,
+    "mae": 4.32577345,
+    "circular-mse": 3.997595519,
+    "circular-mae": 1.541089586,
+}
+RDP_OPTIMA = {
+    "er": 0.6262748509,
+    "mse": 14.1168706,
+    "mae": 2.697021813,
+    "circular-mse": 1.911270152,
+    "circular-mae": 0.9997124868,
+}
+
+
+def _agrees(value: float, optimum: float) -> None:
+    """Two values each proven within OPTIMAL_GAP (relative to max(1, value)) of the same optimum."""
+    assert abs(value - optimum) <= 2 * OPTIMAL_GAP * max(1.0, optimum) + 1e-9, (value, optimum)
+
+
 @pytest.mark.parametrize("metric", METRICS)
 def test_issue_zcdp_designs_are_proven_optimal(issue_zcdp, metric):
     res = issue_zcdp[metric]
     _proved(res)
     assert res.backend == "log-barrier" and res.solver == "auto"
+    _agrees(res.distortion, ZCDP_OPTIMA[metric])
 
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_issue_rdp_designs_are_proven_optimal(issue_rdp, metric):
     _proved(issue_rdp[metric])
+    _agrees(issue_rdp[metric].distortion, RDP_OPTIMA[metric])
 
 
 @pytest.mark.parametrize("rho", COMPOSITION_RHOS)
