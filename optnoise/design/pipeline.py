@@ -262,7 +262,7 @@ def solve_noise(
     if design.budget is not None and design.budget.is_conic:
         if canonical:
             raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={design.privacy!r}")
-        return _solve_conic(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
+        return _solve_renyi(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
     if design.privacy == COMPOSED:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
@@ -498,7 +498,7 @@ def _solve_composed(design: NoiseDesign, solver: str, time_limit: float | None, 
     )
 
 
-def _solve_conic(
+def _solve_renyi(
     design: NoiseDesign, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str
 ) -> DesignResult:
     """Solve an ``rdp``/``zcdp`` design (:mod:`optnoise.privacy.renyi_solve`).
@@ -511,7 +511,7 @@ def _solve_conic(
     """
     if solver not in ("auto", "cvxpy") or design.budget is None:
         raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {solver!r}")
-    sol = design.budget.solve_conic(
+    sol = design.budget.solve_renyi(
         design.cost,
         design.shift_index(),
         design.shape,

@@ -141,7 +141,7 @@ class Budget:
         log_ref = reference_log_pmf(shape[0] - 1, len(shape), float(self.sigma2 or 1.0))
         return build_renyi_model(cost, idx, self.orders(), log_ref, eps_inf=self.eps_inf)
 
-    def solve_conic(
+    def solve_renyi(
         self,
         cost: np.ndarray,
         idx: np.ndarray,

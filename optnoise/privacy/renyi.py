@@ -1,4 +1,8 @@
-"""Renyi-DP and zCDP noise design: a convex conic model solved through cvxpy (Clarabel or SCS).
+"""Renyi-DP and zCDP budgets: divergences, the order grid, the reference Gaussian, and a conic model.
+
+The default solver of these designs is :mod:`optnoise.privacy.renyi_solve` (log-barrier search with a
+certified lower bound); the conic model below, solved through cvxpy (Clarabel or SCS), is the
+``solver="cvxpy"`` cross-check.
 
 For the modulo release with noise ``f`` and shift set M, write
 ``g_mu(eta) = f(eta + mu)`` and, for ``alpha > 1``,

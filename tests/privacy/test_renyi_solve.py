@@ -324,4 +324,4 @@ def test_two_dimensional_design():
 def test_method_validation():
     d = NoiseDesign(n=10, neighborhood=NB, metric="mse", privacy="zcdp", rho=0.2)
     with pytest.raises(ValueError, match="method must be one of"):
-        d.budget.solve_conic(d.cost, d.shift_index(), d.shape, method="newton")
+        d.budget.solve_renyi(d.cost, d.shift_index(), d.shape, method="newton")
