@@ -262,7 +262,7 @@ def solve_renyi_barrier(
     eps_inf: float | None = None,
     time_limit: float | None = None,
 ) -> RenyiSolution:
-    """Minimise ``cost . f`` under the Renyi budget with a proven gap (module docstring).
+    """Minimise the expected cost ``cost @ f`` under the Renyi budget with a proven gap (module docstring).
 
     ``sigma2`` is the variance of the reference discrete Gaussian that meets the budget
     (:class:`~optnoise.privacy.budget.Budget`); ``time_limit`` bounds the search (seconds, ``None``
