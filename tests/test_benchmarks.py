@@ -55,3 +55,12 @@ def test_pdp_m10_auto_reports_its_proof_time_and_the_requested_gap():
     assert r["objective"] <= 0.8 + 1e-9
     d = NoiseDesign(n=100, eps=0.5, delta=0.2, neighborhood=Neighborhood.bd(10, directed=True), privacy="pdp")
     assert r["objective"] == pytest.approx(d.solve(solver="highs", mip_gap=1e-6).distortion, rel=1e-6)
+
+
+def test_renyi_run_reports_a_proven_optimum_below_the_gaussian():
+    spec = importlib.util.spec_from_file_location("bench_renyi", BENCH / "bench_renyi.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = mod.run(mod.BUDGETS["rdp [(2,.5),(8,1)]"], "circular-mse", "auto")
+    assert r["status"] == "optimal" and r["verified"]
+    assert r["gap"] <= 1e-6 and r["cost"] <= r["dg"]

@@ -65,8 +65,9 @@ def panel_zcdp(fs: FigureScript):
     rows = []
     for rho in rhos:
         sigma = 1.0 / math.sqrt(2 * rho)
-        # the conic solver occasionally fails on one n (status "error"); a slightly larger n is as good a
-        # "wrap-around negligible" instance, so up to two more are tried and the n used is reported
+        # every point of this grid is proven optimal (gap <= 1e-6, tests/privacy/test_renyi_solve.py); should one
+        # end "feasible", a slightly larger n is as good a "wrap-around negligible" instance, so up to two more
+        # are tried and the n used and the status are reported
         for n in _n_for(sigma) + np.arange(0, 6, 2):
             res = NoiseDesign(n=int(n), neighborhood=NB, metric="circular-mse", privacy="zcdp", rho=rho).solve()
             if res.status == "optimal":

@@ -32,8 +32,8 @@ Budgets beyond one (eps, delta) (:mod:`optnoise.privacy.budget`; eps and delta u
     listed pair at once, an LP (:mod:`optnoise.privacy.profile`).
 ``"rdp"`` / ``"zcdp"``
     ``rdp=[(alpha, eps_alpha), ...]`` or ``rho=...`` (optional ``alphas`` grid):
-    a convex conic model solved through cvxpy (:mod:`optnoise.privacy.renyi`, which
-    states how the finite alpha grid relates to the full zCDP guarantee).
+    convex, solved with a certified lower bound (:mod:`optnoise.privacy.renyi_solve`;
+    :mod:`optnoise.privacy.renyi` relates the finite alpha grid to the full zCDP guarantee).
 
 ``"composed"``: ``compositions=k``; the k-fold composition is (eps, delta)-DP (:mod:`optnoise.design.composed`).
 
@@ -642,9 +642,9 @@ class NoiseDesign:
             ``solver="auto"`` only: ``False`` solves in this process alone (sweep workers do,
             so that parallel sweeps do not start more processes than cores).
         conic_solver : {"clarabel", "scs"}
-            ``rdp``/``zcdp`` designs are conic: they are solved through cvxpy with
-            this solver (``solver`` must then be ``"auto"`` or ``"cvxpy"``) and
-            are not cached.
+            ``rdp``/``zcdp`` designs (not cached): ``solver="auto"`` proves its gap with
+            a certified bound (:mod:`optnoise.privacy.renyi_solve`); ``"cvxpy"`` is the
+            conic cross-check with this solver, its point bounded by tangent cuts.
         canonical : bool
             Return the canonical optimum instead of the solver's choice among
             tied optima: further lexicographic stages with the same backend

@@ -270,7 +270,7 @@ def solve_noise(
     if design.budget is not None and design.budget.is_conic:
         if canonical:
             raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={shown(design.privacy)}")
-        return _solve_conic(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
+        return _solve_renyi(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
     if design.privacy == COMPOSED:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
@@ -506,30 +506,40 @@ def _solve_composed(design: NoiseDesign, solver: str, time_limit: float | None, 
     )
 
 
-def _solve_conic(
+def _solve_renyi(
     design: NoiseDesign, solver: str, *, time_limit: float | None, verbose: bool, conic_solver: str
 ) -> DesignResult:
-    """Solve an ``rdp``/``zcdp`` design through cvxpy (:mod:`optnoise.privacy.renyi`)."""
+    """Solve an ``rdp``/``zcdp`` design (:mod:`optnoise.privacy.renyi_solve`).
+
+    ``solver="auto"`` runs the log-barrier method, which proves its gap with a certified lower
+    bound; ``"cvxpy"`` the conic model through cvxpy with ``conic_solver``, whose point is bounded
+    by tangent cuts. The result carries that ``bound``, and :class:`DesignResult` settles the
+    status like any other: ``"optimal"`` only with a proven gap within ``OPTIMAL_GAP`` and a PMF
+    that passes re-verification.
+    """
     if solver not in ("auto", "cvxpy") or design.budget is None:
         raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={shown(design.privacy)}; got {shown(solver)}")
-    out, pmf, size = design.budget.solve_conic(
+    sol = design.budget.solve_renyi(
         design.cost,
         design.shift_index(),
         design.shape,
+        method="barrier" if solver == "auto" else "cvxpy",
         time_limit=time_limit,
         verbose=verbose,
         conic_solver=conic_solver,
     )
     return DesignResult(
         design=design,
-        status=out.status,
-        pmf=pmf,
-        solver=f"cvxpy/{conic_solver}",
-        solve_time=out.solve_time,
-        model_size=size,
-        gap=out.gap,
-        message=out.message,
-        backend_objective=out.objective,
+        status=sol.status,
+        pmf=sol.pmf,
+        solver=solver,
+        backend=sol.backend,
+        solve_time=sol.solve_time,
+        model_size=sol.model_size,
+        gap=sol.gap,
+        bound=sol.bound,
+        message=sol.message,
+        backend_objective=sol.objective,
     )
 
 

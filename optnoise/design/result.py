@@ -117,10 +117,10 @@ class CheckedResult:
             return False
         return within_delta(self.achieved[self.design.privacy], float(self.target))
 
-    def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
-        """Apply the rules of :mod:`optnoise.engine.tolerance`: an unmet claim becomes ``"unverified"``
-        with the reason, an ``"optimal"`` without a proven gap within ``OPTIMAL_GAP`` becomes ``"feasible"``."""
-        status, why = settle_status(
+    def _verification(self, value: float | None, cap: float | None, **names: str) -> tuple[str, str]:
+        """The status the solution may keep after re-verification, and why: the delta rule of
+        :func:`optnoise.engine.tolerance.settle_status` (a result kind with another notion overrides it)."""
+        return settle_status(
             self.status,
             self.achieved[self.design.privacy],
             self.target,
@@ -129,6 +129,11 @@ class CheckedResult:
             cap=cap,
             **names,
         )
+
+    def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
+        """Apply the rules of :mod:`optnoise.engine.tolerance`: an unmet claim becomes ``"unverified"``
+        with the reason, an ``"optimal"`` without a proven gap within ``OPTIMAL_GAP`` becomes ``"feasible"``."""
+        status, why = self._verification(value, cap, **names)
         if status != self.status:
             self._demote(why)
             return
@@ -246,10 +251,11 @@ class DesignResult(CheckedResult, Accountable):
     pmf : ndarray or None
         The noise PMF, shape ``(n+1,)`` or ``(n+1,)*d``; ``None`` without a solution.
     status : str
-        ``"optimal"``, ``"infeasible"``, ``"time_limit"``, ``"unbounded"``,
-        ``"error"`` or ``"unverified"``: the solver claimed a solution whose PMF
-        fails re-verification (:mod:`optnoise.engine.tolerance`); ``message`` says why.
-        ``"optimal"`` always implies :meth:`verify`.
+        ``"optimal"``, ``"feasible"`` (re-verified, optimality not proven: see ``gap``),
+        ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or ``"unverified"``:
+        the solver claimed a solution whose PMF fails re-verification
+        (:mod:`optnoise.engine.tolerance`); ``message`` says why. ``"optimal"`` always
+        implies :meth:`verify` and a proven gap within ``OPTIMAL_GAP``.
     message : str
         The solver's raw status, and why a status was changed or a re-solve run.
     distortion : float or None
@@ -269,8 +275,9 @@ class DesignResult(CheckedResult, Accountable):
         Rows, columns, integers and nonzeros of the model.
     bound : float or None
         A proven lower bound on the objective (distortion, or delta for ``objective="delta"``):
-        a MILP solver's dual bound, or an LP's weak-duality bound from its row multipliers
-        (:meth:`optnoise.engine.model.LinearModel.dual_bound`).
+        a MILP solver's dual bound, an LP's weak-duality bound from its row multipliers
+        (:meth:`optnoise.engine.model.LinearModel.dual_bound`), or for ``rdp``/``zcdp`` the
+        certified Lagrangian bound of :mod:`optnoise.privacy.renyi_problem`.
     gap : float or None
         Relative gap ``(objective - bound) / objective`` of the returned solution; ``"optimal"``
         needs it within :data:`optnoise.engine.tolerance.OPTIMAL_GAP`.
@@ -342,12 +349,6 @@ class DesignResult(CheckedResult, Accountable):
             self.distortion = float(np.sum(d.cost * self.pmf))
             self.achieved = d.budget.achieved(self.pmf, d.shifts)
             self.actual = modulo_errors(self.pmf)
-            # a budget has no single target delta: its own re-verification decides (optnoise.privacy.budget)
-            if self.status in ("optimal", "feasible", "time_limit") and not d.budget.satisfied(self.achieved):
-                self._demote(
-                    f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
-                )
-            return
         else:
             assert d.eps is not None  # a design without a budget has one eps
             self.distortion = float(np.sum(d.cost * self.pmf))
@@ -355,6 +356,18 @@ class DesignResult(CheckedResult, Accountable):
             self.actual = modulo_errors(self.pmf)
         # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
         self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
+
+    def _verification(self, value: float | None, cap: float | None, **names: str) -> tuple[str, str]:
+        """A budget (profile, rdp, zcdp) has no single target delta: its own re-verification decides
+        (:meth:`optnoise.privacy.budget.Budget.satisfied`); every other notion, the delta rule."""
+        d = self.design
+        if d.budget is None or d.release == "clamp":
+            return super()._verification(value, cap, **names)
+        if self.status in ("optimal", "feasible", "time_limit") and not d.budget.satisfied(self.achieved):
+            return UNVERIFIED, (
+                f"re-verification failed: the PMF does not meet its {d.privacy} budget ({d.budget.describe()})"
+            )
+        return self.status, ""
 
     def verify(self) -> bool:
         """True when the re-verified delta of the design's notion meets its target.

@@ -2,9 +2,11 @@
 
 :class:`Budget` is what ``NoiseDesign(privacy="profile" | "rdp" | "zcdp", ...)``
 holds instead of ``eps``/``delta``: it validates the budget, contributes its
-constraints to the design's model (LP rows from :mod:`optnoise.privacy.profile`, or
-the conic model of :mod:`optnoise.privacy.renyi`), and re-verifies a PMF against it
-from the PMF alone, with the tolerances those modules document.
+constraints to the design's model (LP rows from :mod:`optnoise.privacy.profile`), solves
+an rdp/zcdp design (:mod:`optnoise.privacy.renyi_solve`: a log-barrier method with a
+certified lower bound, or the conic model of :mod:`optnoise.privacy.renyi` through cvxpy),
+and re-verifies a PMF against it from the PMF alone, with the tolerances those modules
+document.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.output import SolverOutput
 from optnoise.engine.validation import check_choice, check_positive, shown
 from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
 from optnoise.privacy.renyi import (
@@ -29,9 +30,9 @@ from optnoise.privacy.renyi import (
     grid_margin,
     reference_log_pmf,
     renyi_curve,
-    solve_renyi,
     zcdp_alphas,
 )
+from optnoise.privacy.renyi_solve import RenyiSolution, solve_renyi_design
 
 __all__ = ["BUDGET_NOTIONS", "Budget"]
 
@@ -140,18 +141,36 @@ class Budget:
         log_ref = reference_log_pmf(shape[0] - 1, len(shape), float(self.sigma2 or 1.0))
         return build_renyi_model(cost, idx, self.orders(), log_ref, eps_inf=self.eps_inf)
 
-    def solve_conic(
-        self, cost: np.ndarray, idx: np.ndarray, shape: tuple[int, ...], **kwargs: Any
-    ) -> tuple[SolverOutput, np.ndarray | None, dict[str, int]]:
-        """Solve the conic model (:func:`optnoise.privacy.renyi.solve_renyi`)."""
-        return solve_renyi(
-            cost=cost,
-            idx=idx,
-            shape=shape,
-            orders=self.orders(),
-            sigma2=float(self.sigma2 or 1.0),
+    def solve_renyi(
+        self,
+        cost: np.ndarray,
+        idx: np.ndarray,
+        shape: tuple[int, ...],
+        *,
+        method: str = "barrier",
+        time_limit: float | None = None,
+        verbose: bool = False,
+        conic_solver: str = "clarabel",
+    ) -> RenyiSolution:
+        """Solve an rdp/zcdp design (:func:`optnoise.privacy.renyi_solve.solve_renyi_design`).
+
+        ``method="barrier"``: the log-barrier method, whose result carries a certified lower
+        bound and is ``"optimal"`` only with a proven gap within ``OPTIMAL_GAP``; ``"cvxpy"``: the
+        conic model through cvxpy (``conic_solver``, ``verbose``), its point bounded by tangent cuts.
+        The reference discrete Gaussian (variance :attr:`sigma2`) scales the conic model, starts the
+        barrier path and is the barrier method's first incumbent.
+        """
+        return solve_renyi_design(
+            cost,
+            idx,
+            shape,
+            self.orders(),
+            float(self.sigma2 or 1.0),
             eps_inf=self.eps_inf,
-            **kwargs,
+            method=method,
+            time_limit=time_limit,
+            verbose=verbose,
+            conic_solver=conic_solver,
         )
 
     # ------------------------------------------------------------------ re-verification

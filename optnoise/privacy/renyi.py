@@ -1,4 +1,8 @@
-"""Renyi-DP and zCDP noise design: a convex conic model solved through cvxpy (Clarabel or SCS).
+"""Renyi-DP and zCDP budgets: divergences, the order grid, the reference Gaussian, and a conic model.
+
+The default solver of these designs is :mod:`optnoise.privacy.renyi_solve` (log-barrier search with a
+certified lower bound); the conic model below, solved through cvxpy (Clarabel or SCS), is the
+``solver="cvxpy"`` cross-check.
 
 For the modulo release with noise ``f`` and shift set M, write
 ``g_mu(eta) = f(eta + mu)`` and, for ``alpha > 1``,
@@ -85,6 +89,7 @@ __all__ = [
     "achieved_rho",
     "build_renyi_model",
     "check_alphas",
+    "check_reference",
     "check_rdp",
     "grid_margin",
     "reference_log_pmf",
@@ -291,6 +296,21 @@ def reference_log_pmf(n: int, dim: int, sigma2: float) -> np.ndarray:
     return ls - float(logsumexp(ls))
 
 
+def check_reference(n: int, dim: int, sigma2: float) -> np.ndarray:
+    """:func:`reference_log_pmf`, or ``ValueError`` when its masses fall below ``e^MIN_LOG_MASS``.
+
+    Such a design's optimum has masses that float64 cannot hold (both solution methods refuse it).
+    """
+    log_ref = reference_log_pmf(n, dim, sigma2)
+    if log_ref.min() < MIN_LOG_MASS:
+        raise ValueError(
+            f"n is too large for this budget: the reference discrete Gaussian (sigma^2 = {sigma2:.4g}) has masses "
+            f"below e^{MIN_LOG_MASS:g} at the far end of {{0..{n}}}, which float64 cannot hold; choose n <= "
+            f"{int(2 * math.sqrt(-2 * MIN_LOG_MASS * sigma2 / dim))} or a smaller privacy budget"
+        )
+    return log_ref
+
+
 def build_renyi_model(
     cost: np.ndarray,
     idx: np.ndarray,
@@ -363,14 +383,7 @@ def solve_renyi(
     ``sigma2`` is the variance of the reference discrete Gaussian that scales the
     variables (one meeting every order's budget).
     """
-    n, dim = shape[0] - 1, len(shape)
-    log_ref = reference_log_pmf(n, dim, sigma2)
-    if log_ref.min() < MIN_LOG_MASS:
-        raise ValueError(
-            f"n is too large for this budget: the reference discrete Gaussian (sigma^2 = {sigma2:.4g}) has masses "
-            f"below e^{MIN_LOG_MASS:g} at the far end of {{0..{n}}}, which float64 cannot hold; choose n <= "
-            f"{int(2 * math.sqrt(-2 * MIN_LOG_MASS * sigma2 / dim))} or a smaller privacy budget"
-        )
+    log_ref = check_reference(shape[0] - 1, len(shape), sigma2)
     model = build_renyi_model(cost, idx, orders, log_ref, eps_inf=eps_inf)
     # Interior-point progress on these cones depends on the objective's scale (measured: Clarabel stalls
     # on some instances at one scale and solves them at another, and returns inaccurate points). The
