@@ -45,13 +45,14 @@ TIME_LIMIT = 30.0
 #: What the measured table says (kept with the script so that a re-run keeps it).
 READING = """\
 Reading. The barrier route proves 9 of the 10 designs optimal (gap <= 1e-6) in 0.6-8 s, all under the 30 s
-target; the certified optima agree with the proven optima of the prototype (/work/scratch/renyi/REPORT.md) to
-1e-6. The exception is zCDP mse (one-sided noise, masses down to e^-210): the primal converges to the same cost
-as the prototype (44.4559, 99% below the Gaussian) but the barrier's centring does not, so the multipliers do not
-give a useful bound; the result is honestly "feasible" with its (trivial) bound, never "optimal". The cvxpy route
-returns points up to 3.8x more expensive (rdp mse), fails on zCDP mse ("error") and hits the time limit on zCDP
-mae; its "optimal"/"optimal_inaccurate" claims are no longer believed: the tangent-cut LP at its point, whose tails
-are inaccurate, gives only a loose bound, so it ends "feasible". Every returned PMF passes `verify()`."""
+target; the certified optima agree to 1e-6 with those an independent prototype proved (pinned in
+tests/privacy/test_renyi_solve.py). The exception is zCDP mse (one-sided noise, masses down to e^-210): the
+primal converges to the same cost as the prototype (44.4559, 99% below the Gaussian) but the barrier's centring
+does not, so the multipliers do not give a useful bound; the result is honestly "feasible" with its (trivial)
+bound, never "optimal". The cvxpy route returns points up to 3.8x more expensive (rdp mse), fails on zCDP mse
+("error") and hits the time limit on zCDP mae; its "optimal"/"optimal_inaccurate" claims are no longer believed:
+the tangent-cut LP at its point, whose tails are inaccurate, gives only a loose bound, so it ends "feasible".
+Every returned PMF passes `verify()`."""
 
 
 def run(budget: dict, metric: str, solver: str) -> dict:

@@ -78,7 +78,7 @@ def issue_rdp() -> dict[str, DesignResult]:
     return {m: NoiseDesign(n=20, neighborhood=NB, metric=m, privacy="rdp", rdp=RDP).solve() for m in METRICS}
 
 
-#: Optima proven by the prototype (/work/scratch/renyi/REPORT.md: gaps <= 1e-6, independent code path).
+#: Optima proven by an independent prototype (its own barrier and certificate code, gaps <= 1e-6), issue 25.
 ZCDP_OPTIMA = {
     "er": 0.7525912555,
     "mse": 32.44059293,
