@@ -47,3 +47,8 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     else:
         new = old.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(new)
+
+
+def fmt_row(cells) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"

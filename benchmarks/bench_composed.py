@@ -36,7 +36,7 @@ from optnoise.design.metrics import cost_vector
 from optnoise.privacy import accounting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine, write_section  # noqa: E402
+from _results import fmt_row, machine, write_section  # noqa: E402
 
 NB = Neighborhood.bd(1)
 EPS, DELTA = 1.0, 1e-5
@@ -161,10 +161,6 @@ def dual(h: float) -> dict:
     }
 
 
-def fmt(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -191,7 +187,7 @@ def main(argv=None) -> int:
         lines += [
             f"### h = {h:g}",
             "",
-            fmt(
+            fmt_row(
                 [
                     "k",
                     "n",
@@ -208,7 +204,7 @@ def main(argv=None) -> int:
                     "time baselines [s]",
                 ]
             ),
-            fmt(["---"] * 13),
+            fmt_row(["---"] * 13),
         ]
         for k in ks:
             r = run_k(k, h)
@@ -228,14 +224,14 @@ def main(argv=None) -> int:
                 f"{r['t_ours']:.1f}",
                 f"{r['t_base']:.1f}",
             ]
-            print(fmt(row), flush=True)
-            lines.append(fmt(row))
+            print(fmt_row(row), flush=True)
+            lines.append(fmt_row(row))
         lines.append("")
     lines += [
         "### Dual form: least composed eps at variance 25 (k = 10, delta = 1e-6, ring n = 140)",
         "",
-        fmt(["h", "DG", "DLap", "best L+G (w)", "ours (MSE)", "lower bound", "time ours [s]"]),
-        fmt(["---"] * 7),
+        fmt_row(["h", "DG", "DLap", "best L+G (w)", "ours (MSE)", "lower bound", "time ours [s]"]),
+        fmt_row(["---"] * 7),
     ]
     for h in hs:
         r = dual(h)
@@ -248,8 +244,8 @@ def main(argv=None) -> int:
             f"{r['bound']:.4f}" if r["bound"] is not None else "-",
             f"{r['t']:.1f}",
         ]
-        print(fmt(row), flush=True)
-        lines.append(fmt(row))
+        print(fmt_row(row), flush=True)
+        lines.append(fmt_row(row))
     if not a.quick:
         n = 2 * 9 * 40
         d = NoiseDesign(

@@ -25,7 +25,7 @@ from pathlib import Path
 from optnoise import Neighborhood, NoiseDesign
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import RESULTS, machine, write_section  # noqa: E402
+from _results import RESULTS, fmt_row, machine, write_section  # noqa: E402
 
 
 def timed(design: NoiseDesign, solver: str, time_limit: float, repeats: int, formulation: str = "hull"):
@@ -37,10 +37,6 @@ def timed(design: NoiseDesign, solver: str, time_limit: float, repeats: int, for
         if times[-1] > 2.0:  # slow solves are timed once
             break
     return statistics.median(times), res
-
-
-def fmt_row(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv=None) -> int:

@@ -31,7 +31,7 @@ from optnoise import MechanismDesign
 from optnoise.engine.solve import solve_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine, write_section  # noqa: E402
+from _results import fmt_row, machine, write_section  # noqa: E402
 
 DELTA = 1e-3
 CASES = [(0.5, "abs"), (1.0, "abs"), (2.0, "abs"), (1.0, "sq"), (1.0, "er")]
@@ -69,10 +69,6 @@ def run(n: int, eps: float, loss: str, time_limit: float) -> dict:
         "full_value": ref.objective,
         "agree": agree,
     }
-
-
-def fmt_row(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv=None) -> int:

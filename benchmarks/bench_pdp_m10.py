@@ -40,7 +40,7 @@ from optnoise.engine.highs import highs_instance
 from optnoise.engine.tolerance import MIP_REL_GAP
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import RESULTS, machine, write_section  # noqa: E402
+from _results import RESULTS, fmt_row, machine, write_section  # noqa: E402
 
 STANDARD_GAP = 1e-4
 #: label -> (formulation, HiGHS options); "auto" is the default portfolio (HiGHS raced against SCIP).
@@ -204,10 +204,6 @@ def run(case: tuple[str, str, float, float, float, float]) -> dict:
         "to_1e-4": reached[0] if reached else None,
         "backend": "highs",
     }
-
-
-def fmt_row(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv=None) -> int:

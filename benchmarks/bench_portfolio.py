@@ -41,7 +41,7 @@ from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.mechanisms.lattice import build_lattice_lp, solve_lattice_lp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine, write_section  # noqa: E402
+from _results import fmt_row, machine, write_section  # noqa: E402
 
 #: The optima the issue states for the pdp n = 64 instances (to 1e-6 relative).
 PDP64_OPTIMA = {"er": 0.8446734, "mse": 102.71114}
@@ -110,10 +110,6 @@ def naive_bigm(design: NoiseDesign, time_limit: float) -> tuple[str, float | Non
     status = "optimal" if res.status == 0 else ("time_limit" if res.status == 1 else f"status {res.status}")
     gap = getattr(res, "mip_gap", None)
     return status, obj, gap
-
-
-def fmt_row(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def cell(status: str, wall: float, cpu_s: float, limit: float) -> str:

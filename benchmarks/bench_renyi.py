@@ -32,7 +32,7 @@ from optnoise import Neighborhood, NoiseDesign
 from optnoise.privacy.renyi import reference_log_pmf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine, write_section  # noqa: E402
+from _results import fmt_row, machine, write_section  # noqa: E402
 
 NB = Neighborhood.bd(1)
 N = 100
@@ -87,10 +87,6 @@ def num(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
-def fmt(cells) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -110,7 +106,7 @@ def main(argv=None) -> int:
         "",
         READING,
         "",
-        fmt(
+        fmt_row(
             [
                 "budget",
                 "metric",
@@ -126,7 +122,7 @@ def main(argv=None) -> int:
                 "cvxpy / barrier",
             ]
         ),
-        fmt(["---"] * 12),
+        fmt_row(["---"] * 12),
     ]
     for name, budget in BUDGETS.items():
         for metric in metrics:
@@ -147,8 +143,8 @@ def main(argv=None) -> int:
                 f"{ref['t']:.1f}",
                 num(ratio, ".4f"),
             ]
-            print(fmt(row), flush=True)
-            lines.append(fmt(row))
+            print(fmt_row(row), flush=True)
+            lines.append(fmt_row(row))
     if not a.no_write:
         write_section("renyi", "\n".join(lines))
     return 0
