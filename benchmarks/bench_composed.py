@@ -50,8 +50,10 @@ nothing here (DG 139.173 vs 139.176); the issue's DG = 140.45 comes from dp-acco
 number the design is 129.30 / 140.45 = 0.9206. The colleague's prototype design, calibrated by this accounting,
 also gives 129.30: the same optimum from several starts. The composed design is never above the best calibrated
 baseline (ratio <= 0.9999 at every k), and k = 1 is the LP optimum. The lower bounds (the k = 1 LP, and the sum
-statistic (LP_k - 1/4) / k) are valid but loose. Wall times were measured with other jobs on the 2 cores (load 4);
-unloaded, the k = 10 design takes ~8 s."""
+statistic (LP_k - 1/4) / k) are valid but loose. Wall times were measured with other jobs on the 2 cores (load 4),
+before the search ran both of its starts whenever the time budget allows (2026-11-25, for reproducibility);
+re-measured since on an idle machine: the k = 10 design at n = 170 takes 18 s, and the k = 100 speed target 32.1 s
+(MSE 1555.98, search stopped at its evaluation limit)."""
 
 
 def ring(k: int, eps: float = EPS, delta: float = DELTA) -> int:
