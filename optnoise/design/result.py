@@ -485,11 +485,17 @@ class DesignResult(CheckedResult, Accountable):
         }
 
     @classmethod
-    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
+    def from_dict(cls, data: Any, *, design: NoiseDesign, recheck: bool = True) -> DesignResult:
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
 
         Raises ``ValueError`` naming the field that is missing or malformed; a
-        PMF that fails re-verification comes back ``"unverified"``.
+        PMF that fails re-verification comes back ``"unverified"``. The stored
+        ``bound``, ``gap`` and status are not trusted: with ``recheck`` (default)
+        the bound is re-derived and the status settled on it
+        (:func:`optnoise.design.proofs.recheck`; an LP or MILP is solved again for
+        its bound), so an ``"optimal"`` the data does not prove comes back
+        ``"feasible"``, and a bound above the objective is refused (``ValueError``).
+        The cache re-checks with its stored proof instead (``recheck=False``).
         """
         common = cls._common_fields(data, "DesignResult")
         if "pmf" not in data:
@@ -506,7 +512,7 @@ class DesignResult(CheckedResult, Accountable):
             if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
                 raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {shown(e)}")
             eps_objective = float(e)
-        return cls(
+        res = cls(
             design=design,
             pmf=pmf,
             backend=str(data.get("backend") or ""),
@@ -515,6 +521,11 @@ class DesignResult(CheckedResult, Accountable):
             eps_objective=eps_objective,
             **common,
         )
+        if recheck:
+            from optnoise.design.proofs import recheck as recheck_proof
+
+            recheck_proof(res)
+        return res
 
     def __repr__(self) -> str:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"
