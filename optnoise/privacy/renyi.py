@@ -239,8 +239,8 @@ def grid_margin(alphas: Any) -> float:
     return worst
 
 
-def _log_mgf(f: np.ndarray, g: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``max_mu K_mu(a) = max_mu (a - 1) D_a(f || g_mu)`` for orders ``a > 1``, accurate as ``a -> 1``.
+def _log_mgf(f: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``max_mu K_mu(a) = max_mu (a - 1) D_a(f || g_mu)`` at the orders ``a = 1 + t``, accurate as ``t -> 0``.
 
     Where ``(a - 1) max |log(f / g)| < 1`` the sum is written ``1 + sum f expm1((a - 1) d)`` and
     ``K = log1p(...)``: no cancellation against 1 (plain log-sum-exp loses ~1e-16 absolute, i.e. all
@@ -250,13 +250,13 @@ def _log_mgf(f: np.ndarray, g: np.ndarray, a: np.ndarray) -> np.ndarray:
     supp = f > 0
     lf = np.log(f[supp])
     total = float(np.sum(f[supp]))
-    out = np.full(a.size, -np.inf)
+    out = np.full(t.size, -np.inf)
     for gm in g:
         d = lf - np.log(gm[supp])
-        small = (a - 1.0) * float(np.max(np.abs(d))) < 1.0
+        small = t * float(np.max(np.abs(d))) < 1.0
         step = max(1, 2_000_000 // max(1, d.size))  # bound the (orders x outputs) work array
-        for k in range(0, a.size, step):
-            am1 = a[k : k + step, None] - 1.0
+        for k in range(0, t.size, step):
+            am1 = t[k : k + step, None]
             sm = small[k : k + step]
             near = np.log1p(np.sum(f[supp][None, :] * np.expm1(am1 * d[None, :]), axis=1) / total)
             far = logsumexp(lf[None, :] + am1 * d[None, :], axis=1) - math.log(total)
@@ -264,17 +264,18 @@ def _log_mgf(f: np.ndarray, g: np.ndarray, a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _chord_bounds(a: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per interval ``[a_j, a_{j+1}]`` (all ``a > 1``): ``max (c0 + c1 x) / (x (x - 1))`` and where.
+def _chord_bounds(t: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per interval ``[t_j, t_{j+1}]`` of ``t = alpha - 1 > 0``: ``max (c0 + c1 x) / (x (x + 1))`` and where.
 
     ``c0 + c1 x`` is the chord of the convex ``K``, hence above it; the maximiser is an end or a root
-    of ``c1 x^2 + 2 c0 x - c0 = 0`` (the derivative's numerator).
+    of ``c1 x^2 + 2 c0 x + c0 = 0`` (the derivative's numerator). Working in ``t``, not alpha, keeps
+    the intervals near alpha = 1 exact in float64.
     """
-    x0, x1 = a[:-1], a[1:]
+    x0, x1 = t[:-1], t[1:]
     c1 = (K[1:] - K[:-1]) / (x1 - x0)
     c0 = K[:-1] - c1 * x0
     cands = [x0, x1]
-    disc = c0 * c0 + c1 * c0
+    disc = c0 * c0 - c1 * c0
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.sqrt(np.where(disc >= 0, disc, np.nan))
         for sgn in (1.0, -1.0):
@@ -284,7 +285,7 @@ def _chord_bounds(a: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     for x in cands:
         inside = (x >= x0) & (x <= x1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            val = np.where(inside, (c0 + c1 * x) / (x * (x - 1.0)), -np.inf)
+            val = np.where(inside, (c0 + c1 * x) / (x * (x + 1.0)), -np.inf)
         better = val > best
         best, where = np.where(better, val, best), np.where(better, x, where)
     return best, where
@@ -313,30 +314,30 @@ def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tup
     # cover up to A with D_inf / A <= kl-ish level: the tail bound D_inf / A must not dominate
     hi = min(max(64.0, 4.0 * dinf / max(kl, 1e-12)), MAX_ALPHA)
     m = int(math.ceil(density * math.log10(hi / lo)))
-    a = 1.0 + np.geomspace(lo, hi, m)
-    K = _log_mgf(f, g, a)
-    first = float(K[0] / (a[0] - 1.0))  # (1, a_1]: D_a / a <= D_a <= D_{a_1}
-    tail = dinf / a[-1]
+    t = np.geomspace(lo, hi, m)  # alpha - 1
+    K = _log_mgf(f, g, t)
+    first = float(K[0] / t[0])  # (1, a_1]: D_a / a <= D_a <= D_{a_1}
+    tail = dinf / (1.0 + t[-1])
     for _ in range(VERIFY_ROUNDS):
-        ub, at = _chord_bounds(a, K)
-        met = float(np.max(K / (a * (a - 1.0))))  # attained at a grid point: a lower bound on the sup
+        ub, at = _chord_bounds(t, K)
+        met = float(np.max(K / (t * (t + 1.0))))  # attained at a grid point: a lower bound on the sup
         loose = np.flatnonzero(ub > met * (1.0 + 1e-10))
         if loose.size == 0:
             break
         loose = loose[np.argsort(ub[loose])[-VERIFY_SPLIT:]]  # the worst intervals first
-        gaps = a[loose, None] - 1.0
-        ratio = (a[loose + 1, None] - 1.0) / gaps
-        new = (1.0 + gaps * ratio ** (np.arange(1, 8)[None, :] / 8.0)).ravel()
-        order = np.argsort(np.concatenate([a, new]))
-        a = np.concatenate([a, new])[order]
-        K = np.concatenate([K, _log_mgf(f, g, new)])[order]
-    ub, at = _chord_bounds(a, K)
+        ratio = t[loose + 1, None] / t[loose, None]
+        new = np.setdiff1d((t[loose, None] * ratio ** (np.arange(1, 8)[None, :] / 8.0)).ravel(), t)
+        if new.size == 0:
+            break
+        t, keep = np.unique(np.concatenate([t, new]), return_index=True)
+        K = np.concatenate([K, _log_mgf(f, g, new)])[keep]
+    ub, at = _chord_bounds(t, K)
     j = int(np.argmax(ub))
-    best, where = float(ub[j]), float(at[j])
+    best, where = float(ub[j]), 1.0 + float(at[j])
     if first >= best:
         best, where = first, 1.0
     if tail > best:
-        best, where = tail, float(a[-1])
+        best, where = tail, 1.0 + float(t[-1])
     return best, where
 
 
