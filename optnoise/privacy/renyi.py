@@ -258,7 +258,8 @@ def _log_mgf(f: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
         for k in range(0, t.size, step):
             am1 = t[k : k + step, None]
             sm = small[k : k + step]
-            near = np.log1p(np.sum(f[supp][None, :] * np.expm1(am1 * d[None, :]), axis=1) / total)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows take the log-sum-exp branch
+                near = np.log1p(np.sum(f[supp][None, :] * np.expm1(am1 * d[None, :]), axis=1) / total)
             far = logsumexp(lf[None, :] + am1 * d[None, :], axis=1) - math.log(total)
             out[k : k + step] = np.maximum(out[k : k + step], np.where(sm, near, far))
     return out
