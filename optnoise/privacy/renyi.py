@@ -87,6 +87,7 @@ __all__ = [
     "ALPHA_MIN_GAP",
     "ALPHA_RATIO",
     "achieved_rho",
+    "violating_orders",
     "build_renyi_model",
     "check_alphas",
     "check_reference",
@@ -292,24 +293,38 @@ def _chord_bounds(t: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return best, where
 
 
-def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tuple[float, float]:
-    """Upper bound on ``sup_{alpha > 1} max_mu D_alpha(f || f(.+mu)) / alpha``, and where it is attained.
+def violating_orders(pmf: Any, shifts: Any, rho: float, *, density: int = VERIFY_DENSITY) -> list[float]:
+    """The orders where ``D_alpha / alpha`` may exceed ``rho``: one per run of intervals of the
+    :func:`achieved_rho` grid whose chord bound exceeds it (where that bound peaks), ``1.0`` (the KL
+    divergence) when ``(1, a_1]`` does; empty when the PMF is certified."""
+    prof = _sup_profile(pmf, shifts, density)
+    if prof is None or not math.isfinite(prof[3]):
+        return []
+    t, ub, at, first = prof[:4]
+    out = [1.0] if first > rho else []
+    over = ub > rho
+    starts = np.flatnonzero(over & ~np.concatenate([[False], over[:-1]]))
+    for i in starts:
+        j = i
+        while j + 1 < over.size and over[j + 1]:
+            j += 1
+        k = i + int(np.argmax(ub[i : j + 1]))
+        out.append(1.0 + float(at[k]))
+    return out
 
-    Evaluates ``K_mu = (alpha - 1) D_alpha`` in float64 (:func:`_log_mgf`) on a grid of ``density``
-    points per decade of ``alpha - 1`` from :data:`VERIFY_MIN_GAP`, and bounds every interval by the
-    chord of the convex ``K`` (module docstring); intervals whose chord bound exceeds the largest value
-    ``D_alpha / alpha`` met at a grid point are subdivided (:data:`VERIFY_ROUNDS` times), so the bound
-    is within about 1e-9 of the supremum. On ``(1, a_1]`` ``D_alpha / alpha <= D_{a_1}`` (``D`` is
-    nondecreasing); beyond the last order ``D_alpha / alpha <= D_inf / alpha``. A shift-invariant PMF
-    (the uniform one) gives exactly 0. Returns ``(inf, inf)`` when some shifted PMF is 0 where ``f``
-    is not.
+
+def _sup_profile(pmf: Any, shifts: Any, density: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None:
+    """``(t, chord bounds, where, first, tail)`` of :func:`achieved_rho`; ``None`` for a shift-invariant PMF.
+
+    ``t`` is ``inf`` when some shifted PMF is 0 where ``f`` is not.
     """
     f, g = shifted_pmfs(pmf, shifts)
     if all(np.array_equal(f, gm) for gm in g):
-        return 0.0, 1.0  # shift-invariant (the uniform PMF): every divergence is exactly 0
+        return None
     dinf = max(renyi_divergence(f, gm, np.inf) for gm in g)
     if not np.isfinite(dinf):
-        return math.inf, math.inf
+        inf = np.array([math.inf])
+        return inf, inf, inf, math.inf, math.inf
     kl = max(renyi_divergence(f, gm, 1.0) for gm in g)
     lo = VERIFY_MIN_GAP
     # cover up to A with D_inf / A <= kl-ish level: the tail bound D_inf / A must not dominate
@@ -333,6 +348,27 @@ def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tup
         t, keep = np.unique(np.concatenate([t, new]), return_index=True)
         K = np.concatenate([K, _log_mgf(f, g, new)])[keep]
     ub, at = _chord_bounds(t, K)
+    return t, ub, at, first, tail
+
+
+def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tuple[float, float]:
+    """Upper bound on ``sup_{alpha > 1} max_mu D_alpha(f || f(.+mu)) / alpha``, and where it is attained.
+
+    Evaluates ``K_mu = (alpha - 1) D_alpha`` in float64 (:func:`_log_mgf`) on a grid of ``density``
+    points per decade of ``alpha - 1`` from :data:`VERIFY_MIN_GAP`, and bounds every interval by the
+    chord of the convex ``K`` (module docstring); intervals whose chord bound exceeds the largest value
+    ``D_alpha / alpha`` met at a grid point are subdivided (:data:`VERIFY_ROUNDS` times), so the bound
+    is within about 1e-9 of the supremum. On ``(1, a_1]`` ``D_alpha / alpha <= D_{a_1}`` (``D`` is
+    nondecreasing); beyond the last order ``D_alpha / alpha <= D_inf / alpha``. A shift-invariant PMF
+    (the uniform one) gives exactly 0. Returns ``(inf, inf)`` when some shifted PMF is 0 where ``f``
+    is not.
+    """
+    prof = _sup_profile(pmf, shifts, density)
+    if prof is None:
+        return 0.0, 1.0  # shift-invariant (the uniform PMF): every divergence is exactly 0
+    t, ub, at, first, tail = prof
+    if not math.isfinite(first):
+        return math.inf, math.inf
     j = int(np.argmax(ub))
     best, where = float(ub[j]), 1.0 + float(at[j])
     if first >= best:

@@ -12,9 +12,11 @@ PMF meet the whole constraint:
    so on each interval of a fine grid its chord bounds it; on ``(1, a_1]`` ``D_alpha <= D_{a_1}``
    (``D`` is nondecreasing in alpha); beyond the last order ``D_alpha <= D_inf``. A PMF is *certified*
    when that bound is at most rho.
-2. **Refinement.** The grid problem is solved; when its PMF is not certified, the order where the bound
-   is attained is added to the grid (the KL divergence, order 1, when it is attained on ``(1, a_1]``)
-   and the problem is solved again, at most :data:`MAX_REFINEMENTS` times.
+2. **Refinement.** The grid problem is solved; when its PMF is not certified, every order where the
+   bound peaks above rho (:func:`optnoise.privacy.renyi.violating_orders`; the KL divergence, order 1,
+   when it is exceeded on ``(1, a_1]``) is added to the grid with two close neighbours (``alpha - 1``
+   times ``1 -+`` :data:`NEIGHBOUR`, so that the chords between them are tight), and the problem is
+   solved again, at most :data:`MAX_REFINEMENTS` times.
 3. **Mixture.** The rho-zCDP PMFs form a convex set (``exp((alpha - 1) D_alpha)`` is jointly convex in
    the pair) that contains the uniform PMF (shift-invariant, so every divergence is 0). A PMF that is
    still not certified is mixed with the uniform PMF with the largest weight that certifies
@@ -41,13 +43,15 @@ import numpy as np
 
 from optnoise.engine.output import relative_gap
 from optnoise.engine.tolerance import OPTIMAL_GAP
-from optnoise.privacy.renyi import achieved_rho
+from optnoise.privacy.renyi import achieved_rho, violating_orders
 from optnoise.privacy.renyi_solve import RenyiSolution
 
 __all__ = ["MAX_REFINEMENTS", "mix_with_uniform", "solve_zcdp"]
 
-#: Most orders :func:`solve_zcdp` adds to the grid (one re-solve each).
-MAX_REFINEMENTS = 3
+#: Most refinements of the grid by :func:`solve_zcdp` (one re-solve each).
+MAX_REFINEMENTS = 4
+#: Relative offset (in ``alpha - 1``) of the neighbours added beside a violating order.
+NEIGHBOUR = 2e-3
 #: Bisection steps of :func:`mix_with_uniform` (relative precision of the uniform share).
 MIX_STEPS = 30
 
@@ -118,11 +122,23 @@ def solve_zcdp(
         gap = relative_gap(value, bound)
         if rho_hat <= rho or (gap is not None and gap <= OPTIMAL_GAP):
             break
-        order = 1.0 if where <= 1.0 else float(where)
-        if order in grid or step == MAX_REFINEMENTS or (deadline is not None and time.perf_counter() >= deadline):
+        added = sorted(
+            {
+                a
+                for v in violating_orders(sol.pmf, shifts, rho)
+                for a in (
+                    (1.0,) if v <= 1.0 else (v, 1.0 + (v - 1.0) * (1 - NEIGHBOUR), 1.0 + (v - 1.0) * (1 + NEIGHBOUR))
+                )
+            }
+            - set(grid)
+        )
+        if not added or step == MAX_REFINEMENTS or (deadline is not None and time.perf_counter() >= deadline):
             break
-        notes.append(f"order {order:.6g} added (the grid optimum reached D_alpha/alpha = {rho_hat:.6g} there)")
-        grid = tuple(sorted({*grid, order}))
+        notes.append(
+            f"{len(added)} order(s) added near {', '.join(f'{a:.6g}' for a in added[:: 3 if len(added) > 3 else 1])}"
+        )
+        notes[-1] += f" (the grid optimum reached D_alpha/alpha = {rho_hat:.6g} at {where:.6g})"
+        grid = tuple(sorted({*grid, *added}))
     assert sol is not None
     elapsed = time.perf_counter() - t0
     if best is None:

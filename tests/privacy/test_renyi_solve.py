@@ -79,6 +79,8 @@ def issue_rdp() -> dict[str, DesignResult]:
 
 
 #: Optima proven by an independent prototype (its own barrier and certificate code, gaps <= 1e-6), issue 25.
+#: The zCDP ones are optima on the default order grid only, a relaxation of rho-zCDP (issue 32): the
+#: true optimum lies between them and their cost at rho / (1 + m_grid) (the grid theorem's strict design).
 ZCDP_OPTIMA = {
     "er": 0.7525912555,
     "mse": 32.44059293,
@@ -105,7 +107,10 @@ def test_issue_zcdp_designs_are_proven_optimal(issue_zcdp, metric):
     res = issue_zcdp[metric]
     _proved(res)
     assert res.backend == "log-barrier" and res.solver == "auto"
-    _agrees(res.distortion, ZCDP_OPTIMA[metric])
+    grid = ZCDP_OPTIMA[metric]
+    # a relaxation's optimum is a lower bound; the grid theorem's margin (2.2e-3 here) bounds the cost of
+    # meeting rho at every order (the cost of these designs scales at most like 1 / rho)
+    assert grid * (1 - 2 * OPTIMAL_GAP) <= res.distortion <= grid * (1 + 2 * grid_margin(res.design.budget.alphas))
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -140,14 +145,14 @@ def test_reporters_case_the_conic_route_is_not_called_optimal(issue_rdp):
 
 @pytest.mark.parametrize("metric", ["circular-mse", "mse", "er"])
 def test_zcdp_divergences_recomputed_on_a_fine_grid(issue_zcdp, metric):
-    """Every grid order and D_inf meet the budget; between them the grid theorem's rho (1 + m_grid) holds;
-    50-digit mpmath agrees with float64 log-sum-exp."""
+    """Every grid order and D_inf meet the budget; between them rho itself holds (issue 32: not only
+    the grid theorem's rho (1 + m_grid)); 50-digit mpmath agrees with float64 log-sum-exp."""
     res = issue_zcdp[metric]
     f, budget, rho = res.pmf, res.design.budget, 0.125
     grid = np.array(budget.alphas)
     fine = np.unique(np.concatenate([[1.0], 1.0 + np.geomspace(1e-5, 2 * grid[-1], 600), grid]))
     worst = max(_lse_divergence(f, g, a) / a for g in _shifted(f) for a in fine)
-    assert worst <= rho * (1 + grid_margin(grid)) * (1 + 1e-12)
+    assert worst <= rho * (1 + 1e-9)
     for g in _shifted(f):
         on_grid = np.array([_lse_divergence(f, g, a) for a in grid])
         assert np.all(on_grid <= rho * grid * (1 + 1e-12))
@@ -155,7 +160,7 @@ def test_zcdp_divergences_recomputed_on_a_fine_grid(issue_zcdp, metric):
     for a in list(grid[::12]) + [1.0 + 3e-5, 1.37, 2.5, 7.7, 31.0]:
         for g in _shifted(f):
             mp = _mp_divergence(f, g, a)
-            assert mp <= rho * a * (1 + grid_margin(grid)) * (1 + 1e-12)
+            assert mp <= rho * a * (1 + 1e-9)
             assert mp == pytest.approx(_lse_divergence(f, g, a), rel=1e-9, abs=1e-15)
 
 
