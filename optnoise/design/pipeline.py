@@ -516,7 +516,6 @@ def _solve_renyi(
         time_limit=time_limit,
         verbose=verbose,
         conic_solver=conic_solver,
-        shifts=design.shifts,
     )
     return DesignResult(
         design=design,

@@ -159,7 +159,6 @@ class Budget:
         time_limit: float | None = None,
         verbose: bool = False,
         conic_solver: str = "clarabel",
-        shifts: np.ndarray | None = None,
     ) -> RenyiSolution:
         """Solve an rdp/zcdp design (:func:`optnoise.privacy.renyi_solve.solve_renyi_design`).
 
@@ -169,9 +168,9 @@ class Budget:
         The reference discrete Gaussian (variance :attr:`sigma2`) scales the conic model, starts the
         barrier path and is the barrier method's first incumbent.
 
-        zCDP (``shifts``, the resolved shifts, required): the grid is refined and the PMF mixed with
-        the uniform one until rho holds at *every* order, and the bound is one of the rho-zCDP
-        problem (:func:`optnoise.privacy.renyi_sup.solve_zcdp`); rdp: exactly the listed orders.
+        zCDP: the grid is refined and the PMF mixed with the uniform one until rho holds at *every*
+        order, and the bound is one of the rho-zCDP problem
+        (:func:`optnoise.privacy.renyi_sup.solve_zcdp`); rdp: exactly the listed orders.
         """
 
         def on_grid(orders: list[tuple[float, float]], eps_inf: float | None, limit: float | None) -> RenyiSolution:
@@ -191,8 +190,8 @@ class Budget:
 
         if self.privacy != "zcdp":
             return on_grid(self.orders(), self.eps_inf, time_limit)
-        if shifts is None:
-            raise ValueError("shifts (the resolved shifts) are required to solve a zcdp budget")
+        # shift m moves output 0 to idx[m, 0]: that output's coordinates are the shift
+        shifts = np.stack(np.unravel_index(np.asarray(idx)[:, 0], shape), axis=1)
         rho = float(self.rho or 0.0)
 
         def grid(alphas: tuple[float, ...], limit: float | None) -> RenyiSolution:

@@ -15,8 +15,8 @@ PMF meet the whole constraint:
 2. **Refinement.** The grid problem is solved; when its PMF is not certified, every order where the
    bound peaks above rho (:func:`optnoise.privacy.renyi.violating_orders`; the KL divergence, order 1,
    when it is exceeded on ``(1, a_1]``) is added to the grid with two close neighbours (``alpha - 1``
-   times ``1 -+`` :data:`NEIGHBOUR`, so that the chords between them are tight), and the problem is
-   solved again, at most :data:`MAX_REFINEMENTS` times.
+   times ``1 -+`` :data:`NEIGHBOUR`, so that the chords between them are tight) and orders filling the
+   gap around it (:func:`_near`), and the problem is solved again, at most :data:`MAX_REFINEMENTS` times.
 3. **Mixture.** The rho-zCDP PMFs form a convex set (``exp((alpha - 1) D_alpha)`` is jointly convex in
    the pair) that contains the uniform PMF (shift-invariant, so every divergence is 0). A PMF that is
    still not certified is mixed with the uniform PMF with the largest weight that certifies
@@ -85,6 +85,27 @@ def mix_with_uniform(pmf: Any, shifts: Any, rho: float) -> np.ndarray:
     return (1.0 - hi) * f + hi * uniform
 
 
+def _near(grid: tuple[float, ...], v: float) -> list[float]:
+    """Orders to add for a violation at ``v``: ``v`` and two close neighbours, and the gap around it filled.
+
+    Below the grid's first order the excess shrinks only as its order approaches 1 (the KL limit), so
+    ``alpha - 1`` is halved six times down from ``v`` and the KL divergence (order 1) is added;
+    between two orders, three more split the gap geometrically in ``alpha - 1``.
+    """
+    if v <= 1.0:
+        return [1.0]
+    t = v - 1.0
+    out = [v, 1.0 + t * (1.0 - NEIGHBOUR), 1.0 + t * (1.0 + NEIGHBOUR)]
+    below = [a - 1.0 for a in grid if 1.0 < a < v]
+    above = [a - 1.0 for a in grid if a > v]
+    if not below:
+        out += [1.0] + [1.0 + t * 0.5**k for k in range(1, 7)]
+    elif above:
+        lo, hi = max(below), min(above)
+        out += [1.0 + lo * (hi / lo) ** (k / 4.0) for k in range(1, 4)]
+    return out
+
+
 def solve_zcdp(
     solve_grid: Callable[[tuple[float, ...], float | None], RenyiSolution],
     cost: np.ndarray,
@@ -122,16 +143,7 @@ def solve_zcdp(
         gap = relative_gap(value, bound)
         if rho_hat <= rho or (gap is not None and gap <= OPTIMAL_GAP):
             break
-        added = sorted(
-            {
-                a
-                for v in violating_orders(sol.pmf, shifts, rho)
-                for a in (
-                    (1.0,) if v <= 1.0 else (v, 1.0 + (v - 1.0) * (1 - NEIGHBOUR), 1.0 + (v - 1.0) * (1 + NEIGHBOUR))
-                )
-            }
-            - set(grid)
-        )
+        added = sorted({a for v in violating_orders(sol.pmf, shifts, rho) for a in _near(grid, v)} - set(grid))
         if not added or step == MAX_REFINEMENTS or (deadline is not None and time.perf_counter() >= deadline):
             break
         notes.append(
