@@ -25,7 +25,6 @@ its lazy-row loop with the same functions.
 from __future__ import annotations
 
 import contextvars
-import math
 import os
 import time
 from collections.abc import Callable

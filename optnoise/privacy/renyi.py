@@ -16,9 +16,10 @@ For the modulo release with noise ``f`` and shift set M, write
     (Mironov 2017): exactly the listed orders, nothing in between.
 ``privacy="zcdp", rho=rho``
     rho-zCDP (Bun and Steinke 2016) asks ``D_alpha <= rho alpha`` for *every*
-    ``alpha > 1``. The design enforces it on the finite grid ``alphas``
+    ``alpha > 1``. The search works on the finite grid ``alphas``
     (default :func:`zcdp_alphas`) plus ``D_inf(f || g_mu) <= rho alpha_max``
-    (pure DP at ``eps0 = rho * alpha_max``, linear rows).
+    (pure DP at ``eps0 = rho * alpha_max``, linear rows), refined until the PMF
+    meets rho at every order (:mod:`optnoise.privacy.renyi_sup`).
 
 Both are convex in ``f``: for ``alpha > 1``, ``t >= f^alpha g^(1-alpha)`` is the
 3-D power cone ``t^(1/alpha) g^(1-1/alpha) >= f``, and KL is the relative
@@ -49,21 +50,19 @@ generating function, hence convex in alpha, with ``K_mu(1) = 0``. If
     ``D_alpha <= rho alpha (1 + m_grid)``, ``m_grid = max_j max_a (a - a_j)(a_{j+1} - a) / (a (a - 1))``,
 
 and for ``alpha >= a_m``, ``D_alpha <= D_inf <= rho a_m <= rho alpha``. So a
-PMF meeting the grid is ``rho (1 + m_grid)``-zCDP, a theorem, with
-:func:`grid_margin` computing ``m_grid`` (about ``(r-1)^2/4`` for a geometric
-grid of ratio r in ``alpha - 1``, and at most ``a_1 - 1`` below ``a_1``). The
-default grid has ``m_grid`` below 3e-3. Design with ``rho / (1 + m_grid)``
-for a strict rho-zCDP guarantee; designing with ``rho`` on the grid gives the
-least distortion of a problem that contains rho-zCDP (a lower bound, when the
-``D_inf`` row is not binding).
+PMF meeting the grid is only ``rho (1 + m_grid)``-zCDP (:func:`grid_margin`; about
+``(r-1)^2/4`` for a geometric grid of ratio r in ``alpha - 1``, and ``a_1 - 1`` below
+``a_1``: 9 for the grid ``{10}``). The solver therefore does not stop at the grid:
+:mod:`optnoise.privacy.renyi_sup` refines it and certifies rho itself.
 
 Re-verification. The returned PMF is checked independently in float64
-(log-sum-exp, :func:`renyi_divergence`) on a much finer grid
-(:func:`achieved_rho`, which applies the same chord bound to the fine grid, so
-its value bounds ``sup_alpha D_alpha / alpha`` up to float error): the
-*achieved rho* is reported, and the result is ``"optimal"`` only if
-``achieved_rho <= rho (1 + m_grid)(1 + RENYI_RTOL)``. RDP designs are
-re-verified at their listed orders, ``D <= eps (1 + RENYI_RTOL)``.
+(:func:`achieved_rho`: ``K`` on a fine grid of ``alpha - 1``, accurate near
+alpha = 1, with the chord bound between orders and intervals subdivided where it is
+loose, so its value bounds ``sup_{alpha > 1} D_alpha / alpha`` up to float error):
+the *achieved rho* is reported, and the PMF meets its budget only if
+``achieved_rho <= rho (1 + RENYI_RTOL)`` (``RENYI_RTOL`` is float64's evaluation
+slack; the grid margin is never granted). RDP designs are re-verified at their listed
+orders, ``D <= eps (1 + RENYI_RTOL)``: the listed orders are the whole guarantee.
 """
 
 from __future__ import annotations
