@@ -122,9 +122,9 @@ def tangent_lp_bound(prob: RenyiProblem, logf: np.ndarray, *, time_limit: float 
 
     The outer-approximation LP ``min c . f`` over the simplex with ``grad G_i(f_hat) . f <= 0`` for
     every constraint and the ``D_inf`` rows (when they count, ``prob.bound_inf``) has as dual
-    ``max_(y, nu >= 0) min_eta e(eta)``: the certificate with the best multipliers for this tangent point. It is posed in f-space, where its
-    dual is well scaled (every cut coefficient is of order one; each row is divided by its largest),
-    solved by HiGHS, and its multipliers are handed to
+    ``max_(y, nu >= 0) min_eta e(eta)``: the certificate with the best multipliers for this tangent
+    point. It is posed in f-space, where its dual is well scaled (every cut coefficient is of order
+    one; each row is divided by its largest), solved by HiGHS, and its multipliers are handed to
     :meth:`~optnoise.privacy.renyi_problem.RenyiProblem.lower_bound`: HiGHS' objective is never trusted.
     Coefficients below 1e-9 of their row's largest are dropped, which changes the LP, never the bound.
     ``-inf`` when HiGHS returns no multipliers.
