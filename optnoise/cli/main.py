@@ -93,12 +93,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
 
-    p = sub.add_parser("figures", help="regenerate the figures of a paper")
-    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
+    p = sub.add_parser(
+        "figures",
+        help="regenerate the figures of a paper, or check regenerated CSVs against the committed ones",
+    )
+    p.add_argument(
+        "paper",
+        help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all; or check: compare "
+        "every CSV under figures/ (or --out) with the committed one within the tolerances its script declares "
+        "(exit 1 on a difference beyond them)",
+    )
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="scripts run in parallel (1..4 per core; default 1)")
     p.add_argument("--out", default=None, help="output root (default figures/)")
     p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
+    p.add_argument("--against", default=None, help="check: the git revision to compare with (default HEAD)")
+    p.add_argument("--reference", default=None, help="check: a folder laid out like figures/ to compare with")
 
     add_certify_cli(sub)
     add_mechanism_cli(sub)
