@@ -20,7 +20,7 @@ def cmd_figures(a: argparse.Namespace) -> int:
     if a.against is not None or a.reference is not None:
         raise ValueError("--against and --reference go with `optnoise figures check`")
     if a.paper != "all" and a.paper not in PAPERS:
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {shown(a.paper)}")
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, 'all' or 'check'; got {shown(a.paper)}")
     jobs = check_jobs(a.jobs)
     if a.out is not None:
         ensure_folder("out", a.out)  # an unwritable folder fails here in one line, not in every script
