@@ -232,7 +232,11 @@ def declared_tolerances(experiments: Path) -> tuple[dict[str, dict[str, ColumnTo
     for paper in (p for p in PAPERS if (experiments / p).is_dir()):
         for script in list_scripts(paper, experiments):
             where = f"{paper}/{script.name}"
-            tols = runpy.run_path(str(script), run_name=_LOAD_NAME).get("TOLERANCES")
+            try:
+                tols = runpy.run_path(str(script), run_name=_LOAD_NAME).get("TOLERANCES")
+            except Exception as exc:  # a broken script is reported with the others, not a traceback
+                problems.append(f"{where}: could not be loaded ({type(exc).__name__}: {exc})")
+                continue
             if not isinstance(tols, Mapping) or not tols:
                 problems.append(f"{where}: declares no TOLERANCES (a mapping of each CSV it writes to its columns)")
                 continue
@@ -271,6 +275,8 @@ def committed_csvs(root: Path, rev: str = "HEAD", folder: str = "figures") -> di
 
     Paths are relative to ``folder`` (``<paper>/<name>.csv``). Read in one ``git cat-file`` call.
     """
+    if not isinstance(rev, str) or not rev or rev.startswith("-") or any(c.isspace() for c in rev):
+        raise ValueError(f"against must be a git revision (a commit, branch or tag); got {rev!r}")
     names = [
         n
         for n in _git(root, "ls-tree", "-r", "--name-only", rev, "--", folder).decode().splitlines()
@@ -311,6 +317,8 @@ def check_figures(
     figures = Path(figures) if figures is not None else experiments.parent / "figures"
     if not figures.is_dir():
         raise ValueError(f"figures folder {str(figures)!r} does not exist")
+    if reference is not None and not Path(reference).is_dir():
+        raise ValueError(f"reference folder {str(reference)!r} does not exist")
     ref = _folder_csvs(Path(reference)) if reference is not None else committed_csvs(experiments.parent, rev)
     new = _folder_csvs(figures)
     if papers is not None:

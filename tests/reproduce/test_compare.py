@@ -161,10 +161,12 @@ def test_a_script_without_declaration_is_reported(tmp_path):
     (exp / "count2020").mkdir(parents=True)
     (exp / "count2020" / "fig1.py").write_text("def main(argv=None):\n    return 0\n")
     (exp / "count2020" / "fig2.py").write_text("TOLERANCES = {'fig2': {'x': 1e-3}}\n")
+    (exp / "count2020" / "fig3.py").write_text("raise ImportError('no such module')\n")
     _, problems = compare.declared_tolerances(exp)
     assert problems == [
         "count2020/fig1.py: declares no TOLERANCES (a mapping of each CSV it writes to its columns)",
         "count2020/fig2.py: TOLERANCES['fig2'] must map column names to a Tol or a tuple of Tol",
+        "count2020/fig3.py: could not be loaded (ImportError: no such module)",
     ]
 
 
@@ -243,6 +245,8 @@ def test_cli_check(capsys, regenerated):
         (["figures", "check", "--against", "HEAD", "--reference", "x"], "--against"),
         (["figures", "check", "--against", "no-such-revision"], "reference"),
         (["figures", "check", "--out", "/no/such/folder"], "figures folder"),
+        (["figures", "check", "--reference", "/no/such/folder"], "reference folder"),
+        (["figures", "check", "--against=--output=/tmp/x"], "against"),
         (["figures", "all", "--against", "HEAD"], "check"),
     ],
 )
