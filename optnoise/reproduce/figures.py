@@ -169,7 +169,8 @@ def draw_as_tabled(fig: Any) -> None:
         for image in ax.images:
             if isinstance(image, AxesImage):
                 image.set_data(tabled(image.get_array()))
-                image.set_extent(tuple(float(tabled(v)) for v in image.get_extent()))
+                left, right, bottom, top = (float(tabled(v)) for v in image.get_extent())
+                image.set_extent((left, right, bottom, top))
         for text in ax.texts:
             text.set_position(_tabled_point(text.get_position()))
             if isinstance(text, Annotation):
