@@ -15,12 +15,14 @@ Every figure script lives in ``experiments/<paper>/`` and follows one shape::
         raise SystemExit(main())
 
 ``save`` writes ``<out>/<name>.png`` and ``<out>/<name>.csv`` holding exactly
-the plotted numbers. ``--fast`` selects coarse grids, so the test suite can
+the plotted numbers, the PNG drawn from them as tabled. Each script also declares
+``TOLERANCES``, per CSV and column, for ``optnoise figures check``
+(:mod:`optnoise.reproduce.compare`). ``--fast`` selects coarse grids, so the test suite can
 run every script in seconds; ``--out`` redirects the output folder (default
 ``figures/<paper>`` in the repository).
 
 ``optnoise figures PAPER`` (and ``make reproduce``) runs the scripts of a
-paper through :func:`run_figures`.
+paper through :func:`run_figures`; ``make reproduce`` then runs ``optnoise figures check``.
 """
 
 from __future__ import annotations
@@ -105,7 +107,10 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
 
 #: Significant digits of every float in a figure CSV. Ten digits are far below
 #: the plots' resolution and far above the last-bit differences between BLAS
-#: builds and CPUs, so a reproduction elsewhere writes the same bytes.
+#: builds and CPUs, so an exact computation elsewhere writes the same digits (a
+#: last-bit difference can still round the 10th either way); what a solver or a
+#: search decides may move more, within the tolerances its script declares
+#: (:mod:`optnoise.reproduce.compare`).
 CSV_DIGITS = 10
 
 
