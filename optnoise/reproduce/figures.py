@@ -2,7 +2,10 @@
 
 Every figure script lives in ``experiments/<paper>/`` and follows one shape::
 
+    from optnoise.reproduce.compare import SOLVER
     from optnoise.reproduce.figures import FigureScript
+
+    TOLERANCES = {"fig2": {"error_rate": SOLVER}}   # per CSV and column; unlisted columns are exact
 
     def main(argv=None) -> int:
         fig_script = FigureScript("kadam2024", "fig2", argv, description=__doc__)
