@@ -107,7 +107,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
             print("pmf         " + format_pmf(res.pmf).replace("\n", "\n            "))
     if res.status == UNVERIFIED:
         print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
-    return exit_for(res.status)
+    return exit_for(res.status, a.require_optimal)
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
