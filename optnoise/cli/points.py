@@ -168,7 +168,7 @@ def parse_grid(
             count = parse_int(name, parts[2])
         except ValueError:
             raise malformed() from None
-        start, stop = (bounded(v) for v in ends) if integer else ends
+        start, stop = [bounded(int(v)) for v in ends] if integer else ends
         if count < 1:
             raise ValueError(f"{name} range 'start:stop:count' needs a count >= 1; got {shown(text)}")
         if count > MAX_GRID_POINTS:

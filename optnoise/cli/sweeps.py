@@ -102,7 +102,7 @@ def _init_worker(parent: int | None = None) -> None:
 class _Stop(threading.Event):
     """Set by a stop signal; ``signum`` is the signal that set it."""
 
-    signum: int = signal.SIGINT
+    signum: int = int(signal.SIGINT)
 
 
 @contextmanager
@@ -141,8 +141,8 @@ def _stop_signals(stop: _Stop | None = None, *, raise_now: bool = False) -> Iter
     try:
         yield stop
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
