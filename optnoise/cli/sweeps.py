@@ -223,7 +223,14 @@ def run_sweep(
         raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {shown(scheduler)}")
     if cache is not None:
         ensure_folder("cache", cache)  # a cache path that is a file, or cannot be created, fails before any solve
-    cache_s = None if cache is None else str(Path(cache))
+    # run_point's solve arguments, the same for every point
+    solve: dict[str, Any] = {
+        "solver": solver,
+        "time_limit": time_limit,
+        "cache": None if cache is None else str(Path(cache)),
+        "mip_gap": mip_gap,
+        "options": options,
+    }
     rows: list[dict[str, Any] | None] = [None] * len(points)
     bar = tqdm(total=len(points), desc="sweep", unit="pt", disable=not progress)
 
@@ -237,15 +244,13 @@ def run_sweep(
     try:
         with _stop_signals(stop, raise_now=not pooled):
             if pooled:
-                _run_pool(points, rows, bar, jobs, stop, solver, time_limit, cache_s, mip_gap, options)
+                _run_pool(points, rows, bar, jobs, stop, solve)
             elif backend == "process":
                 for i, p in enumerate(points):
-                    rows[i] = run_point(p, solver, time_limit, cache_s, mip_gap, options, True)
+                    rows[i] = run_point(p, **solve, concurrent=True)
                     bar.update()
             else:
-                _run_dask(
-                    points, rows, bar, jobs, scheduler, connect_timeout, solver, time_limit, cache_s, mip_gap, options
-                )
+                _run_dask(points, rows, bar, jobs, scheduler, connect_timeout, solve)
     except KeyboardInterrupt:
         bar.close()
         raise SweepInterrupted(finished(), len(points), stop.signum) from None
@@ -259,13 +264,10 @@ def _run_pool(
     bar: Any,
     jobs: int,
     stop: _Stop,
-    solver: str,
-    time_limit: float | None,
-    cache_s: str | None,
-    mip_gap: float,
-    options: dict[str, Any] | None,
+    solve: dict[str, Any],
 ) -> None:
-    """Solve the points in ``jobs`` spawned worker processes; a stop signal (``stop``) stops them at once."""
+    """Solve the points (``run_point(point, **solve)``) in ``jobs`` spawned worker processes; a stop signal
+    (``stop``) stops them at once."""
     # HiGHS' global thread scheduler does not survive fork(): forked children of a process that
     # had solved MILPs were seen spinning for good in highs::parallel::sync. Spawned workers start
     # clean. Workers ignore Ctrl-C; the parent stops them at once (see below).
@@ -276,10 +278,7 @@ def _run_pool(
         initargs=(os.getpid(),),
     )
     try:
-        futs = {
-            pool.submit(run_point, p, solver, time_limit, cache_s, mip_gap, options, False): i
-            for i, p in enumerate(points)
-        }
+        futs = {pool.submit(run_point, p, **solve, concurrent=False): i for i, p in enumerate(points)}
         pending = set(futs)
         while pending and not stop.is_set():
             done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -301,12 +300,9 @@ def _run_dask(
     jobs: int,
     scheduler: str | None,
     connect_timeout: float,
-    solver: str,
-    time_limit: float | None,
-    cache_s: str | None,
-    mip_gap: float,
-    options: dict[str, Any] | None,
+    solve: dict[str, Any],
 ) -> None:
+    """Solve the points (``run_point(point, **solve)``) on a Dask cluster (a local one without ``scheduler``)."""
     try:
         from dask.distributed import Client, LocalCluster
         from dask.distributed import as_completed as dask_completed
@@ -330,11 +326,7 @@ def _run_dask(
             futs = client.map(
                 run_point,
                 list(points),
-                solver=solver,
-                time_limit=time_limit,
-                cache=cache_s,
-                mip_gap=mip_gap,
-                options=options,
+                **solve,
                 concurrent=False,
                 pure=False,
             )

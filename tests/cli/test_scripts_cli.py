@@ -255,3 +255,28 @@ def test_the_two_compositions_checks_have_distinct_names():
     with pytest.raises(ValueError, match="<= 1000"):
         C.check_design_compositions(1001)
     assert accounting.check_compositions(1001) == 1001 and accounting.MAX_COMPOSITIONS == 10**6
+
+
+def test_sigterm_stops_a_parallel_sweep_with_its_rows(tmp_path):
+    # with --jobs 2 the parent stops its workers and writes what they finished, as on Ctrl-C
+    out, cache = tmp_path / "rows.csv", tmp_path / "cache"
+    argv = ["sweep", "--n", "12", "--eps", "0.5:3:2000", "--delta", "0.01", "--neighborhood", "bd:2"]
+    argv += ["--privacy", "dp", "--solver", "highs", "--jobs", "2", "--quiet", "--cache", str(cache), "--out", str(out)]
+    entry = "import sys; from optnoise.cli import main; sys.exit(main())"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", entry, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while proc.poll() is None and time.monotonic() < deadline and len(list(cache.glob("*.json"))) < 2:
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    rows = list(csv.DictReader(out.open()))
+    assert 2 <= len(rows) < 2000 and all(r["status"] == "optimal" for r in rows)
+    assert f"wrote the {len(rows)} of 2000 finished rows" in err
