@@ -27,16 +27,16 @@ def run(capsys, argv):
     return code, out, err
 
 
-def feasible_solves(monkeypatch):
-    """Every NoiseDesign solve returns its real result, relabelled 'feasible' (a re-verified, unproven result)."""
-    real = NoiseDesign.solve
+def feasible_solves(monkeypatch, design=NoiseDesign):
+    """Every solve of ``design`` returns its real result, relabelled 'feasible' (a re-verified, unproven result)."""
+    real = design.solve
 
     def solve(self, *args, **kwargs):
         res = real(self, *args, **kwargs)
         res.status = "feasible"
         return res
 
-    monkeypatch.setattr(NoiseDesign, "solve", solve)
+    monkeypatch.setattr(design, "solve", solve)
 
 
 SOLVE = ["solve", "--n", "6", "--eps", "1", "--delta", "0.01", "--neighborhood", "bd:1", "--privacy", "dp"]
@@ -63,14 +63,7 @@ def test_a_feasible_result_exits_0_and_5_only_when_optimality_is_required(capsys
 def test_mechanism_takes_require_optimal(capsys, monkeypatch):
     from optnoise.design.mechanism import MechanismDesign
 
-    real = MechanismDesign.solve
-
-    def solve(self, *args, **kwargs):
-        res = real(self, *args, **kwargs)
-        res.status = "feasible"
-        return res
-
-    monkeypatch.setattr(MechanismDesign, "solve", solve)
+    feasible_solves(monkeypatch, MechanismDesign)
     argv = ["mechanism", "--n", "3", "--eps", "1", "--solver", "highs"]
     assert run(capsys, argv)[0] == 0
     assert run(capsys, argv + ["--require-optimal"])[0] == 5
@@ -173,18 +166,8 @@ def test_zcdp_rows_keep_rho_and_alphas(capsys, tmp_path):
     assert all(float(r["achieved_zcdp"]) == json.loads(r["achieved"])["zcdp"] for r in rows)
 
 
-def test_interrupted_zcdp_sweep_does_not_claim_a_cache(capsys, monkeypatch, tmp_path):
-    import optnoise.cli.sweeps as S
-
-    real, calls = S.run_point, []
-
-    def stop_at_third(p, *a, **k):
-        calls.append(p)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(p, *a, **k)
-
-    monkeypatch.setattr(S, "run_point", stop_at_third)
+def test_interrupted_zcdp_sweep_does_not_claim_a_cache(capsys, interrupt_sweep_at, tmp_path):
+    calls = interrupt_sweep_at(3)
     cache = tmp_path / "cache"
     argv = ["sweep", "--n", "4", "--neighborhood", "bd:1", "--metric", "mse", "--privacy", "zcdp"]
     code, out, err = run(capsys, argv + ["--rho", "0.25,0.5,1", "--quiet", "--cache", str(cache)])
@@ -195,6 +178,22 @@ def test_interrupted_zcdp_sweep_does_not_claim_a_cache(capsys, monkeypatch, tmp_
     argv = ["sweep", "--n", "6", "--eps", "1,2,3", "--delta", "0.01", "--neighborhood", "bd:1", "--privacy", "dp"]
     code, _, err = run(capsys, argv + ["--solver", "highs", "--quiet", "--cache", str(cache)])
     assert code == 130 and "they are cached" in err and len(list(cache.glob("*.json"))) == 2
+
+
+def terminate_when(args: list[str], ready, timeout: float = 180) -> tuple[int, str]:
+    """Run ``python ARGS``, send it SIGTERM once ``ready()`` holds (while it still runs); its exit code and stderr."""
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ready() and proc.poll() is None, proc.communicate(timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
 
 
 def test_sigterm_during_a_sweep_writes_the_finished_rows(tmp_path):
@@ -216,18 +215,8 @@ def test_sigterm_during_a_sweep_writes_the_finished_rows(tmp_path):
         "sys.exit(main(['sweep', '--n', '6', '--eps', '1,2,3,4', '--delta', '0.01', '--neighborhood', 'bd:1',\n"
         f"                '--privacy', 'dp', '--solver', 'highs', '--no-cache', '--quiet', '--out', {str(out)!r}]))\n"
     )
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert ready.exists(), proc.communicate(timeout=10)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
+    code, err = terminate_when([str(script)], ready.exists)
+    assert code == 143, err
     rows = list(csv.DictReader(out.open()))
     assert [float(r["eps"]) for r in rows] == [1.0, 2.0] and "terminated (SIGTERM)" in err
 
@@ -263,20 +252,8 @@ def test_sigterm_stops_a_parallel_sweep_with_its_rows(tmp_path):
     argv = ["sweep", "--n", "12", "--eps", "0.5:3:2000", "--delta", "0.01", "--neighborhood", "bd:2"]
     argv += ["--privacy", "dp", "--solver", "highs", "--jobs", "2", "--quiet", "--cache", str(cache), "--out", str(out)]
     entry = "import sys; from optnoise.cli import main; sys.exit(main())"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", entry, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while proc.poll() is None and time.monotonic() < deadline and len(list(cache.glob("*.json"))) < 2:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
+    code, err = terminate_when(["-c", entry, *argv], lambda: len(list(cache.glob("*.json"))) >= 2)
+    assert code == 143, err
     rows = list(csv.DictReader(out.open()))
     assert 2 <= len(rows) < 2000 and all(r["status"] == "optimal" for r in rows)
     assert f"wrote the {len(rows)} of 2000 finished rows" in err

@@ -128,20 +128,11 @@ def test_grids_are_capped_before_they_are_materialised():
         grid_points(n=list(range(1, 1001)), eps=[0.5] * 1000, delta=[0.0], neighborhoods=["bd:1"])
 
 
-def test_interrupted_sweep_returns_the_finished_rows(monkeypatch, tmp_path):
+def test_interrupted_sweep_returns_the_finished_rows(interrupt_sweep_at, tmp_path):
     import optnoise.cli.sweeps as S
 
     pts = points()
-    real = S.run_point
-    calls = []
-
-    def stop_at_third(p, *a, **k):
-        calls.append(p)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(p, *a, **k)
-
-    monkeypatch.setattr(S, "run_point", stop_at_third)
+    interrupt_sweep_at(3)
     with pytest.raises(KeyboardInterrupt) as info:
         run_sweep(pts, cache=tmp_path, progress=False)
     stop = info.value
