@@ -15,7 +15,8 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
-from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
+from optnoise.cli.points import ROW_KEYS
+from optnoise.cli.sweeps import CONNECT_TIMEOUT
 from optnoise.design.metrics import METRICS
 from optnoise.design.noise import DESIGN_NOTIONS, RELEASES
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text

@@ -21,9 +21,9 @@ from optnoise.cli.args import (
     parse_numbers,
     print_status,
 )
+from optnoise.cli.points import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
 from optnoise.cli.solve import solve_with_flags
 from optnoise.cli.sweep import run_sweep_command
-from optnoise.cli.sweeps import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
 from optnoise.deploy.certify import CertificationError
 from optnoise.design.matrix import LOSSES
 from optnoise.design.mechanism import MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign

@@ -62,9 +62,10 @@ def is_cached(row: dict[str, Any]) -> bool:
 #: every notion, and the composed eps at the design's delta (the composed delta at eps is ``composed``).
 ACHIEVED_KEYS = DESIGN_NOTIONS + ("composed_eps",)
 
-#: Columns of a sweep row (CSV header order): every budget field (:data:`BUDGET_FIELDS`) in every row,
-#: the ``achieved_<key>`` columns of :data:`ACHIEVED_KEYS` and ``achieved``, all that the result re-verified
-#: (a JSON object, e.g. a composed design's or each Renyi order's).
+#: Columns of a sweep row (CSV header order): every budget field
+#: (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`) in every row, the ``achieved_<key>`` columns of
+#: :data:`ACHIEVED_KEYS` and ``achieved``, all that the result re-verified (a JSON object, e.g. a composed
+#: design's or each Renyi order's).
 ROW_KEYS = (
     "n",
     "eps",
@@ -218,7 +219,7 @@ def grid_points(
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
 
     ``eps`` and ``delta`` may be ``None`` (not part of the problem, e.g. eps for a
-    zCDP design). ``budget`` holds budget fields by name (:data:`BUDGET_FIELDS`):
+    zCDP design). ``budget`` holds budget fields by name (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`):
     those of one number (``compositions``, ``rho``, ``discretization``) are grids
     (iterables of values) like ``eps``; ``profile``, ``rdp`` and ``alphas`` are one
     value for every point. Every point is turned into a :class:`NoiseDesign` once

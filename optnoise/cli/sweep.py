@@ -18,14 +18,8 @@ from optnoise.cli.args import (
     solver_args,
     write_rows,
 )
-from optnoise.cli.sweeps import (
-    ROW_KEYS,
-    SweepInterrupted,
-    grid_points,
-    is_cached,
-    parse_grid,
-    run_sweep,
-)
+from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
+from optnoise.cli.sweeps import SweepInterrupted, run_sweep
 from optnoise.engine.tolerance import UNVERIFIED
 from optnoise.engine.validation import check_jobs, check_output_path
 from optnoise.privacy.fields import BUDGET_FIELDS
@@ -100,7 +94,7 @@ def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys:
 
 
 def _resume_note(rows: list[dict[str, Any]], no_cache: bool) -> str:
-    """What running the sweep again will reuse: only the cached rows (:func:`~optnoise.cli.sweeps.is_cached`)."""
+    """What running the sweep again will reuse: only the cached rows (:func:`~optnoise.cli.points.is_cached`)."""
     if no_cache or not rows:
         return ""
     kept = sum(map(is_cached, rows))

@@ -26,42 +26,32 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from optnoise.cli.points import (
-    ACHIEVED_KEYS,
-    MECHANISM_ROW_KEYS,
-    ROW_KEYS,
-    design_of,
-    grid_points,
-    is_cached,
-    mechanism_of,
-    mechanism_points,
-    parse_grid,
-    run_point,
-)
+from optnoise.cli.points import ACHIEVED_KEYS as ACHIEVED_KEYS  # re-exported: imported from here before the split
+from optnoise.cli.points import MECHANISM_ROW_KEYS as MECHANISM_ROW_KEYS
+from optnoise.cli.points import ROW_KEYS as ROW_KEYS
+from optnoise.cli.points import design_of as design_of
+from optnoise.cli.points import grid_points as grid_points
+from optnoise.cli.points import is_cached as is_cached
+from optnoise.cli.points import mechanism_of as mechanism_of
+from optnoise.cli.points import mechanism_points as mechanism_points
+from optnoise.cli.points import parse_grid as parse_grid
+from optnoise.cli.points import run_point
 from optnoise.engine.children import die_with_parent
 from optnoise.engine.highs import one_highs_thread
 from optnoise.engine.io import ensure_folder
 from optnoise.engine.solve import check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import check_choice, check_jobs, check_positive, shown
-from optnoise.privacy.fields import BUDGET_FIELDS
+from optnoise.privacy.fields import BUDGET_FIELDS as BUDGET_FIELDS
 
+# The point names of optnoise.cli.points (grid_points, parse_grid, run_point, ROW_KEYS, ...) are importable
+# from here too, as before the split; they are documented (and listed in __all__) where they are defined.
 __all__ = [
-    "BUDGET_FIELDS",
-    "ACHIEVED_KEYS",
-    "design_of",
-    "parse_grid",
-    "grid_points",
-    "mechanism_points",
-    "mechanism_of",
-    "run_point",
     "run_sweep",
     "BACKENDS",
-    "ROW_KEYS",
-    "MECHANISM_ROW_KEYS",
+    "CONNECT_TIMEOUT",
     "SweepInterrupted",
     "STOP_SIGNALS",
-    "is_cached",
 ]
 
 BACKENDS = ("process", "dask")
@@ -80,7 +70,7 @@ class SweepInterrupted(KeyboardInterrupt):
 
     A ``KeyboardInterrupt``, so code that does not know it stops as usual. ``signum`` is
     the signal that stopped the sweep. Finished points are also in the cache (when
-    one is used), except those :func:`is_cached` says are not, so running the sweep
+    one is used), except those :func:`~optnoise.cli.points.is_cached` says are not, so running the sweep
     again resumes it.
     """
 
@@ -204,7 +194,7 @@ def run_sweep(
     SweepInterrupted
         On Ctrl-C or SIGTERM (a ``KeyboardInterrupt``; :data:`STOP_SIGNALS`): workers are
         stopped within about a second, and the exception's ``rows`` holds every finished
-        row (cached unless :func:`is_cached` says otherwise) and ``signum`` the signal. A row
+        row (cached unless :func:`~optnoise.cli.points.is_cached` says otherwise) and ``signum`` the signal. A row
         whose solve failed re-verification has status ``"unverified"`` and the reason in its
         ``error`` column.
     """
