@@ -66,10 +66,15 @@ _NEGATIVE_VALUE = re.compile(r"^-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's help, with the default of every flag whose help does not state it already."""
 
+    @staticmethod
+    def states_default(action: argparse.Action) -> bool:
+        """Whether the help of ``action`` must state its default (a flag's, unless it is none, off or empty)."""
+        unset = action.default in (None, False, argparse.SUPPRESS) or action.default == []
+        return bool(action.option_strings) and not unset
+
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        unstated = action.default in (None, False, argparse.SUPPRESS) or action.default == []
-        if not action.option_strings or unstated or "default" in text:
+        if not self.states_default(action) or "default" in text:
             return action.help
         return f"{text} (default %(default)s)"
 
@@ -83,6 +88,13 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         # argparse only treats "-1" or "-.5" as values; "--cost -1,2,3" would be read as an unknown option
         self._negative_number_matcher = _NEGATIVE_VALUE
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        # argparse prints no help line for a flag without help; one with a default still gets one, to state it
+        if not action.help and action.option_strings and HelpFormatter.states_default(action):
+            action.help = "default %(default)s"
+        return action
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         # argparse's own message echoes the whole value; this one cuts it like every other message
