@@ -18,6 +18,7 @@ import numpy as np
 
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.validation import check_choice, check_positive, shown
+from optnoise.privacy.fields import fields_of
 from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
 from optnoise.privacy.renyi import (
     ALPHA_MAX,
@@ -39,7 +40,8 @@ __all__ = ["BUDGET_NOTIONS", "Budget"]
 
 #: Notions whose budget is not one (eps, delta).
 BUDGET_NOTIONS = ("profile",) + RENYI_NOTIONS
-_FIELDS = ("profile", "rdp", "rho", "alphas")
+#: The fields a :class:`Budget` holds (:mod:`optnoise.privacy.fields`).
+_FIELDS = fields_of(BUDGET_NOTIONS)
 #: Largest ``D_inf`` budget of the zCDP search row: ``e^EPS_INF_MAX`` stays in float64's range, and no float64
 #: PMF the solvers return (masses floored at e^-708) has a log mass ratio far above it.
 EPS_INF_MAX = 700.0
