@@ -1018,3 +1018,28 @@ def test_release_count_is_capped(capsys, design_file):
     assert code == 2 and f"count must be an integer >= 1 and <= {MAX_RELEASES}" in err
     code, _, err = run(capsys, ["release", "--design", str(path), "--value", "1,2", "--count", str(MAX_RELEASES)])
     assert code == 2 and "exceeds the limit" in err and len(err.strip().splitlines()) == 1
+
+
+def test_certify_refuses_its_input_as_output_before_any_work(capsys, monkeypatch, tmp_path):
+    """certify --result r.json --out r.json used to overwrite its input; now one line, exit 2, input intact."""
+    import os
+
+    from optnoise.design.result import DesignResult
+
+    res = NoiseDesign(n=4, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(1), privacy="dp").solve()
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(res.to_dict()))
+    before = src.read_bytes()
+    (tmp_path / "sub").mkdir()
+    os.symlink(src, tmp_path / "link.json")
+    os.link(src, tmp_path / "hard.json")
+
+    def no_work(*a, **k):
+        raise AssertionError("worked before the output path was checked")
+
+    monkeypatch.setattr(DesignResult, "certify", no_work)
+    monkeypatch.chdir(tmp_path / "sub")
+    for out in (str(src), "../r.json", str(tmp_path / "link.json"), str(tmp_path / "hard.json")):
+        code, _, err = run(capsys, ["certify", "--result", str(src), "--out", out])
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "overwrite the input" in err, (out, err)
+    assert src.read_bytes() == before
