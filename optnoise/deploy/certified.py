@@ -80,6 +80,12 @@ class _Certified:
         """The certified privacy notion (the design's)."""
         return self.design.privacy
 
+    def _notion_text(self) -> str:
+        """The notion for the summary: a composed design names its k releases beside its one-release notion."""
+        if self.composed is None:
+            return self.notion
+        return f"composed ({self.composed['compositions']} releases; one release certified as {self.notion})"
+
     @property
     def n(self) -> int:
         return self.design.n
@@ -460,7 +466,7 @@ class CertifiedDesign(_Certified, Accountable):
         """A few human-readable lines."""
         d = self.design
         neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
-        head = f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}"
+        head = f"problem     n={self.n}  shape={self.shape}  notion={self._notion_text()}  metric={d.metric}"
         return "\n".join([head, *self._summary_lines(neighbours, "distortion")])
 
 
@@ -579,7 +585,7 @@ class CertifiedMechanism(_Certified, Accountable):
         """A few human-readable lines."""
         d = self.design
         head = (
-            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self.notion}  "
+            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self._notion_text()}  "
             f"loss={getattr(d, 'loss', getattr(d, 'metric', ''))}"
         )
         if hasattr(d, "describe_neighbors"):

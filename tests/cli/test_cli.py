@@ -1043,3 +1043,25 @@ def test_certify_refuses_its_input_as_output_before_any_work(capsys, monkeypatch
         code, _, err = run(capsys, ["certify", "--result", str(src), "--out", out])
         assert code == 2 and len(err.strip().splitlines()) == 1 and "overwrite the input" in err, (out, err)
     assert src.read_bytes() == before
+
+
+def test_certify_states_the_composed_guarantee(capsys, tmp_path):
+    """A composed result certified as a single (eps, 0) release with a confusing "target 1e-15"; now its k-fold
+    guarantee is stated, verified and written to the design file's composed block."""
+    from optnoise.deploy import load_design
+    from optnoise.design.result import DesignResult
+
+    x = np.arange(11)
+    f = np.exp(-0.14 * np.minimum(x, 11 - x))
+    d = NoiseDesign(n=10, eps=2.0, delta=1e-4, neighborhood=Neighborhood.bd(1), privacy="composed", compositions=20)
+    res = DesignResult(d, "feasible", f / f.sum(), "test", 0.0, {})
+    src, out = tmp_path / "r.json", tmp_path / "d.json"
+    src.write_text(json.dumps(res.to_dict()))
+    code, text, err = run(capsys, ["certify", "--result", str(src), "--out", str(out)])
+    assert code == 0, err
+    assert "20 releases (composed): eps=2" in text and "<= target 0.0001" in text and "1e-15" not in text
+    block = json.loads(out.read_text())["composed"]
+    assert block["compositions"] == 20 and 0 < block["composed_delta"] <= 1e-4
+    assert load_design(out).composed == block
+    code, text, err = run(capsys, ["certify", "--result", str(src), "--format", "json"])
+    assert code == 0 and json.loads(text)["composed"]["compositions"] == 20
