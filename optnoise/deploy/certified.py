@@ -38,7 +38,15 @@ import numpy as np
 
 from optnoise.deploy import opendp
 from optnoise.deploy.composed import check_composed_block, composed_block, composed_delta
-from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
+from optnoise.deploy.files import (
+    FILE_FIELDS,
+    FORMAT,
+    FORMAT_VERSION,
+    OPTIONAL_FIELDS,
+    certificate_block,
+    design_from_spec,
+    file_digest,
+)
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
@@ -191,7 +199,7 @@ class _Certified:
         if version != FORMAT_VERSION:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
-        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256", "composed"})
+        unknown = sorted(set(data) - set(FILE_FIELDS) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
         missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
@@ -607,8 +615,15 @@ def load_design(path: str | os.PathLike) -> Any:
         The path is not a path, the file is missing, not JSON (or nested too
         deeply), not a design, of another format version, its digest does not
         match, or a field is malformed or differs from a fresh exact re-check
-        of the problem it names (the message names the field).
+        of the problem it names, or its composed block differs from a fresh recomputation
+        (the message names the file and the field).
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"path must be the path of a design file; got {shown(path)}")
-    return _Certified.from_dict(read_json(path, "design file"))
+    data = read_json(path, "design file")
+    try:
+        return _Certified.from_dict(data)
+    except ValueError as exc:  # name the file too: a script may load several
+        msg, head = str(exc), "design file "
+        where = f"{head}{shown(str(path))}"
+        raise ValueError(f"{where} {msg[len(head) :]}" if msg.startswith(head) else f"{where}: {msg}") from None
