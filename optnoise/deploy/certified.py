@@ -144,6 +144,16 @@ class _Certified:
         composed = self.check_composed()
         return composed is not None and composed <= self.composed["delta"]
 
+    def to_opendp(
+        self, *, rng: np.random.Generator | None = None, T: str = "i32", compositions: int | None = None
+    ) -> Any:
+        """An OpenDP measurement releasing with the exact sampler (``q + eta``, or row ``x``), the certificate its map.
+
+        ``compositions=k`` (a composed design): one measurement releasing k answers with the composed
+        guarantee. See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
+        """
+        return opendp.to_opendp(self, rng=rng, T=T, compositions=compositions)
+
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
@@ -460,16 +470,6 @@ class CertifiedDesign(_Certified, Accountable):
         label = label or f"certified ({self.notion}, eps={self.eps:g})"
         return plot_design(self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
 
-    def to_opendp(
-        self, *, rng: np.random.Generator | None = None, T: str = "i32", compositions: int | None = None
-    ) -> Any:
-        """An OpenDP measurement sampling with this exact sampler and carrying the certificate as its privacy map.
-
-        ``compositions=k`` (a composed design): one measurement releasing k answers with the composed
-        guarantee. See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
-        """
-        return opendp.to_opendp(self, rng=rng, T=T, compositions=compositions)
-
     def summary(self) -> str:
         """A few human-readable lines."""
         d = self.design
@@ -578,16 +578,6 @@ class CertifiedMechanism(_Certified, Accountable):
             axes=axes,
             label=label,
         )
-
-    def to_opendp(
-        self, *, rng: np.random.Generator | None = None, T: str = "i32", compositions: int | None = None
-    ) -> Any:
-        """An OpenDP measurement releasing row ``x`` with the exact sampler, the certificate as its map.
-
-        ``compositions=k`` (a composed design): one measurement releasing k answers with the composed
-        guarantee. See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
-        """
-        return opendp.to_opendp(self, rng=rng, T=T, compositions=compositions)
 
     def summary(self) -> str:
         """A few human-readable lines."""
