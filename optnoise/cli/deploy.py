@@ -28,6 +28,7 @@ from optnoise.engine.validation import (
     parse_int,
     shown,
 )
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
 
 __all__ = [
@@ -109,8 +110,8 @@ def add_certify_cli(sub: Any) -> None:
     p.set_defaults(handler=cmd_release)
 
 
-#: Fields of a result file that state a budget besides (eps, delta) (``NoiseDesign`` arguments of the same name).
-RESULT_BUDGET_FIELDS = ("profile", "rdp", "rho", "alphas", "compositions", "discretization")
+#: Fields of a result file that state a budget besides (eps, delta) (:mod:`optnoise.privacy.fields`).
+RESULT_BUDGET_FIELDS = BUDGET_FIELD_NAMES
 
 
 def result_from_file(path: str) -> DesignResult:
