@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optnoise.design.composed import check_compositions, check_discretization
+from optnoise.design.composed import check_design_compositions, check_discretization
 from optnoise.design.composed_bounds import compose_release
 from optnoise.engine.validation import check_delta, shown
 
@@ -107,7 +107,7 @@ def check_composed_block(certified: Any, block: Any, field: str = "composed") ->
     if not hasattr(certified.design, "compositions"):
         raise bad("", "applies only to noise designs (NoiseDesign(privacy='composed'))")
     try:
-        k = check_compositions(block["compositions"])
+        k = check_design_compositions(block["compositions"])
         h = check_discretization(block["discretization"]) if block["discretization"] is not None else None
         target = check_delta(block["delta"])
     except ValueError as exc:
