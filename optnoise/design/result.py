@@ -490,13 +490,10 @@ class DesignResult(CheckedResult, Accountable):
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
 
         Raises ``ValueError`` naming the field that is missing or malformed; a
-        PMF that fails re-verification comes back ``"unverified"``. The stored
-        ``bound``, ``gap`` and status are not trusted: with ``recheck`` (default)
-        the bound is re-derived and the status settled on it
-        (:func:`optnoise.design.proofs.recheck`; an LP or MILP is solved again for
-        its bound), so an ``"optimal"`` the data does not prove comes back
-        ``"feasible"``, and a bound above the objective is refused (``ValueError``).
-        The cache re-checks with its stored proof instead (``recheck=False``).
+        PMF that fails re-verification comes back ``"unverified"``. A stored bound,
+        gap or status is not trusted: ``recheck`` re-derives the bound (an LP or MILP
+        is solved again; :func:`optnoise.design.proofs.recheck`), so an unproven
+        ``"optimal"`` comes back ``"feasible"``. The cache uses ``recheck=False``.
         """
         common = cls._common_fields(data, "DesignResult")
         if "pmf" not in data:
