@@ -322,6 +322,7 @@ class DesignResult(CheckedResult, Accountable):
     bound: float | None = None
     dual: np.ndarray | None = field(default=None, repr=False, compare=False)
     eps_objective: float | None = None
+    bound_method: str = ""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -478,6 +479,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
+            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,
@@ -513,6 +515,7 @@ class DesignResult(CheckedResult, Accountable):
             canonical=canonical,
             delta_objective=delta if design.objective == "delta" else None,
             eps_objective=eps_objective,
+            bound_method=data["bound_method"] if isinstance(data.get("bound_method"), str) else "",
             **common,
         )
 
