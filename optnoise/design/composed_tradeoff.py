@@ -86,15 +86,15 @@ __all__ = [
 #: Largest number of noise values for which the trade-off LP is built.
 MAX_CELLS = 2000
 #: Steps of the grid ``log lam`` at which the curve LP is solved: fine within ``FINE_SPAN``, coarse beyond.
-FINE_STEP, COARSE_STEP, FINE_SPAN = 0.01, 0.05, 1.2
+FINE_STEP, COARSE_STEP, FINE_SPAN = 0.005, 0.1, 0.8
 #: The grid spans ``lam`` in ``[exp(-LAMBDA_SPAN), exp(LAMBDA_SPAN)]`` (scaled up for small k).
-LAMBDA_SPAN = 3.0
+LAMBDA_SPAN = 2.0
 #: Lattice of the privacy losses in the composition (losses are rounded down to it).
 LOSS_GRID = 2.5e-4
 #: Most lattice points of the composed loss distribution (a coarser lattice beyond).
 MAX_LATTICE = 1 << 21
 #: Bisection of the bound stops at this relative width.
-BISECTION_RTOL = 3e-3
+BISECTION_RTOL = 5e-3
 #: Absolute slack added to each certified LP bound (float rounding of the dual sum).
 LP_SLACK = 1e-11
 #: Absolute slack subtracted from each composed hockey stick (FFT and mass rounding).
@@ -364,16 +364,17 @@ def _symmetric(design: NoiseDesign, listed: set[tuple[int, ...]]) -> bool:
     return bool(np.array_equal(cost, mirror))
 
 
-def lambda_grid(k: int, eps: float, fine: float = FINE_STEP) -> np.ndarray:
+def lambda_grid(k: int, eps: float, fine: float | None = None) -> np.ndarray:
     """The grid ``lam = exp(x)``: step ``fine`` where per-release losses matter most
     (``|x| <= FINE_SPAN``), :data:`COARSE_STEP` beyond, up to ``|x| = LAMBDA_SPAN`` (wider for few releases)."""
+    fine = FINE_STEP if fine is None else float(fine)
     span = LAMBDA_SPAN * max(1.0, 3.0 * eps / math.sqrt(k))
     inner = np.arange(-round(FINE_SPAN / fine), round(FINE_SPAN / fine) + 1) * fine
     outer = np.arange(round(FINE_SPAN / COARSE_STEP) + 1, math.ceil(span / COARSE_STEP) + 1) * COARSE_STEP
     return np.exp(np.concatenate([-outer[::-1], inner, outer]))
 
 
-def setup(design: NoiseDesign, max_shifts: int = 2, fine: float = FINE_STEP) -> TradeoffBound | None:
+def setup(design: NoiseDesign, max_shifts: int = 2, fine: float | None = None) -> TradeoffBound | None:
     """The curve LPs of ``design``, or ``None`` outside the scope (module docstring)."""
     if design.release != "modulo" or int(design.compositions or 1) < 2 or design.size > MAX_CELLS:
         return None
