@@ -95,6 +95,8 @@ LOSS_GRID = 2.5e-4
 MAX_LATTICE = 1 << 21
 #: Bisection of the bound stops at this relative width.
 BISECTION_RTOL = 5e-3
+#: Times the curve LPs are re-solved where the bisection stopped (each tightens the certificates there).
+SOLVE_ROUNDS = 3
 #: Absolute slack added to each certified LP bound (float rounding of the dual sum).
 LP_SLACK = 1e-11
 #: Absolute slack subtracted from each composed hockey stick (FFT and mass rounding).
@@ -136,6 +138,7 @@ class _CurveLP:
         self.lams = np.asarray(lams, dtype=float)
         self.models = [self._model((A0 + lam * Al).tocsc()) for lam in self.lams]
         self.solved = [False] * len(self.models)
+        self.certs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def _model(self, A: Any) -> Any:
         import highspy
@@ -158,11 +161,9 @@ class _CurveLP:
         h.passModel(lp)
         return h
 
-    def upper(self, V: float) -> np.ndarray:
-        """Certified upper bounds of ``h(lam)`` at cost ``<= V`` for every ``lam`` of the grid."""
-        hi = self.row_hi.copy()
-        hi[-1] = V
-        Y = np.zeros((hi.size, len(self.models)))
+    def solve(self, V: float) -> None:
+        """Solve every ``lam``'s LP at cost ``<= V`` and keep its dual certificate (valid at every ``V``)."""
+        Y = np.zeros((self.row_hi.size, len(self.models)))
         basis = None
         for j, h in enumerate(self.models):
             h.changeRowBounds(2 * self.N + 1, -np.inf, float(V))
@@ -172,28 +173,41 @@ class _CurveLP:
             self.solved[j] = True
             basis = h.getBasis()
             y = np.asarray(h.getSolution().row_dual, dtype=float)
-            if y.size == hi.size:
+            if y.size == Y.shape[0]:
                 Y[:, j] = np.where(np.isfinite(y), y, 0.0)  # any multipliers are sound: 0 is
-        return np.minimum(np.minimum(1.0, self.lams), self._certify(Y, hi))  # h <= min(1, lam) always
+        self.certs.append(self._certify(Y))
 
-    def _certify(self, Y: np.ndarray, row_hi: np.ndarray) -> np.ndarray:
-        """Per column of row multipliers ``Y``: ``-(lower bound of min c.x)`` by weak duality (signs enforced).
+    def upper(self, V: float) -> np.ndarray:
+        """Certified upper bounds of ``h(lam)`` at cost ``<= V`` for every ``lam`` of the grid: the least
+        over the certificates kept so far (solving at ``V`` first if there are none)."""
+        if not self.certs:
+            self.solve(V)
+        out = np.minimum(1.0, self.lams)  # h <= min(1, lam) always
+        for a, b, size in self.certs:
+            out = np.minimum(out, a + b * V + LP_SLACK * (1.0 + size + b * V))
+        return out
+
+    def _certify(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per column of row multipliers ``Y``: ``h(lam_j) <= a_j + b_j V + LP_SLACK (1 + size_j + b_j V)``
+        at every cost ``V`` (weak duality, signs enforced).
 
         For rows ``lo <= A x <= hi``, multipliers ``y`` (0 where the matching side is infinite) and
         ``0 <= x <= 1``: ``c.x = y.Ax + (c - A'y).x >= sum_i y_i (hi_i if y_i < 0 else lo_i)
-        + sum_j min(0, (c - A'y)_j)``. The float error of that sum is far below :data:`LP_SLACK`
-        times the sum of the absolute terms, which is added.
+        + sum_j min(0, (c - A'y)_j)``. Only the cost row's bound ``V`` depends on ``V`` (a line in ``V``:
+        the LP value is concave in ``V``, and this is its tangent where it was solved). The float error
+        of that sum is far below :data:`LP_SLACK` times the sum of the absolute terms, which is added.
         """
         Y = Y.copy()
-        Y[(Y < 0) & ~np.isfinite(row_hi)[:, None]] = 0.0
+        Y[(Y < 0) & ~np.isfinite(self.row_hi)[:, None]] = 0.0
         Y[(Y > 0) & ~np.isfinite(self.row_lo)[:, None]] = 0.0
-        rhs = np.where(Y < 0, row_hi[:, None], np.where(Y > 0, self.row_lo[:, None], 0.0))
+        Y[-1] = np.minimum(Y[-1], 0.0)  # the cost row: only its upper side V is finite
+        rhs = np.where(Y < 0, self.row_hi[:, None], np.where(Y > 0, self.row_lo[:, None], 0.0))
+        rows = (Y * rhs)[:-1]  # the cost row's term -y V is kept apart
         R = self.c[:, None] - self.A0T @ Y - (self.AlT @ Y) * self.lams[None, :]
-        rows = Y * rhs
         red = np.minimum(R, 0.0)
-        low = rows.sum(axis=0) + red.sum(axis=0)
+        a = -(rows.sum(axis=0) + red.sum(axis=0))
         size = np.abs(rows).sum(axis=0) + np.abs(red).sum(axis=0)
-        return -low + LP_SLACK * (1.0 + size)
+        return a, -Y[-1], size
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,8 +339,14 @@ class TradeoffBound:
     def pairs(self, V: float) -> list[tuple[_Pair, bool, bool]]:
         return [(_hull_pair(*_lines(lp, self.lams, V)), fw, rv) for lp, fw, rv in self.lps]
 
+    def solve(self, V: float) -> None:
+        """Solve the curve LPs at ``V``: their certificates, kept, are tight there and valid everywhere."""
+        for lp, _, _ in self.lps:
+            lp.solve(V)
+
     def excluded(self, V: float, eps: float) -> bool:
-        """Whether no PMF of cost ``<= V`` can be certified at ``(eps, delta)`` (steps 2-5)."""
+        """Whether no PMF of cost ``<= V`` can be certified at ``(eps, delta)`` (steps 2-5), by the
+        certificates kept so far."""
         for pair, fw, rv in self.pairs(V):
             if fw and composed_hockey_lower(pair, self.k, eps) > self.delta:
                 return True
@@ -403,7 +423,8 @@ def setup(design: NoiseDesign, max_shifts: int = 2, fine: float | None = None) -
         if mu in done or all(v == 0 for v in mu):
             continue
         done.update({mu, neg})
-        lps.append((_CurveLP(cost, idx[j], tie.astype(np.int64), lams), True, neg in listed))
+        # symmetric noise: T(f, f_mu) is symmetric, so its reverse order adds nothing (both are valid)
+        lps.append((_CurveLP(cost, idx[j], tie.astype(np.int64), lams), True, neg in listed and not sym))
         if len(lps) >= max_shifts:
             break
     if not lps:
@@ -421,6 +442,10 @@ def tradeoff_bound(
     the design's eps). ``hi`` defaults to doubling from ``lo`` until a ``V`` is not excluded (the
     least distortion of a known certified design is the natural ``hi``). ``None``: outside the scope,
     or nothing excluded above ``lo``.
+
+    The curve LPs are solved at a few ``V`` only (:data:`SOLVE_ROUNDS`): each solve's certificates
+    bound ``h`` at every ``V`` (tangents of a concave function), so the bisection runs on them, and
+    the next solve is where the last bisection stopped, which tightens them there.
     """
     tb = setup(design)
     if tb is None:
@@ -432,6 +457,7 @@ def tradeoff_bound(
         cost = np.asarray(design.cost, dtype=float)
         b = max(2.0 * a, float(np.min(cost[cost > 0], initial=1.0)))
         for _ in range(60):
+            tb.solve(b)
             if not tb.excluded(b, e):
                 break
             a = best = b
@@ -440,12 +466,20 @@ def tradeoff_bound(
             return best
     else:
         b = float(hi)
-    while b - a > rtol * b:
-        mid = 0.5 * (a + b)
-        if tb.excluded(mid, e):
-            a = best = mid
-        else:
-            b = mid
+        tb.solve(0.5 * (a + b))
+    for _ in range(SOLVE_ROUNDS):
+        top = b
+        while top - a > rtol * top:
+            mid = 0.5 * (a + top)
+            if tb.excluded(mid, e):
+                a = best = mid
+            else:
+                top = mid
+        if top >= b and best is not None and b - a <= rtol * b:
+            break
+        tb.solve(top)
+        if tb.excluded(top, e):
+            a = best = top
     return best
 
 
