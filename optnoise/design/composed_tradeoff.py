@@ -95,8 +95,8 @@ LOSS_GRID = 2.5e-4
 MAX_LATTICE = 1 << 21
 #: Bisection of the bound stops at this relative width.
 BISECTION_RTOL = 5e-3
-#: Times the curve LPs are re-solved where the bisection stopped (each tightens the certificates there).
-SOLVE_ROUNDS = 3
+#: Most times the curve LPs are re-solved where the bisection stopped (each tightens the certificates there).
+SOLVE_ROUNDS = 8
 #: Absolute slack added to each certified LP bound (float rounding of the dual sum).
 LP_SLACK = 1e-11
 #: Absolute slack subtracted from each composed hockey stick (FFT and mass rounding).
@@ -475,11 +475,13 @@ def tradeoff_bound(
                 a = best = mid
             else:
                 top = mid
-        if top >= b and best is not None and b - a <= rtol * b:
-            break
-        tb.solve(top)
+        tb.solve(top)  # the certificates are tight at top now: either it is excluded, or it is the end
         if tb.excluded(top, e):
             a = best = top
+        else:
+            b = top
+        if b - a <= rtol * b:
+            break
     return best
 
 

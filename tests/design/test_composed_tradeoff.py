@@ -42,11 +42,13 @@ def calibrated_costs(d):
     """Distortions of the discrete Gaussian and Laplace calibrated by the design's own accounting."""
     out = {}
     sup = Support(d.n, d.shape, d.release)
+    N = d.n + 1
+    shifts = [int(v) - N if v > N // 2 else int(v) for v in np.asarray(d.shifts).ravel()]  # centred: 170 is -1
     for fam in ("gaussian", "laplace"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             got = calibrate_family(
-                fam, sup, d.compositions, d.eps, d.delta, shifts=d.shifts, discretization=d.discretization
+                fam, sup, d.compositions, d.eps, d.delta, shifts=shifts, discretization=d.discretization
             )
         if got is not None:
             f = np.asarray(got[0], dtype=float).ravel()
