@@ -18,16 +18,25 @@ The argument (modulo release, any dimension, any listed shifts, any cost; notati
    ``inf_a [T(a) + lam a] = sum_z min(f_mu(z), lam f(z)) =: h_f(lam)`` (Neyman-Pearson), and a
    closed convex ``T`` is ``T(a) = sup_lam [h_f(lam) - lam a]``. So for every ``f`` with
    ``sum_z c(z) f(z) <= V``, ``T(f, f_mu) <= G_V`` with ``G_V(a) = sup_lam [h(lam) - lam a]`` and
-   ``h(lam) = max {h_f(lam) : f a PMF on the ring, c.f <= V}``, a small LP. Its value is bounded
-   from above at each ``lam_j = exp(j s)`` of a grid by a *certified dual* (any dual point of the
-   LP, clipped to its sign constraints, with the reduced costs' positive parts times the variables'
-   upper bounds 1, gives an upper bound whatever the solver's accuracy; float rounding of that sum
-   is covered by :data:`LP_SLACK`). Between grid points ``h`` is non-decreasing, so for ``lam`` in
-   ``[lam_j, lam_j+1]``, ``h(lam) - lam a <= U_j+1 - lam_j a``; above the grid ``h <= 1``, below it
-   ``h(lam) <= U_0``. The maximum of these lines, capped by ``1 - a`` and floored at 0 (both hold for
-   every trade-off curve), has a convex minorant ``F >= G_V`` (``G_V`` is a convex minorant of the
-   capped function): the lower convex hull of its values at its kinks, a piecewise-linear trade-off
-   curve.
+   ``h(lam) = max {h_f(lam) : f a PMF on the ring, c.f <= V}``, a small LP (the ring is finite, so
+   no tail mass escapes it). Its value is bounded from above at each ``lam_j`` of a grid (:func:`lambda_grid`)
+   by a *certified dual*: any row multipliers, clipped to their sign constraints, plus the negative
+   parts of the reduced costs times the variables' upper bound 1, bound the LP whatever the solver's
+   accuracy (:meth:`_CurveLP._certify`; float rounding of that sum is covered by :data:`LP_SLACK`).
+   Only the cost row depends on ``V``, so a certificate found at one ``V`` bounds ``h`` at every ``V``
+   (a tangent of the concave value function): the bisection of step 5 runs on the certificates kept,
+   and the LPs are re-solved only where it stops. Between grid points, for ``lam`` in
+   ``[lam_j, lam_j+1]``: ``h`` is non-decreasing, so ``h(lam) - lam a <= U_j+1 - lam_j a``; and
+   ``min(q, lam p) <= (lam / lam_j) min(q, lam_j p)``, so ``h(lam) <= (lam / lam_j) U_j``, linear in
+   ``lam``, and ``h(lam) - lam a <= max(U_j - lam_j a, r U_j - lam_j+1 a)`` (``r = lam_j+1 / lam_j``);
+   with the lines ``U_j - lam_j a`` at every grid point, one of ``U_j+1 - lam_j a`` and
+   ``r U_j - lam_j+1 a`` per interval suffices (each lies above the minimum of the two bounds); the
+   one lower where the interval touches the curve is taken. Below the grid ``h(lam) <= min(U_0, lam)``
+   gives ``U_0 - U_0 a``; above it ``h <= 1`` gives ``1 - lam_last a``. The maximum ``M`` of these
+   lines, floored at 0 and capped by ``1 - a`` (both hold for every trade-off curve), is ``>= G_V``;
+   the lower convex hull ``F`` of ``M``'s values at finitely many ``a`` (0 and 1 among them) is
+   ``>= G_V`` too, because ``G_V`` is convex and below those values. ``F`` is a piecewise-linear
+   trade-off curve.
 3. *A pair with curve F.* Each segment of ``F`` on ``[a_i-1, a_i]`` with slope ``-s_i`` is an atom of
    mass ``a_i - a_i-1`` under ``A`` and ``s_i (a_i - a_i-1)`` under ``B``; ``1 - F(0)`` is ``B``-mass where
    ``A`` is 0, and where ``F`` reaches 0 before ``a = 1`` the rest is ``A``-mass where ``B`` is 0. Then
@@ -231,14 +240,15 @@ class _Pair:
 def _lines(lp: _CurveLP, lams: np.ndarray, V: float) -> tuple[np.ndarray, np.ndarray]:
     """Slopes ``s`` (increasing) and intercepts ``u`` of lines ``u - s a`` whose maximum is ``>= G_V`` (step 2).
 
-    With ``U_j >= h(lam_j)`` on the geometric grid ``lam_j+1 = r lam_j``: ``h`` is non-decreasing, so the
-    least ``U`` at or above ``lam`` bounds ``h(lam)``; and ``min(q, lam p) <= (lam / lam_j) min(q, lam_j p)``
-    for ``lam >= lam_j``, so ``h(lam) <= (lam / lam_j) U_j``. For ``lam`` in ``[lam_j, lam_j+1]``:
-    ``h(lam) - lam a <= max(U_j - lam_j a, min(U_j+1 - lam_j a, r U_j - lam_j+1 a))`` (the second
-    bound is linear in ``lam``, so its maximum is at an end). The first is a line; the minimum of two
-    lines lies below the line through their crossing with any slope between theirs (the geometric
-    mean here, on the loss lattice). Below the grid ``h(lam) - lam a <= max(0, U_0 - lam_0 a)``; above
-    it ``h <= 1`` gives ``1 - lam_last a``.
+    With ``U_j >= h(lam_j)``: ``h`` is non-decreasing, so the least ``U`` at or above ``lam`` bounds
+    ``h(lam)``; and ``min(q, lam p) <= (lam / lam_j) min(q, lam_j p)`` for ``lam >= lam_j``, so
+    ``h(lam) <= (lam / lam_j) U_j``. For ``lam`` in ``[lam_j, lam_j+1]`` (``r = lam_j+1 / lam_j``):
+    ``h(lam) - lam a <= max(U_j - lam_j a, min(U_j+1 - lam_j a, r U_j - lam_j+1 a))`` (the scaled
+    bound is linear in ``lam``, so its maximum is at an end). The first is a line; the minimum is
+    below either line, and the one lower where the interval touches the curve (about
+    ``a = (U_j+1 - U_j) / (lam_j+1 - lam_j)``) is taken. Below the grid ``h(lam) <= min(U_0, lam)``,
+    and ``min(U_0, lam) - lam a`` is largest at ``lam = U_0`` (``<= lam_0``), which gives the line
+    ``U_0 - U_0 a``; above the grid ``h <= 1`` gives ``1 - lam_last a``.
     """
     U = lp.upper(V)
     U = np.minimum.accumulate(U[::-1])[::-1]
@@ -250,8 +260,8 @@ def _lines(lp: _CurveLP, lams: np.ndarray, V: float) -> tuple[np.ndarray, np.nda
     left = a_touch <= a_cross  # there the minimum is the first line: its tangent is the line itself
     slope = np.where(left, lo, hi)
     icpt = np.where(left, U[1:], r * U[:-1])
-    s = np.concatenate([[0.0], lams, slope, [lams[-1]]])
-    u = np.concatenate([[0.0], U, icpt, [1.0]])
+    s = np.concatenate([[U[0]], lams, slope, [lams[-1]]])
+    u = np.concatenate([[U[0]], U, icpt, [1.0]])
     order = np.argsort(s, kind="stable")
     return s[order], u[order]
 
