@@ -294,6 +294,9 @@ class DesignResult(CheckedResult, Accountable):
     eps_objective : float or None
         ``privacy="composed"`` with ``objective="epsilon"``: the least composed eps found, the
         eps the result guarantees at the design's delta.
+    bound_method : str
+        ``privacy="composed"``: the method that proved ``bound``, ``"tradeoff"``
+        (:mod:`optnoise.design.composed_tradeoff`) or ``"lp"``; ``""`` otherwise.
 
     Composed designs (``privacy="composed"``, :mod:`optnoise.design.composed`): ``achieved``
     holds ``"composed"`` (delta at eps of the k-fold composition by the design's accounting,
