@@ -241,3 +241,28 @@ def test_pair_curve_dominates_every_noise_of_that_cost(s2):
     T = _exact_curve(f, np.roll(f, -1), alphas)
     assert np.all(T <= F + 1e-12)
     assert np.all(F <= 1.0 - alphas + 1e-12) and abs(pair.a.sum() + pair.a_inf - 1.0) < 1e-9
+
+
+@pytest.mark.slow
+def test_vector_query_bound_below_a_calibrated_product_gaussian():
+    """Vector queries (one LP per listed shift): the bound is below a product discrete Gaussian calibrated here."""
+    nb = Neighborhood.shifts([(1, 0), (0, 1)])
+    d = NoiseDesign(
+        n=8, eps=1.0, delta=1e-5, neighborhood=nb, metric="circular-mse", privacy="composed", compositions=2
+    )
+    N = d.n + 1
+    r = np.minimum(np.arange(N), N - np.arange(N)).astype(float)
+
+    def make(s2):
+        g = np.exp(-(r**2) / (2 * s2))
+        g /= g.sum()
+        return np.multiply.outer(g, g)
+
+    lo, hi = 0.1, 100.0
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        ok = accounting.compose(make(mid), d.shifts, 2, warn=False).delta(1.0) <= 1e-5
+        lo, hi = (lo, mid) if ok else (mid, hi)
+    dg = float(np.asarray(d.cost, float).ravel() @ make(hi).ravel())
+    b = ct.tradeoff_bound(d, 0.0, 4.0 * dg)
+    assert b is not None and 0 < b <= dg
