@@ -19,7 +19,7 @@ import pytest
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.design import composed_tradeoff as ct
 from optnoise.design.composed_bounds import bound_and_method, eps_bound_and_method, lp_lower_bound
-from optnoise.design.composed_families import Support, calibrate_family
+from optnoise.design.composed_families import Support, calibrate_family, family_within
 from optnoise.design.pipeline import proof_of
 from optnoise.design.result import DesignResult
 from optnoise.privacy import accounting
@@ -182,16 +182,7 @@ def test_out_of_scope_falls_back_to_the_lp_bounds():
 def test_eps_bound_below_the_designs_eps():
     """Dual form: at a variance cap, the trade-off eps bound is below what a calibrated Gaussian reaches."""
     d = design(60, 4, None, 1e-6, objective="epsilon", max_distortion=16.0)
-    N = d.n + 1
-    r = np.minimum(np.arange(N), N - np.arange(N)).astype(float)
-    lo, hi = 1.0, 64.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        f = np.exp(-(r**2) / (2 * mid))
-        f /= f.sum()
-        lo, hi = (mid, hi) if float(r**2 @ f) <= 16.0 else (lo, mid)
-    f = np.exp(-(r**2) / (2 * lo))
-    f /= f.sum()
+    f = family_within("gaussian", Support(d.n, d.shape, d.release), np.asarray(d.cost, float), 16.0)
     e_dg = accounting.compose(f, d.shifts, 4, warn=False).epsilon(1e-6)
     b, how = eps_bound_and_method(d, 16.0, e_dg, "highs")
     assert how == "tradeoff" and 0 < b <= e_dg
