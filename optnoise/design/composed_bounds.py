@@ -119,18 +119,22 @@ def lp_lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | N
 
 
 def bound_and_method(
-    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, upper: float | None = None
+    design: NoiseDesign,
+    lp_solver: str = "highs",
+    eps: float | None = None,
+    upper: float | None = None,
+    deadline: float | None = None,
 ) -> tuple[float | None, str]:
     """A proven lower bound on the distortion of any design whose k-fold composition the accounting
     certifies at (eps, delta), and the method that proved it: ``"tradeoff"``
     (:mod:`optnoise.design.composed_tradeoff`, searched up to ``upper``, e.g. the distortion of a
-    certified design) when it beats the LP bounds, else ``"lp"`` (:func:`lp_lower_bound`).
-    ``(None, "")`` when nothing is proven."""
+    certified design, until ``deadline``, a :func:`time.perf_counter` value) when it beats the LP
+    bounds, else ``"lp"`` (:func:`lp_lower_bound`). ``(None, "")`` when nothing is proven."""
     from optnoise.design.composed_tradeoff import tradeoff_bound
 
     lp = lp_lower_bound(design, lp_solver, eps)
     if int(design.compositions or 1) >= 2:
-        tb = tradeoff_bound(design, lo=max(lp or 0.0, 0.0), hi=upper, eps=eps)
+        tb = tradeoff_bound(design, lo=max(lp or 0.0, 0.0), hi=upper, eps=eps, deadline=deadline)
         if tb is not None and (lp is None or tb > lp):
             return tb, "tradeoff"
     return lp, "lp" if lp is not None else ""

@@ -443,7 +443,12 @@ def setup(design: NoiseDesign, max_shifts: int = 2, fine: float | None = None) -
 
 
 def tradeoff_bound(
-    design: NoiseDesign, lo: float, hi: float | None = None, eps: float | None = None, rtol: float = BISECTION_RTOL
+    design: NoiseDesign,
+    lo: float,
+    hi: float | None = None,
+    eps: float | None = None,
+    rtol: float = BISECTION_RTOL,
+    deadline: float | None = None,
 ) -> float | None:
     """The largest ``V`` that the trade-off argument excludes (bisection in ``[lo, hi]``), or ``None``.
 
@@ -455,8 +460,14 @@ def tradeoff_bound(
 
     The curve LPs are solved at a few ``V`` only (:data:`SOLVE_ROUNDS`): each solve's certificates
     bound ``h`` at every ``V`` (tangents of a concave function), so the bisection runs on them, and
-    the next solve is where the last bisection stopped, which tightens them there.
+    the next solve is where the last bisection stopped, which tightens them there. ``deadline`` (a
+    :func:`time.perf_counter` value): stop there with the best ``V`` proven so far (still a bound).
     """
+    import time
+
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
     tb = setup(design)
     if tb is None:
         return None
@@ -467,6 +478,8 @@ def tradeoff_bound(
         cost = np.asarray(design.cost, dtype=float)
         b = max(2.0 * a, float(np.min(cost[cost > 0], initial=1.0)))
         for _ in range(60):
+            if late():
+                return best
             tb.solve(b)
             if not tb.excluded(b, e):
                 break
@@ -476,15 +489,19 @@ def tradeoff_bound(
             return best
     else:
         b = float(hi)
+        if late():
+            return None
         tb.solve(0.5 * (a + b))
     for _ in range(SOLVE_ROUNDS):
         top = b
-        while top - a > rtol * top:
+        while top - a > rtol * top and not late():
             mid = 0.5 * (a + top)
             if tb.excluded(mid, e):
                 a = best = mid
             else:
                 top = mid
+        if late():
+            break
         tb.solve(top)  # the certificates are tight at top now: either it is excluded, or it is the end
         if tb.excluded(top, e):
             a = best = top

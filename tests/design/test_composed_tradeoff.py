@@ -257,3 +257,14 @@ def test_vector_query_bound_below_a_calibrated_product_gaussian():
     dg = float(np.asarray(d.cost, float).ravel() @ make(hi).ravel())
     b = ct.tradeoff_bound(d, 0.0, 4.0 * dg)
     assert b is not None and 0 < b <= dg
+
+
+def test_deadline_stops_with_a_proven_value():
+    """A deadline ends the search early: nothing, or a V that its own test excluded (so still a bound)."""
+    import time
+
+    d = design(30, 3, 1.0, 1e-5)
+    assert ct.tradeoff_bound(d, 0.0, 50.0, deadline=time.perf_counter()) is None
+    full = ct.tradeoff_bound(d, 0.0, 50.0)
+    early = ct.tradeoff_bound(d, 0.0, 50.0, deadline=time.perf_counter() + 0.5)
+    assert full is not None and (early is None or early <= full * (1 + 1e-9))
