@@ -95,7 +95,7 @@ __all__ = [
 #: Largest number of noise values for which the trade-off LP is built.
 MAX_CELLS = 2000
 #: Steps of the grid ``log lam`` at which the curve LP is solved: fine within ``FINE_SPAN``, coarse beyond.
-FINE_STEP, COARSE_STEP, FINE_SPAN = 0.005, 0.1, 0.8
+FINE_STEP, COARSE_STEP, FINE_SPAN = 0.0025, 0.1, 0.8
 #: The grid spans ``lam`` in ``[exp(-LAMBDA_SPAN), exp(LAMBDA_SPAN)]`` (scaled up for small k).
 LAMBDA_SPAN = 2.0
 #: Lattice of the privacy losses in the composition (losses are rounded down to it).
@@ -449,6 +449,7 @@ def tradeoff_bound(
     eps: float | None = None,
     rtol: float = BISECTION_RTOL,
     deadline: float | None = None,
+    fine: float | None = None,
 ) -> float | None:
     """The largest ``V`` that the trade-off argument excludes (bisection in ``[lo, hi]``), or ``None``.
 
@@ -462,13 +463,14 @@ def tradeoff_bound(
     bound ``h`` at every ``V`` (tangents of a concave function), so the bisection runs on them, and
     the next solve is where the last bisection stopped, which tightens them there. ``deadline`` (a
     :func:`time.perf_counter` value): stop there with the best ``V`` proven so far (still a bound).
+    ``fine``: the grid's fine step (default :data:`FINE_STEP`; coarser is faster and lower).
     """
     import time
 
     def late() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    tb = setup(design)
+    tb = setup(design, fine=fine)
     if tb is None:
         return None
     e = float(design.eps or 0.0) if eps is None else float(eps)
