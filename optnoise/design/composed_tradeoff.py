@@ -96,6 +96,8 @@ __all__ = [
 MAX_CELLS = 2000
 #: Steps of the grid ``log lam`` at which the curve LP is solved: fine within ``FINE_SPAN``, coarse beyond.
 FINE_STEP, COARSE_STEP, FINE_SPAN = 0.0025, 0.1, 0.8
+#: Rings of more noise values than this get a proportionally coarser fine step.
+FINE_CELLS = 1000
 #: The grid spans ``lam`` in ``[exp(-LAMBDA_SPAN), exp(LAMBDA_SPAN)]`` (scaled up for small k).
 LAMBDA_SPAN = 2.0
 #: Lattice of the privacy losses in the composition (losses are rounded down to it).
@@ -145,42 +147,57 @@ class _CurveLP:
         self.row_lo = np.concatenate([np.full(2 * N, -np.inf), [1.0, -np.inf]])
         self.row_hi = np.concatenate([np.zeros(2 * N), [1.0, 0.0]])
         self.lams = np.asarray(lams, dtype=float)
-        self.models = [self._model((A0 + lam * Al).tocsc()) for lam in self.lams]
-        self.solved = [False] * len(self.models)
+        # one HiGHS model for every lam (the lam entries' values change; the pattern does not), and each
+        # lam's last optimal basis: many small models would hold ~2 kB per cell and lam
+        A = (A0 + Al).tocsc()
+        A.sum_duplicates()
+        A.sort_indices()
+        mark = Al.tocsc()  # the lam entries: one per row N + z
+        self.lam_pos = np.flatnonzero(np.isin(_entry_keys(A), _entry_keys(mark)))
+        self.values = A.data.astype(float)
+        self.lp = self._model(A)
+        self.highs: Any = None
+        self.bases: list[Any] = [None] * self.lams.size
         self.certs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def _model(self, A: Any) -> Any:
         import highspy
 
-        from optnoise.engine.highs import new_highs
-
-        A.sum_duplicates()
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
         lp.col_cost_ = self.c
         lp.col_lower_ = np.zeros(A.shape[1])
         lp.col_upper_ = np.ones(A.shape[1])
         lp.row_lower_ = self.row_lo
-        lp.row_upper_ = self.row_hi
+        lp.row_upper_ = self.row_hi.copy()
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
         lp.a_matrix_.start_ = A.indptr.astype(np.int32)
         lp.a_matrix_.index_ = A.indices.astype(np.int32)
         lp.a_matrix_.value_ = A.data.astype(float)
-        h = new_highs()
-        h.passModel(lp)
-        return h
+        return lp
 
     def solve(self, V: float) -> None:
         """Solve every ``lam``'s LP at cost ``<= V`` and keep its dual certificate (valid at every ``V``)."""
-        Y = np.zeros((self.row_hi.size, len(self.models)))
+        from optnoise.engine.highs import new_highs
+
+        if self.highs is None:
+            self.highs = new_highs()
+        h = self.highs
+        Y = np.zeros((self.row_hi.size, self.lams.size))
+        row_hi = self.row_hi.copy()
+        row_hi[-1] = V
+        self.lp.row_upper_ = row_hi
         basis = None
-        for j, h in enumerate(self.models):
-            h.changeRowBounds(2 * self.N + 1, -np.inf, float(V))
-            if not self.solved[j] and basis is not None:
-                h.setBasis(basis)  # the neighbouring lam's optimal basis: a warm start of the first solve
+        for j, lam in enumerate(self.lams):
+            vals = self.values.copy()
+            vals[self.lam_pos] = -lam
+            self.lp.a_matrix_.value_ = vals
+            h.passModel(self.lp)
+            start = self.bases[j] if self.bases[j] is not None else basis
+            if start is not None:
+                h.setBasis(start)  # this lam's last basis, or the neighbouring lam's: a warm start
             h.run()
-            self.solved[j] = True
-            basis = h.getBasis()
+            basis = self.bases[j] = h.getBasis()
             y = np.asarray(h.getSolution().row_dual, dtype=float)
             if y.size == Y.shape[0]:
                 Y[:, j] = np.where(np.isfinite(y), y, 0.0)  # any multipliers are sound: 0 is
@@ -217,6 +234,12 @@ class _CurveLP:
         a = -(rows.sum(axis=0) + red.sum(axis=0))
         size = np.abs(rows).sum(axis=0) + np.abs(red).sum(axis=0)
         return a, -Y[-1], size
+
+
+def _entry_keys(A: Any) -> np.ndarray:
+    """One integer per stored entry of a CSC matrix (column-major position), in storage order."""
+    cols = np.repeat(np.arange(A.shape[1]), np.diff(A.indptr))
+    return cols.astype(np.int64) * A.shape[0] + A.indices
 
 
 # --------------------------------------------------------------------------------------------
@@ -424,6 +447,8 @@ def setup(design: NoiseDesign, max_shifts: int = 2, fine: float | None = None) -
     centred = np.where(shifts > N // 2, shifts - N, shifts)
     order = np.argsort(-np.sum(centred.astype(float) ** 2, axis=1), kind="stable")
     cost = np.asarray(design.cost, dtype=float).ravel()
+    if fine is None:  # the LPs grow with the ring: a coarser grid keeps large rings within seconds
+        fine = FINE_STEP * max(1.0, design.size / FINE_CELLS)
     lams = lambda_grid(int(design.compositions), float(design.eps or 1.0), fine)
     lps: list[tuple[_CurveLP, bool, bool]] = []
     done: set[tuple[int, ...]] = set()
