@@ -67,7 +67,7 @@ Cost. :func:`lambda_grid` has 665 points at the defaults (step :data:`FINE_STEP`
 :data:`FINE_SPAN`, coarser beyond; rings of more than :data:`FINE_CELLS` values get a proportionally
 coarser step), one HiGHS model per shift whose ``lam`` entries are rewritten, each ``lam`` warm-started
 from its last basis: about 2.5 s of CPU at k = 10, n = 170, and 6 s at k = 100, n = 896. A finer grid
-only raises the bound (70.8 at step 0.01, 76.7 at 0.005, 79.4 at 0.0025 for k = 10).
+only raises the bound (about 71 at step 0.01, 76.7 at 0.005, 79.4 at 0.0025 for k = 10, n = 170).
 
 Scope. Modulo releases with at most :data:`MAX_CELLS` noise values and ``compositions >= 2``. Clamped
 releases (whose pairs are not shifts of one PMF) and larger rings keep the LP bounds of
