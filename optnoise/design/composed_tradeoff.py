@@ -383,27 +383,26 @@ class TradeoffBound:
         for lp, _, _ in self.lps:
             lp.solve(V)
 
-    def excluded(self, V: float, eps: float) -> bool:
-        """Whether no PMF of cost ``<= V`` can be certified at ``(eps, delta)`` (steps 2-5), by the
-        certificates kept so far."""
-        for pair, fw, rv in self.pairs(V):
+    def _breaks(self, got: list[tuple[_Pair, bool, bool]], eps: float) -> bool:
+        """Whether some listed order's composed hockey stick, bounded from below, exceeds delta (step 5)."""
+        for pair, fw, rv in got:
             if fw and composed_hockey_lower(pair, self.k, eps) > self.delta:
                 return True
             if rv and composed_hockey_lower(pair.reverse(), self.k, eps) > self.delta:
                 return True
         return False
 
+    def excluded(self, V: float, eps: float) -> bool:
+        """Whether no PMF of cost ``<= V`` can be certified at ``(eps, delta)`` (steps 2-5), by the
+        certificates kept so far."""
+        return self._breaks(self.pairs(V), eps)
+
     def eps_lower(self, V: float, eps_hi: float) -> float:
         """The largest eps (bisection, 30 steps) at which cost ``<= V`` is excluded; 0 if none."""
         got = self.pairs(V)
 
         def out(eps: float) -> bool:
-            for pair, fw, rv in got:
-                if fw and composed_hockey_lower(pair, self.k, eps) > self.delta:
-                    return True
-                if rv and composed_hockey_lower(pair.reverse(), self.k, eps) > self.delta:
-                    return True
-            return False
+            return self._breaks(got, eps)
 
         lo, hi = 0.0, eps_hi
         if not out(lo):
