@@ -78,7 +78,7 @@ guarantee holds (re-verified) and ``bound`` is a proven lower bound, ``gap`` the
 largest eps at which they prove that no design within the cap exists (the trade-off curve at
 cost ``max_distortion``, composed, at every eps below it breaks delta). Measured at k = 10,
 (1, 1e-5), +-1, circular MSE, n = 170: the LP bounds give 18.28 (14% of the design's 129.30),
-the trade-off bound 79.39 (61%, gap 0.39); at k = 2, n = 128: 7.64 against 7.83; at k = 100,
+the trade-off bound 79.60 (61%, gap 0.38); at k = 2, n = 128: 7.64 against 7.83; at k = 100,
 (n = 896): 772 against 1390 (the LP bounds: 154). Epsilon form at k = 10, delta = 1e-6, variance
 25, n = 140: eps >= 2.11 against the design's 2.66 (the LP bounds: 0.84).
 
