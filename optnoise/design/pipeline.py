@@ -139,7 +139,10 @@ def proof_of(res: Any) -> dict[str, Any] | None:
     if getattr(res, "dual", None) is not None:
         return {"kind": "lp-dual", "dual": np.asarray(res.dual, dtype=float).tolist()}
     if getattr(res, "bound", None) is not None:
-        return {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
+        proof = {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
+        if getattr(res, "bound_method", ""):
+            proof["method"] = res.bound_method  # a composed design's: "tradeoff" or "lp"
+        return proof
     return None
 
 
@@ -491,6 +494,7 @@ def _solve_composed(design: NoiseDesign, solver: str, time_limit: float | None, 
         bound=out.bound,
         message=out.message,
         eps_objective=out.eps_objective,
+        bound_method=out.bound_method,
     )
 
 

@@ -57,7 +57,8 @@ def _finite(x: Any) -> float | None:
 def _composed_bound(result: Any) -> float | None:
     d = result.design
     if d.objective != "epsilon":
-        return lower_bound(d, "highs")
+        # searched no further than the stored design's own cost: a bound above it would be refused anyway
+        return lower_bound(d, "highs", upper=_finite(result.distortion))
     b = _finite(result.bound)
     if b is None:
         return None

@@ -294,6 +294,9 @@ class DesignResult(CheckedResult, Accountable):
     eps_objective : float or None
         ``privacy="composed"`` with ``objective="epsilon"``: the least composed eps found, the
         eps the result guarantees at the design's delta.
+    bound_method : str
+        ``privacy="composed"``: the method that proved ``bound``, ``"tradeoff"``
+        (:mod:`optnoise.design.composed_tradeoff`) or ``"lp"``; ``""`` otherwise.
 
     Composed designs (``privacy="composed"``, :mod:`optnoise.design.composed`): ``achieved``
     holds ``"composed"`` (delta at eps of the k-fold composition by the design's accounting,
@@ -322,6 +325,7 @@ class DesignResult(CheckedResult, Accountable):
     bound: float | None = None
     dual: np.ndarray | None = field(default=None, repr=False, compare=False)
     eps_objective: float | None = None
+    bound_method: str = ""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -479,6 +483,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
+            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,
@@ -517,6 +522,7 @@ class DesignResult(CheckedResult, Accountable):
             canonical=canonical,
             delta_objective=delta if design.objective == "delta" else None,
             eps_objective=eps_objective,
+            bound_method=data["bound_method"] if isinstance(data.get("bound_method"), str) else "",
             **common,
         )
         if recheck:
