@@ -44,23 +44,32 @@ and keeps its cost, so nothing is lost, and the LP halves.
 
 from __future__ import annotations
 
+import copy
 import math
-import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_eval import (
+    ADDITIVE,
+    ADDITIVE_METRICS,
+    AdditiveResult,
+    Tail,
+    entries,
+    evaluate,
+    normalised,
+    parse_metric,
+    tail_weights,
+)
 from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.solve import check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, dp_eps, pdp_rtol, settle_gap, settle_status
+from optnoise.engine.tolerance import MIP_REL_GAP, settle_gap, settle_status
 from optnoise.engine.validation import (
-    MAX_COST,
     MAX_EPS,
     MAX_EPS_REASON,
     check_choice,
@@ -68,15 +77,10 @@ from optnoise.engine.validation import (
     check_eps,
     check_int,
     check_model_size,
-    real_array,
     shown,
 )
-from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.neighborhood import Neighborhood
 from optnoise.privacy.profile import check_profile, profile_satisfied
-
-if TYPE_CHECKING:
-    from optnoise.design.noise import NoiseDesign
 
 __all__ = [
     "ADDITIVE",
@@ -90,133 +94,14 @@ __all__ = [
     "solve",
 ]
 
-#: The release name.
-ADDITIVE = "additive"
 #: Notions the additive release supports today.
 ADDITIVE_NOTIONS = ("dp", "pdp", "profile")
 #: Notions refused by name (not yet supported for the additive release).
 NOT_YET = ("pdp-kadam", "rdp", "zcdp", "composed")
-#: Metric names (``"abs^p"`` and ``"exceed:t"`` take a number).
-ADDITIVE_METRICS = ("mse", "mae", "er", "abs^p", "exceed:t")
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Doubling ``L`` stops when it lowers the optimum by at most this (relative to max(1, |optimum|)).
 SUPPORT_RTOL = 1e-9
-_POWER = re.compile(r"abs\^([0-9]*\.?[0-9]+)$")
-_EXCEED = re.compile(r"exceed:([0-9]+)$")
-
-
-# --------------------------------------------------------------------------------------------
-# costs
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Cost:
-    """The cost ``c(eta)`` of a metric, with what makes its tail sums exact.
-
-    ``power``: ``|eta|^power``; ``beyond``: the cost is this constant for ``|eta| > threshold``;
-    otherwise ``fn`` is summed as a series.
-    """
-
-    name: str
-    fn: Callable[[np.ndarray], np.ndarray]
-    power: float | None = None
-    beyond: float | None = None
-    threshold: int = 0
-    vector: np.ndarray | None = None
-
-    def symmetric(self, L: int) -> bool:
-        if self.power is not None or self.name in ("er",) or self.name.startswith("exceed:"):
-            return True
-        x = np.arange(1, L + 1)
-        return bool(np.array_equal(self.fn(x), self.fn(-x)))
-
-
-def _power_cost(p: float) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda x: np.abs(np.asarray(x, dtype=float)) ** p
-
-
-def parse_metric(metric: Any, support: int | None) -> _Cost:
-    """The :class:`_Cost` of ``metric`` (module docstring), or a ``ValueError`` naming it."""
-    if isinstance(metric, str):
-        if metric in ("mse", "mae"):
-            return _Cost(metric, _power_cost(2.0 if metric == "mse" else 1.0), power=2.0 if metric == "mse" else 1.0)
-        if metric == "er":
-            return _Cost("er", lambda x: (np.asarray(x) != 0).astype(float), beyond=1.0, threshold=0)
-        m = _POWER.match(metric)
-        if m and 0.0 < float(m.group(1)) <= 16.0:
-            return _Cost(metric, _power_cost(float(m.group(1))), power=float(m.group(1)))
-        m = _EXCEED.match(metric)
-        if m and len(m.group(1)) <= 9:
-            t = int(m.group(1))
-            return _Cost(metric, lambda x: (np.abs(np.asarray(x)) > t).astype(float), beyond=1.0, threshold=t)
-        raise ValueError(
-            f"metric must be one of {', '.join(ADDITIVE_METRICS)} for release='additive' (abs^p with 0 < p <= 16, "
-            f"e.g. 'abs^3'; exceed:t with an integer t >= 0, e.g. 'exceed:2'), a function of eta or a cost vector; "
-            f"got {shown(metric)}"
-        )
-    if callable(metric):
-
-        def fn(x: np.ndarray) -> np.ndarray:
-            v = np.broadcast_to(np.asarray(metric(np.asarray(x, dtype=np.int64)), dtype=float), np.shape(x))
-            if not np.all(np.isfinite(v)) or np.any(np.abs(v) > MAX_COST):
-                raise ValueError(f"metric function values must be finite with magnitude <= {MAX_COST:g}")
-            return v
-
-        return _Cost("custom", fn)
-    cost = real_array("metric", metric).ravel()
-    if support is None:
-        raise ValueError("a metric cost vector for release='additive' needs support=L (its 2L+1 entries: eta = -L..L)")
-    if cost.size != 2 * support + 1:
-        raise ValueError(f"metric cost vector must have 2*support+1 = {2 * support + 1} entries; got {cost.size}")
-    if not np.all(np.isfinite(cost)) or np.max(np.abs(cost)) > MAX_COST:
-        raise ValueError(f"metric cost vector must be finite with magnitude <= {MAX_COST:g}")
-    vec = cost.copy()
-
-    def fn_vec(x: np.ndarray) -> np.ndarray:
-        return vec[np.clip(np.asarray(x, dtype=np.int64) + support, 0, 2 * support)]
-
-    return _Cost("custom", fn_vec, vector=vec)
-
-
-def _power_sums(k_max: int, a: float) -> np.ndarray:
-    """``S_k = sum_{m >= 0} m^k a^m`` for ``k = 0..k_max``: ``(1 - a) S_k = a sum_{j<k} C(k, j) S_j``."""
-    S = np.zeros(k_max + 1)
-    S[0] = 1.0 / (1.0 - a)
-    for k in range(1, k_max + 1):
-        S[k] = a * sum(math.comb(k, j) * S[j] for j in range(k)) / (1.0 - a)
-    return S
-
-
-def tail_weights(cost: _Cost, x: np.ndarray, period: int, a: float) -> np.ndarray:
-    """``w(x) = sum_{m >= 0} a^m c(x + m P s)`` (``s`` the sign of ``x``): the exact cost of a tail.
-
-    ``x`` lies beyond the finite part (all of one sign), ``P = period``.
-    """
-    x = np.asarray(x, dtype=np.int64)
-    step = period * np.sign(x)
-    if cost.vector is not None:
-        return cost.fn(x) / (1.0 - a)  # constant beyond the boundary
-    if cost.beyond is not None and np.all(np.abs(x) > cost.threshold):
-        return np.full(x.shape, cost.beyond / (1.0 - a))
-    if cost.power is not None and float(cost.power).is_integer():
-        # sum_m a^m (|x| + m P)^p = sum_k C(p, k) |x|^(p-k) P^k S_k
-        p = int(cost.power)
-        S = _power_sums(p, a)
-        ax = np.abs(x).astype(float)
-        return sum(math.comb(p, k) * ax ** (p - k) * float(period) ** k * S[k] for k in range(p + 1))
-    # a series: its terms shrink geometrically once a^m beats the cost's growth; summed until negligible
-    total = np.zeros(x.shape)
-    m, am = 0, 1.0
-    while True:
-        term = am * cost.fn(x + m * step)
-        total = total + term
-        m, am = m + 1, am * a
-        if (m > 16 and np.all(np.abs(term) <= 1e-18 * np.maximum(np.abs(total), 1e-300))) or am < 1e-300:
-            return total
-        if m > 10_000_000:
-            raise ValueError("the metric's tail sum does not converge fast enough (cost grows too fast)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,7 +131,7 @@ def setup(design: Any, **kw: Any) -> None:
             "n applies to release='modulo' or 'clamp'; release='additive' releases q + eta on all integers "
             "and takes no n (leave it unset; support=L bounds the finite part of the noise if needed)"
         )
-    privacy = kw["privacy"]
+    privacy = "dp" if kw["privacy"] is None else kw["privacy"]
     if privacy in NOT_YET:
         raise ValueError(
             f"privacy={shown(privacy)} is not yet supported for release='additive'; use one of "
@@ -306,6 +191,9 @@ def initial_support(design: Any) -> int:
     """The first ``L`` tried when ``support`` is unset: a few noise scales ``P / eps``, and past ``exceed:t``."""
     eps = float(design.tail_eps)
     L = max(2 * design.period, int(math.ceil(4 * design.period / max(eps, 1e-3))), 8)
+    deltas = [d for _, d in design.profile] if design.profile is not None else [design.delta]
+    if min(deltas) > 0:  # past where a pure staircase's tail mass falls to delta: cutting it there pays
+        L = max(L, int(math.ceil(design.period * (math.log(1.0 / min(deltas)) + 2.0) / eps)))
     if design.cost_of.beyond is not None:
         L = max(L, design.cost_of.threshold + design.period)
     return min(L, MAX_SUPPORT)
@@ -320,27 +208,6 @@ def _symmetric(design: Any, L: int) -> bool:
     """Solve for a symmetric PMF only (LP notions, symmetric shifts and costs; module docstring)."""
     s = design.shifts
     return design.privacy != "pdp" and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
-
-
-def _entries(L: int, P: int, shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every privacy entry ``(eta, eta + mu)`` the model or the check lists, on the grid ``-L-2P..L+2P``.
-
-    Returns ``(k, first, second, window)``: the shift index, the two outputs, and whether the
-    entry stands for its whole periodic tail (aggregated: smaller output in ``L+1..L+P``, or
-    larger output in ``-L-P..-L-1``). Explicit entries have smaller output ``<= L`` and larger
-    ``>= -L``; every other entry is ``a^m`` times a window entry.
-    """
-    eta = np.arange(-L - 2 * P, L + 2 * P + 1)
-    K = shifts.size
-    k = np.repeat(np.arange(K), eta.size)
-    first = np.tile(eta, K)
-    second = first + np.repeat(shifts, eta.size)
-    lo, hi = np.minimum(first, second), np.maximum(first, second)
-    inside = (second >= -L - 2 * P) & (second <= L + 2 * P)
-    explicit = inside & (lo <= L) & (hi >= -L)
-    window = inside & (((lo >= L + 1) & (lo <= L + P)) | ((hi <= -L - 1) & (hi >= -L - P)))
-    keep = explicit | window
-    return k[keep], first[keep], second[keep], window[keep]
 
 
 def _budget(design: Any) -> list[tuple[float, float]]:
@@ -419,7 +286,7 @@ def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
     mass_cols = np.concatenate([F[fin], G[first + L + 2 * P]])
     mb.add_row(mass_cols, 1.0, lower=1.0, upper=1.0)
     mb.set_objective(np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
-    k, p, q, win = _entries(L, P, design.shifts)
+    k, p, q, win = entries(L, P, design.shifts)
     if sym:  # mu and -mu give the same rows for a symmetric PMF
         keep = design.shifts[k] > 0
         k, p, q, win = k[keep], p[keep], q[keep], win[keep]
@@ -429,210 +296,6 @@ def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
         notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
         add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=None if notion == "pure" else delta)
     return mb.build(), cols
-
-
-# --------------------------------------------------------------------------------------------
-# evaluation: everything is computed from the finite PMF, the tails derived from it
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The staircase tails beyond ``{-L..L}``: ``f(x + P) = a f(x)`` for ``x > L - P``, mirrored on the left.
-
-    ``right`` holds ``f(L+1..L+P)`` (the first period beyond ``L``), ``left`` ``f(-L-P..-L-1)``;
-    period ``m`` beyond is ``a^m`` times them.
-    """
-
-    period: int
-    factor: float
-    support: int
-    right: np.ndarray
-    left: np.ndarray
-
-    @property
-    def mass(self) -> float:
-        """Total mass beyond ``{-L..L}`` (exact geometric sums)."""
-        return float((self.right.sum() + self.left.sum()) / (1.0 - self.factor))
-
-    def pmf_at(self, x: Any) -> np.ndarray:
-        """``f(x)`` for integers ``|x| > L`` (0 never: the tail is a geometric staircase)."""
-        x = np.asarray(x, dtype=np.int64)
-        L, P = self.support, self.period
-        if np.any(np.abs(x) <= L):
-            raise ValueError(f"x must lie beyond the finite support (|x| > {L})")
-        d = np.abs(x) - L - 1
-        base = np.where(x > 0, self.right[d % P], self.left[::-1][d % P])
-        return base * self.factor ** (d // P)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "period": self.period,
-            "factor": self.factor,
-            "right": self.right.tolist(),
-            "left": self.left.tolist(),
-            "mass": self.mass,
-        }
-
-
-def _extended(design: Any, pmf: np.ndarray, L: int) -> tuple[np.ndarray, Tail]:
-    """``F(x)`` on ``-L-2P..L+2P`` from the finite PMF, and its :class:`Tail`."""
-    P, a = design.period, math.exp(-design.tail_eps)
-    F = np.zeros(2 * L + 4 * P + 1)
-    F[2 * P : 2 * P + 2 * L + 1] = pmf
-    for i in range(2 * P):  # right: index 2P + 2L + 1 + i is x = L + 1 + i
-        j = 2 * P + 2 * L + 1 + i
-        F[j] = a * F[j - P]
-        F[2 * P - 1 - i] = a * F[2 * P - 1 - i + P]
-    tail = Tail(P, a, L, F[2 * P + 2 * L + 1 : 3 * P + 2 * L + 1].copy(), F[P : 2 * P].copy())
-    return F, tail
-
-
-def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
-    """A finite part clipped at 0 and scaled so that it and its tails sum to 1."""
-    f = np.clip(np.asarray(pmf, dtype=float).ravel(), 0.0, None)
-    _, tail = _extended(design, f, L)
-    return f / (f.sum() + tail.mass)
-
-
-def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
-    """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
-
-    ``achieved``: ``"dp"``, the largest hockey stick over the shifts (at the slackened eps of a
-    pure target, :func:`~optnoise.engine.tolerance.dp_eps`), and ``"pdp"``, the largest leak
-    mass (Definition 2, with :func:`~optnoise.engine.tolerance.pdp_rtol`); for a profile, one
-    hockey stick per pair (``"profile"``). Sums over every integer output: explicit entries
-    plus the tail windows times ``1 / (1 - a)``; an output whose neighbour's mass is 0 leaks
-    its whole mass (infinite loss).
-    """
-    P, a = design.period, math.exp(-design.tail_eps)
-    F, tail = _extended(design, pmf, L)
-    xs = np.arange(-L - 2 * P, L + 2 * P + 1)
-    c = design.cost_of
-
-    def expectation(cost: _Cost) -> float:
-        w_r = tail_weights(cost, np.arange(L + 1, L + P + 1), P, a)
-        w_l = tail_weights(cost, np.arange(-L - P, -L), P, a)
-        return float(cost.fn(xs[2 * P : 2 * P + 2 * L + 1]) @ pmf + w_r @ tail.right + w_l @ tail.left)
-
-    k, p, q, win = _entries(L, P, design.shifts)
-    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
-    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
-    by_shift = [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
-
-    def dp_at(eps: float, pure: bool) -> float:
-        return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
-
-    achieved: dict[str, Any]
-    if design.profile is not None:
-        achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
-    else:
-        eps, pure = float(design.eps), design.delta == 0.0
-        leak = max(float(pdp_leak(u, v, eps, rtol=pdp_rtol(eps))) for u, v in by_shift)
-        achieved = {"dp": dp_at(eps, pure), "pdp": 0.0 if pure and dp_at(eps, True) == 0.0 else leak}
-    actual = {name: expectation(parse_metric(name, None)) for name in ("mse", "mae", "er")}
-    return {"distortion": expectation(c), "achieved": achieved, "actual": actual, "tail": tail}
-
-
-# --------------------------------------------------------------------------------------------
-# the result and the solve
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class AdditiveResult:
-    """A solved additive design (module docstring): noise ``pmf`` on ``support`` plus ``tail``.
-
-    Attributes
-    ----------
-    status : str
-        ``"optimal"`` (re-verified, proven within the optimality gap over the family at ``L``),
-        ``"feasible"``, ``"unverified"``, or the solver's status.
-    support : ndarray of int
-        ``-L..L``; ``pmf`` holds their masses (the tail's mass is ``tail.mass``).
-    tail : Tail
-        The staircase tails beyond ``L`` (exact).
-    distortion : float
-        The metric's expectation, tails included (exact geometric sums).
-    achieved : dict
-        Re-verified deltas on all of Z (:func:`evaluate`).
-    actual : dict
-        ``mse``, ``mae`` and ``er`` of the released answer ``q + eta`` (= of ``eta``; no clamping).
-    support_note : str
-        How ``L`` was chosen (given, or grown until doubling it no longer lowered the optimum).
-    """
-
-    design: Any
-    status: str
-    support: np.ndarray
-    pmf: np.ndarray | None
-    tail: Tail | None
-    distortion: float | None
-    achieved: dict[str, Any]
-    actual: dict[str, float]
-    bound: float | None
-    gap: float | None
-    solve_time: float
-    backend: str
-    message: str = ""
-    support_note: str = ""
-    model_size: dict[str, int] = field(default_factory=dict)
-    _baselines: dict[str, float] | None = None
-
-    @property
-    def release(self) -> str:
-        return ADDITIVE
-
-    @property
-    def L(self) -> int:
-        """Half-width of the finite part."""
-        return int(self.support[-1])
-
-    def verify(self) -> bool:
-        """True when the PMF meets the design's target by the re-verification rule."""
-        if self.pmf is None:
-            return False
-        d = self.design
-        if d.profile is not None:
-            return profile_satisfied(self.achieved["profile"], d.profile)
-        return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
-
-    def pmf_at(self, x: Any) -> np.ndarray:
-        """``f(x)`` at any integers (finite part or tail)."""
-        assert self.pmf is not None and self.tail is not None
-        x = np.asarray(x, dtype=np.int64)
-        out = np.zeros(x.shape)
-        inside = np.abs(x) <= self.L
-        out[inside] = self.pmf[x[inside] + self.L]
-        if np.any(~inside):
-            out[~inside] = self.tail.pmf_at(x[~inside])
-        return out
-
-    @property
-    def baselines(self) -> dict[str, float]:
-        """Distortion of the discrete Gaussian and Laplace calibrated to the same guarantee (lazy)."""
-        if self._baselines is None:
-            from optnoise.mechanisms.integers import additive_baselines
-
-            self._baselines = additive_baselines(self.design)
-        return self._baselines
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "release": ADDITIVE,
-            "status": self.status,
-            "support": self.support.tolist(),
-            "pmf": None if self.pmf is None else self.pmf.tolist(),
-            "tail": None if self.tail is None else self.tail.to_dict(),
-            "distortion": self.distortion,
-            "achieved": self.achieved,
-            "actual": self.actual,
-            "bound": self.bound,
-            "gap": self.gap,
-            "solve_time": self.solve_time,
-            "message": self.message,
-            "support_note": self.support_note,
-        }
 
 
 def _solve_at(
@@ -673,46 +336,92 @@ def _solve_at(
             out.message,
             model_size=model.size,
         )
-    ev = evaluate(design, pmf, L)
-    bound, gap = out.bound, out.gap
-    if not model.is_mip and out.status == "optimal" and (gap is None or gap > 0):
+    bound = out.bound
+    if not model.is_mip and out.status == "optimal" and (out.gap is None or out.gap > 0):
         # the LP bound from the optimal basis in scaled variables (as the modulo pipeline proves it)
         proof = proof_dual(model, out.x)
         if proof is not None and (bound is None or proof[0] > bound):
             bound = proof[0]
-    if bound is not None:
-        gap = relative_gap(ev["distortion"], bound)
-    status, why = settle_gap(out.status, gap)
-    notes = [out.message, why]
+    res = _settled(design, pmf, L, out.status, bound, out.message)
+    if res.status == "unverified" and design.privacy != "pdp":
+        mixed = _mixed(design, pmf, L, res.achieved, _pure_at(design, L, solver, time_limit, options, concurrent))
+        if mixed is not None:
+            again = _settled(design, mixed[0], L, out.status, bound, out.message)
+            if again.status in ("optimal", "feasible"):
+                again.message = (
+                    f"{again.message}; the solver's PMF exceeded the budget within its tolerance ({res.message}); "
+                    f"mixed with a fraction {mixed[1]:.3g} of {mixed[2]}"
+                ).lstrip("; ")
+                res = again
+    res.solve_time, res.backend, res.model_size = out.solve_time, out.solver, model.size
+    return res
+
+
+def _settled(design: Any, pmf: np.ndarray, L: int, status: str, bound: float | None, message: str) -> AdditiveResult:
+    """The result of ``pmf``: re-verified, its gap to ``bound`` recomputed, its status settled."""
+    ev = evaluate(design, pmf, L)
+    gap = None if bound is None else relative_gap(ev["distortion"], bound)
+    status, why = settle_gap(status, gap)
+    notes = [message, why]
     if design.profile is not None:
         if status in ("optimal", "feasible", "time_limit") and not profile_satisfied(
             ev["achieved"]["profile"], design.profile
         ):
-            status, why = "unverified", f"re-verification failed: profile deltas {ev['achieved']['profile']}"
-            notes.append(why)
+            status = "unverified"
+            notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
     else:
         status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
         notes.append(why)
-    return AdditiveResult(
-        design,
-        status,
-        support,
-        pmf,
-        ev["tail"],
-        ev["distortion"],
-        ev["achieved"],
-        ev["actual"],
-        bound,
-        gap,
-        out.solve_time,
-        out.solver,
-        "; ".join(n for n in notes if n),
-        model_size=model.size,
-    )
+    msg = "; ".join(n for n in notes if n)
+    support = np.arange(-L, L + 1)
+    args = (ev["tail"], ev["distortion"], ev["achieved"], ev["actual"], bound, gap, 0.0, "")
+    return AdditiveResult(design, status, support, pmf, *args, message=msg)
+
+
+def _pure_at(
+    design: Any, L: int, solver: str, time_limit: float | None, options: Any, concurrent: bool
+) -> np.ndarray | None:
+    """The verified pure eps-DP optimum of the family at support ``L`` (``None`` for a profile, or on failure)."""
+    if design.profile is not None:
+        return None
+    pure = copy.copy(design)
+    pure.delta = 0.0
+    res = _solve_at(pure, L, solver, time_limit, MIP_REL_GAP, False, options, concurrent)
+    return res.pmf if res.status in ("optimal", "feasible") else None
+
+
+def _mixed(
+    design: Any, pmf: np.ndarray, L: int, achieved: dict[str, Any], pure: np.ndarray | None
+) -> tuple[np.ndarray, float, str] | None:
+    """``(1 - lam) f + lam g`` meeting every budget, ``lam`` and what ``g`` is; or ``None``.
+
+    A solver meets its rows to an absolute tolerance (~1e-11 here), which at a small delta can
+    exceed the relative re-verification rule. ``g`` is pure eps_t-DP and lies in the family: the
+    family's pure optimum ``pure`` when given (it costs least), else the discrete Laplace
+    ``e^(-eps_t / P)`` (its tail decays by ``e^-eps_t`` per period ``P``). The hockey stick is
+    jointly convex, so ``H(mix) <= (1 - lam) H(f)``: ``lam = 1 - delta / H(f)`` repairs every
+    pair with delta > 0 (and the mixture is re-verified like any PMF).
+    """
+    pairs = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
+    got = achieved["profile"] if design.profile is not None else [achieved["dp"]]
+    lam = 0.0
+    for (_, d), h in zip(pairs, got, strict=True):
+        if h > d:
+            if d == 0.0:
+                return None
+            lam = max(lam, 1.0 - d / h)
+    if not 0.0 < lam < 1e-2:
+        return None
+    lam = lam * (1.0 + 1e-6) + 1e-15
+    if pure is not None:
+        return (1.0 - lam) * pmf + lam * pure, lam, "the family's pure-DP optimum"
+    alpha = math.exp(-design.tail_eps / design.period)
+    g = (1.0 - alpha) / (1.0 + alpha) * alpha ** np.abs(np.arange(-L, L + 1))
+    return (1.0 - lam) * pmf + lam * g, lam, "the pure-DP discrete Laplace"
 
 
 def solve(
-    design: NoiseDesign,
+    design: Any,
     solver: str = "auto",
     time_limit: float | None = None,
     *,
@@ -745,7 +454,7 @@ def solve(
     res = _solve_at(design, L, args[0], left(), *args[1:])
     spent = res.solve_time
     while True:
-        if res.status != "optimal" or 2 * L > MAX_SUPPORT or (time_limit is not None and left() <= 1e-3):
+        if res.status != "optimal" or 2 * L > MAX_SUPPORT or (time_limit is not None and (left() or 0.0) <= 1e-3):
             res.support_note = (
                 f"support L = {L}: not grown further (status {res.status!r}"
                 + (", MAX_SUPPORT reached" if 2 * L > MAX_SUPPORT else "")
@@ -756,11 +465,14 @@ def solve(
         wider = _solve_at(design, 2 * L, args[0], left(), *args[1:])
         spent += wider.solve_time
         assert res.distortion is not None
-        if (
-            wider.status == "optimal"
-            and wider.distortion is not None
-            and (res.distortion - wider.distortion > SUPPORT_RTOL * max(1.0, abs(res.distortion)))
-        ):
+        if wider.status != "optimal" or wider.distortion is None:
+            res.support_note = (
+                f"support L = {L}: at 2L = {2 * L} the solve ended {wider.status!r} ({wider.message}); "
+                "a larger L may lower the optimum"
+            )
+            res.solve_time = spent
+            return res
+        if res.distortion - wider.distortion > SUPPORT_RTOL * max(1.0, abs(res.distortion)):
             res, L = wider, 2 * L
             continue
         res.support_note = (

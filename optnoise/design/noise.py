@@ -123,7 +123,7 @@ class NoiseDesign:
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
     privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed"}
-        The notion to guarantee (see module docstring).
+        The notion to guarantee (see module docstring); default ``"pdp"``, ``"dp"`` for ``release="additive"``.
     objective : {"distortion", "delta", "epsilon"}
         Minimise the distortion at ``delta`` (13a), or minimise delta subject to
         ``distortion <= max_distortion`` (15a).
@@ -161,7 +161,7 @@ class NoiseDesign:
         delta: float | None = None,
         neighborhood: Neighborhood,
         metric: str | Any = "er",
-        privacy: str = "pdp",
+        privacy: str | None = None,
         objective: str = "distortion",
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
@@ -179,7 +179,8 @@ class NoiseDesign:
         if n is None or support is not None:
             why = f"n is required with release={shown(release)}" if n is None else "support needs release='additive'"
             raise ValueError(f"{why} (release='additive' takes no n: q + eta on all integers)")
-        self.n = check_int("n", n, minimum=1)
+        self.n, self.support = check_int("n", n, minimum=1), None
+        privacy = "pdp" if privacy is None else privacy  # release="additive" defaults to "dp"
         composed = check_composed_args(privacy, compositions, discretization, objective, eps, delta, max_distortion)
         self.compositions, self.discretization = composed["compositions"], composed["discretization"]
         budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
@@ -294,7 +295,7 @@ class NoiseDesign:
     # ------------------------------------------------------------------ helpers
     @property
     def dim(self) -> int:
-        return len(self.shape)
+        return len(self.shape) if self.shape else 1  # release="additive": scalar, no shape
 
     @property
     def size(self) -> int:
