@@ -178,7 +178,7 @@ class NoiseDesign:
             return additive.setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
         if n is None or support is not None:
             why = f"n is required with release={shown(release)}" if n is None else "support needs release='additive'"
-            raise ValueError(f"{why} (release='additive' takes no n: q + eta on all integers)")
+            raise ValueError(f"{why}; release='additive' (q + eta on all integers) takes support and no n")
         self.n, self.support = check_int("n", n, minimum=1), None
         privacy = "pdp" if privacy is None else privacy  # release="additive" defaults to "dp"
         composed = check_composed_args(privacy, compositions, discretization, objective, eps, delta, max_distortion)
