@@ -26,7 +26,7 @@ truncated.
 
 The support. ``support=L`` fixes the finite part; by default ``L`` starts at
 :func:`initial_support` and doubles until doubling no longer lowers the optimum (relative
-:data:`SUPPORT_RTOL`): the boundary is then inactive and the result says so
+:data:`SUPPORT_RTOL`, the optimality gap, between the optimum at L and the proven bound at 2L): the boundary is then inactive and the result says so
 (:attr:`AdditiveResult.support_note`). As the families are nested, every ``L`` gives a
 valid design; the optimum is proven for the family (staircase tails beyond ``L``).
 
@@ -68,7 +68,7 @@ from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.solve import check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, settle_gap, settle_status
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP, settle_gap, settle_status
 from optnoise.engine.validation import (
     MAX_EPS,
     MAX_EPS_REASON,
@@ -100,8 +100,9 @@ ADDITIVE_NOTIONS = ("dp", "pdp", "profile")
 NOT_YET = ("pdp-kadam", "rdp", "zcdp", "composed")
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
-#: Doubling ``L`` stops when it lowers the optimum by at most this (relative to max(1, |optimum|)).
-SUPPORT_RTOL = 1e-9
+#: Doubling ``L`` stops when the proven bound at ``2L`` is within this of the optimum at ``L`` (relative to
+#: max(1, |optimum|)): the optimality gap of every status (:data:`optnoise.engine.tolerance.OPTIMAL_GAP`).
+SUPPORT_RTOL = OPTIMAL_GAP
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,7 +344,8 @@ def _solve_at(
         if proof is not None and (bound is None or proof[0] > bound):
             bound = proof[0]
     res = _settled(design, pmf, L, out.status, bound, out.message)
-    if res.status == "unverified" and design.privacy != "pdp":
+    pure = design.profile is None and design.delta == 0.0
+    if res.status == "unverified" and design.privacy != "pdp" and not pure:
         mixed = _mixed(design, pmf, L, res.achieved, _pure_at(design, L, solver, time_limit, options, concurrent))
         if mixed is not None:
             again = _settled(design, mixed[0], L, out.status, bound, out.message)
@@ -381,13 +383,19 @@ def _settled(design: Any, pmf: np.ndarray, L: int, status: str, bound: float | N
 def _pure_at(
     design: Any, L: int, solver: str, time_limit: float | None, options: Any, concurrent: bool
 ) -> np.ndarray | None:
-    """The verified pure eps-DP optimum of the family at support ``L`` (``None`` for a profile, or on failure)."""
+    """A verified pure eps-DP PMF of the family at support ``L`` (``None`` for a profile, or on failure).
+
+    Solved at the first support tried for pure DP (no larger than ``L``), whose families are nested
+    in the one at ``L``: its staircase extends exactly, and its far masses stay clear of the
+    solver's absolute tolerance.
+    """
     if design.profile is not None:
         return None
     pure = copy.copy(design)
     pure.delta = 0.0
-    res = _solve_at(pure, L, solver, time_limit, MIP_REL_GAP, False, options, concurrent)
-    return res.pmf if res.status in ("optimal", "feasible") else None
+    small = min(L, initial_support(pure))
+    res = _solve_at(pure, small, solver, time_limit, MIP_REL_GAP, False, options, concurrent)
+    return res.pmf_at(np.arange(-L, L + 1)) if res.status in ("optimal", "feasible") else None
 
 
 def _mixed(
@@ -465,19 +473,22 @@ def solve(
         wider = _solve_at(design, 2 * L, args[0], left(), *args[1:])
         spent += wider.solve_time
         assert res.distortion is not None
-        if wider.status != "optimal" or wider.distortion is None:
+        slack = SUPPORT_RTOL * max(1.0, abs(res.distortion))
+        if wider.bound is not None and res.distortion - wider.bound <= slack:
+            # the proven lower bound of the wider family: doubling L cannot lower the optimum
             res.support_note = (
-                f"support L = {L}: at 2L = {2 * L} the solve ended {wider.status!r} ({wider.message}); "
-                "a larger L may lower the optimum"
+                f"support L = {L} chosen automatically: the proven lower bound at L = {2 * L} is within "
+                f"{SUPPORT_RTOL:g} relative of this optimum (the boundary is inactive; the optimum does not "
+                "depend on L)"
             )
             res.solve_time = spent
             return res
-        if res.distortion - wider.distortion > SUPPORT_RTOL * max(1.0, abs(res.distortion)):
+        if wider.status == "optimal" and wider.distortion is not None and wider.distortion < res.distortion - slack:
             res, L = wider, 2 * L
             continue
         res.support_note = (
-            f"support L = {L} chosen automatically: doubling it to {2 * L} lowers the optimum by at most "
-            f"{SUPPORT_RTOL:g} relative (the boundary is inactive; the optimum does not depend on L)"
+            f"support L = {L}: at 2L = {2 * L} the solve ended {wider.status!r} with bound {wider.bound} "
+            f"({wider.message}); a larger L may lower the optimum"
         )
         res.solve_time = spent
         return res
