@@ -6,7 +6,7 @@ Usage::
 
 For each D: ``NoiseDesign(release="additive", neighborhood=Neighborhood.bd(D), eps=1, delta=1e-6,
 metric="mse", privacy="dp").solve(solver="highs")`` with the support grown automatically (the
-LP at L and the proof at 2L), and writes the wall time, support, status and gap into
+LP at L and the proof at L + L/4), and writes the wall time, support, status and gap into
 ``benchmarks/RESULTS.md`` between ``<!-- additive:start -->`` and ``<!-- additive:end -->``.
 Target (issue 30): D = 32 proven optimal within 30 s on 2 cores.
 """
@@ -49,7 +49,7 @@ def main() -> None:
         [
             "## Additive release on Z: sums with contribution bound D, (1, 1e-6)-DP, MSE",
             "",
-            f"Machine: {machine()}. Support grown automatically; the seconds include the proof at 2L "
+            f"Machine: {machine()}. Support grown automatically; the seconds include the proof at L + L/4 "
             "and any repair (benchmarks/bench_additive.py).",
             "",
             *rows,
