@@ -91,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
     p.add_argument("--plot", default=None, help="also draw the PMF and its privacy profile to this .png/.pdf/.svg")
+    p.add_argument(
+        "--support",
+        type=int_arg("support"),
+        default=None,
+        help="--release additive: the finite part -L..L (default grown)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also print the discrete Laplace and Gaussian calibrated to the same guarantee",
+    )
     add_exit_args(p)
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
