@@ -486,7 +486,7 @@ class CertifiedMechanism(_Certified, Accountable):
     released output for input ``x`` is ``outputs[y]`` with probability
     exactly ``weights[x, y] / 2**bits``. The certificate covers every ordered
     neighbour pair of the design (:func:`exact_pair_delta`). Build one with
-    :meth:`MechanismResult.certify <optnoise.design.result.MechanismResult.certify>`
+    :meth:`MechanismResult.certify <optnoise.design.mechanism_result.MechanismResult.certify>`
     or :func:`load_design`.
 
     Attributes
