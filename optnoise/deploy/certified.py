@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.deploy import opendp
+from optnoise.deploy.additive import ADDITIVE_FIELD, additive_from_dict
 from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
@@ -133,7 +134,8 @@ class _Certified:
         """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
 
         Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
-        whichever the problem's layout is. Raises ``ValueError`` naming the
+        whichever the problem's layout is (a
+        :class:`~optnoise.deploy.additive.CertifiedAdditive` for ``release="additive"``). Raises ``ValueError`` naming the
         field: wrong format tag or version, a digest that does not match the
         canonical file, a malformed field, or a certificate that differs from
         a fresh exact re-check of the problem the file names.
@@ -155,10 +157,13 @@ class _Certified:
         if version != FORMAT_VERSION:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
-        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256"})
+        problem = data.get("problem")
+        additive = isinstance(problem, dict) and problem.get("release") == "additive"
+        fields = FILE_FIELDS + ((ADDITIVE_FIELD,) if additive else ())
+        unknown = sorted(set(data) - set(fields) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
-        missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
+        missing = [k for k in fields + ("sha256",) if k not in data]
         if missing:
             raise bad(missing[0], "is missing")
         if not isinstance(data["sha256"], str) or data["sha256"] != file_digest(data):
@@ -173,6 +178,8 @@ class _Certified:
             design = design_from_spec(data["problem"])
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
+        if additive:  # q + eta on Z: finite weights, exact tails (optnoise.deploy.additive)
+            return additive_from_dict(data, design, bad)
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:

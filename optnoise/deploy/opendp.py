@@ -44,7 +44,7 @@ from optnoise.deploy.sampler import check_rng
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
-__all__ = ["to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
+__all__ = ["to_opendp", "additive_to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
 
 #: OpenDP integer types accepted as the input type ``T``.
 INTEGER_TYPES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
@@ -175,4 +175,60 @@ def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str 
         function=release,
         privacy_map=privacy_map,
         TO=int if integral else float,
+    )
+
+
+def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str = "i64") -> Any:
+    """An OpenDP measurement releasing ``q + eta`` on the integers with a certified additive noise.
+
+    Input: ``atom_domain(T=T)`` (default ``"i64"``) under ``absolute_distance(T=T)``, so it chains after
+    ``make_count(..., TO=T)`` and a bounded integer ``then_sum()``; no clamp and no range: any integer
+    ``q`` is released as ``q + eta``. Privacy map: ``d_in = 0`` maps to no loss; ``d_in`` maps to the
+    certified ``(eps, delta)`` (``eps`` when pure) when every distance ``1..d_in`` is a shift of the
+    neighbourhood (in some order), with ``delta`` the exact delta of both orders
+    (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`, rounded up to a float); a
+    larger ``d_in`` is refused (the certificate says nothing about it).
+    """
+    rng = check_rng(rng)
+    if not isinstance(T, str) or T not in ("i32", "i64"):
+        raise ValueError(f"T must be 'i32' or 'i64' for an additive design; got {shown(T)}")
+    try:
+        import opendp.prelude as dp
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
+    if not certified.verify():
+        raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
+    dp.enable_features("contrib", "honest-but-curious")
+    eps = float(certified.eps)
+    delta = _float_up(certified.symmetric_delta())
+    pure = delta == 0.0
+    covered = {abs(int(s)) for s in np.asarray(certified.design.shifts).ravel()}
+    D = 0
+    while D + 1 in covered:
+        D += 1
+
+    def privacy_map(d_in: Any) -> Any:
+        d = int(d_in)
+        if d < 0:
+            raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
+        if d == 0:
+            return 0.0 if pure else (0.0, 0.0)
+        if d > D:
+            raise ValueError(
+                f"d_in = {d} is not covered by the certificate: it covers answers differing by at most {D} "
+                f"(neighbourhood {certified.design.neighborhood.describe()}); certify a design with a larger "
+                "sensitivity (e.g. Neighborhood.bd(d_in))"
+            )
+        return eps if pure else (eps, delta)
+
+    def release(x: Any) -> int:
+        return int(certified.release(int(x), rng=rng))
+
+    return dp.m.make_user_measurement(
+        dp.atom_domain(T=T),
+        dp.absolute_distance(T=T),
+        output_measure=dp.max_divergence() if pure else dp.approximate(dp.max_divergence()),
+        function=release,
+        privacy_map=privacy_map,
+        TO=int,
     )
