@@ -187,7 +187,8 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
     certified ``(eps, delta)`` (``eps`` when pure) when every distance ``1..d_in`` is a shift of the
     neighbourhood (in some order), with ``delta`` the exact delta of both orders
     (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`, rounded up to a float); a
-    larger ``d_in`` is refused (the certificate says nothing about it).
+    larger ``d_in`` is refused (the certificate says nothing about it). The output is ``T`` (saturated at
+    its range, post-processing that cannot weaken the guarantee).
     """
     rng = check_rng(rng)
     if not isinstance(T, str) or T not in ("i32", "i64"):
@@ -221,8 +222,11 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
             )
         return eps if pure else (eps, delta)
 
+    lo, hi = (-(2**31), 2**31 - 1) if T == "i32" else (-(2**63), 2**63 - 1)
+
     def release(x: Any) -> int:
-        return int(certified.release(int(x), rng=rng))
+        # q + eta in Python integers, saturated to T's range only when it would overflow: post-processing
+        return min(max(int(x) + int(certified.sample(rng=rng)), lo), hi)
 
     return dp.m.make_user_measurement(
         dp.atom_domain(T=T),
@@ -230,5 +234,5 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
         output_measure=dp.max_divergence() if pure else dp.approximate(dp.max_divergence()),
         function=release,
         privacy_map=privacy_map,
-        TO=int,
+        TO=T,
     )
