@@ -100,9 +100,7 @@ def tail_factor(eps: float, period: int, slack: float = 0.0) -> int:
     return b
 
 
-def _grid_masses(
-    weights: list[int], bits: int, L: int, P: int, b: int, lam: int
-) -> tuple[list[int], int, int, int]:
+def _grid_masses(weights: list[int], bits: int, L: int, P: int, b: int, lam: int) -> tuple[list[int], int, int, int]:
     """``h(x)`` on ``-(L+3P)..L+3P`` as integers over one common denominator.
 
     Returns ``(num, den, a_num, a_den)``: ``h(x) = num[x + L + 3P] / den`` and ``A = a_num / a_den``.
@@ -230,7 +228,7 @@ class CertifiedAdditive:
     def mix_weight(self) -> Fraction:
         return Fraction(self.mix, 1 << MIX_BITS)
 
-    def _args(self) -> tuple[Any, ...]:
+    def _args(self) -> tuple[list[int], int, int, int, int, int]:
         return (self.weights.tolist(), self.bits, self.support, self.period, self.laplace, self.mix)
 
     def masses(self) -> tuple[np.ndarray, Tail]:
@@ -428,6 +426,7 @@ def certify_additive(
             f"release='additive' with distortion loss <= max_loss={max_loss:g}; tried {'; '.join(tried[-4:])}"
         )
     w, b, lam, got, loss, slack = best
+    assert isinstance(got, Fraction)  # only a finite exact delta within the target is kept
     repair = {
         "method": "rounded" if lam == 0 else "mixed with the discrete Laplace",
         "mix_weight": lam / (1 << MIX_BITS),
@@ -471,7 +470,9 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
     if isinstance(L, bool) or not isinstance(L, int) or not 1 <= L <= 100_000:
         raise bad(f"{ADDITIVE_FIELD}.support", f"must be an integer in [1, 100000]; got {shown(L)}")
     if extra.get("period") != P:
-        raise bad(f"{ADDITIVE_FIELD}.period", f"must be the problem's largest |shift| {P}; got {shown(extra.get('period'))}")
+        raise bad(
+            f"{ADDITIVE_FIELD}.period", f"must be the problem's largest |shift| {P}; got {shown(extra.get('period'))}"
+        )
     if extra.get("laplace_bits") != LAPLACE_BITS or extra.get("mix_bits") != MIX_BITS:
         raise bad(f"{ADDITIVE_FIELD}.laplace_bits", f"laplace_bits/mix_bits must be {LAPLACE_BITS}/{MIX_BITS}")
     b = _int_text(f"{ADDITIVE_FIELD}.laplace", extra.get("laplace"), LAPLACE_BITS, bad)

@@ -135,8 +135,9 @@ class _Certified:
 
         Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
         whichever the problem's layout is (a
-        :class:`~optnoise.deploy.additive.CertifiedAdditive` for ``release="additive"``). Raises ``ValueError`` naming the
-        field: wrong format tag or version, a digest that does not match the
+        :class:`~optnoise.deploy.additive.CertifiedAdditive` for
+        ``release="additive"``). Raises ``ValueError`` naming the field:
+        wrong format tag or version, a digest that does not match the
         canonical file, a malformed field, or a certificate that differs from
         a fresh exact re-check of the problem the file names.
         """

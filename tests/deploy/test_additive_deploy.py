@@ -107,10 +107,18 @@ def _chi2(samples, cd):
     far = 3000 * cd.period
     x = np.arange(-edge, edge + 1)
     p = np.concatenate(
-        [[cd.pmf_at(np.arange(-edge - far, -edge)).sum()], cd.pmf_at(x), [cd.pmf_at(np.arange(edge + 1, edge + far)).sum()]]
+        [
+            [cd.pmf_at(np.arange(-edge - far, -edge)).sum()],
+            cd.pmf_at(x),
+            [cd.pmf_at(np.arange(edge + 1, edge + far)).sum()],
+        ]
     )
     obs = np.concatenate(
-        [[np.sum(samples < -edge)], np.bincount(samples[np.abs(samples) <= edge] + edge, minlength=x.size), [np.sum(samples > edge)]]
+        [
+            [np.sum(samples < -edge)],
+            np.bincount(samples[np.abs(samples) <= edge] + edge, minlength=x.size),
+            [np.sum(samples > edge)],
+        ]
     )
     keep = p * samples.size >= 5
     exp = p[keep] / p[keep].sum() * obs[keep].sum()
