@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.deploy.files import FORMAT, FORMAT_VERSION, certificate_block, file_digest
+from optnoise.deploy.files import certificate_block, check_certificate, design_document, read_certificate
 from optnoise.deploy.sampler import SamplingTable, check_rng, draw_uniform
 from optnoise.design.additive_eval import Tail, tail_weights
 from optnoise.engine.io import atomic_write_text
@@ -325,32 +325,26 @@ class CertifiedAdditive:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        from optnoise import __version__
-
-        doc = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "optnoise_version": __version__,
-            "problem": self.design.spec(),
-            "denominator_bits": self.bits,
-            "shape": [int(self.weights.size)],
-            "weights": [str(int(v)) for v in self.weights],
-            "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
-            "repair": self.repair,
-            "solver": self.solver,
-            ADDITIVE_FIELD: {
-                "support": self.support,
-                "period": self.period,
-                "laplace": str(self.laplace),
-                "laplace_bits": LAPLACE_BITS,
-                "mix": str(self.mix),
-                "mix_bits": MIX_BITS,
-                "tail_factor": frac_str(self.tail_factor),
-            },
-        }
-        doc = json.loads(json.dumps(doc))
-        doc["sha256"] = file_digest(doc)
-        return doc
+        return design_document(
+            {
+                "problem": self.design.spec(),
+                "denominator_bits": self.bits,
+                "shape": [int(self.weights.size)],
+                "weights": [str(int(v)) for v in self.weights],
+                "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
+                "repair": self.repair,
+                "solver": self.solver,
+                ADDITIVE_FIELD: {
+                    "support": self.support,
+                    "period": self.period,
+                    "laplace": str(self.laplace),
+                    "laplace_bits": LAPLACE_BITS,
+                    "mix": str(self.mix),
+                    "mix_bits": MIX_BITS,
+                    "tail_factor": frac_str(self.tail_factor),
+                },
+            }
+        )
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the design file (:mod:`optnoise.deploy.files`, with the ``additive`` field), atomically."""
@@ -460,8 +454,6 @@ def _int_text(name: str, v: Any, bits: int, bad: Any) -> int:
 
 def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> CertifiedAdditive:
     """Rebuild an additive design file (header, digest and problem already checked), re-proving its certificate."""
-    from optnoise.engine.validation import check_delta, check_eps
-
     extra = data[ADDITIVE_FIELD]
     if not isinstance(extra, dict):
         raise bad(ADDITIVE_FIELD, f"must be a mapping; got {type(extra).__name__}")
@@ -496,26 +488,10 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
     w = [_int_text("weights", t, bits + 1, bad) for t in wtxt]
     if sum(w) != 1 << bits:
         raise bad("weights", f"must sum to 2**{bits}; they sum to {sum(w)}")
-    for name in ("repair", "solver"):
-        if not isinstance(data[name], dict):
-            raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
-    cert = data["certificate"]
-    if not isinstance(cert, dict):
-        raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
-    eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
-    delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
-    if eps != design.eps or delta != design.delta:
-        raise bad("certificate.eps", "eps and delta must be the problem's")
+    cert, eps, delta = read_certificate(data, design, bad)
     notion = "dp" if design.privacy == "dp" else "pdp"
     got = exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, notion)
-    if not isinstance(got, Fraction) or not got <= Fraction(delta):
-        raise bad("weights", f"do not meet their certificate: the exact check gives delta {float(got):.6g} > {delta:g}")
-    fresh = certificate_block(design, eps, delta, got)
-    for key, value in fresh.items():
-        if cert.get(key) != value:
-            raise bad(f"certificate.{key}", f"does not match a fresh exact re-check ({value!r} expected)")
-    if sorted(set(cert) - set(fresh)):
-        raise bad(f"certificate.{sorted(set(cert) - set(fresh))[0]}", "is not a field of the certificate")
+    got = check_certificate(cert, design, eps, delta, got, bad)
     return CertifiedAdditive(
         design=design,
         weights=np.array(w, dtype=np.int64),

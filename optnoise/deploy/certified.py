@@ -33,12 +33,22 @@ import numpy as np
 
 from optnoise.deploy import opendp
 from optnoise.deploy.additive import ADDITIVE_FIELD, additive_from_dict
-from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
+from optnoise.deploy.files import (
+    FILE_FIELDS,
+    FORMAT,
+    FORMAT_VERSION,
+    certificate_block,
+    check_certificate,
+    design_document,
+    design_from_spec,
+    file_digest,
+    read_certificate,
+)
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
-from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path, shown
+from optnoise.engine.validation import check_int, check_output_path, shown
 from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
@@ -106,23 +116,17 @@ class _Certified:
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
-        from optnoise import __version__
-
-        doc = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "optnoise_version": __version__,
-            "problem": self.design.spec(),
-            "denominator_bits": self.bits,
-            "shape": list(self.weights.shape),
-            "weights": [str(int(v)) for v in self.weights.ravel()],
-            "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
-            "repair": self.repair,
-            "solver": self.solver,
-        }
-        doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
-        doc["sha256"] = file_digest(doc)
-        return doc
+        return design_document(
+            {
+                "problem": self.design.spec(),
+                "denominator_bits": self.bits,
+                "shape": list(self.weights.shape),
+                "weights": [str(int(v)) for v in self.weights.ravel()],
+                "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
+                "repair": self.repair,
+                "solver": self.solver,
+            }
+        )
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the design as JSON (see :func:`load_design`), atomically."""
@@ -200,41 +204,9 @@ class _Certified:
         if wrong:
             rows = " in every row" if layout.rows > 1 else ""
             raise bad("weights", f"must sum to 2**{bits}{rows}; they sum to {wrong[0]}")
-        for name in ("repair", "solver"):
-            if not isinstance(data[name], dict):
-                raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
-        cert = data["certificate"]
-        if not isinstance(cert, dict):
-            raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
-        try:
-            eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
-            delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
-        except ValueError as exc:
-            raise ValueError(str(exc)) from None
-        if eps != design.eps:
-            raise bad("certificate.eps", f"must be the problem's eps {shown(design.eps)}; got {shown(eps)}")
-        if design.objective != "delta" and delta != design.delta:
-            raise bad("certificate.delta", f"must be the problem's delta {shown(design.delta)}; got {shown(delta)}")
+        cert, eps, delta = read_certificate(data, design, bad)
         # the certificate is recomputed from the weights and the problem, and must be what the file says
-        got = layout.check(w, 1 << bits, check_bounds(eps))
-        if not isinstance(got, Fraction) or not got <= Fraction(delta):
-            got_text = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
-            raise bad(
-                "weights",
-                f"do not meet their certificate: the exact check of the stated problem gives delta {got_text} > "
-                f"the certified target {delta:g}",
-            )
-        fresh = certificate_block(design, eps, delta, got)
-        for key, value in fresh.items():
-            if cert.get(key) != value:
-                raise bad(
-                    f"certificate.{key}",
-                    f"does not match a fresh exact re-check of the problem ({value!r} expected, "
-                    f"{cert.get(key)!r} in the file): the weights do not match their certificate",
-                )
-        extra = sorted(set(cert) - set(fresh))
-        if extra:
-            raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
+        got = check_certificate(cert, design, eps, delta, layout.check(w, 1 << bits, check_bounds(eps)), bad)
         kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
         return kind(
             design=design,

@@ -35,6 +35,7 @@ certificate it carries, which is exactly what optnoise's exact check provides.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -103,8 +104,16 @@ def certified_map(certified: Any) -> Any:
 
     ``delta`` is :func:`symmetric_delta` (rounded up); see the module docstring.
     """
-    eps = float(certified.eps)
-    delta = _float_up(symmetric_delta(certified))
+
+    def uncovered(d: int) -> str | None:
+        why = _missing(certified, d)
+        return None if why is None else f"it does not cover {why}"
+
+    return _privacy_map(float(certified.eps), _float_up(symmetric_delta(certified)), uncovered)
+
+
+def _privacy_map(eps: float, delta: float, uncovered: Callable[[int], str | None]) -> Callable[[Any], Any]:
+    """``d_in -> (eps, delta)`` (``eps`` when ``delta`` is 0); 0 maps to no loss; refused where ``uncovered`` says."""
     pure = delta == 0.0
 
     def privacy_map(d_in: Any) -> Any:
@@ -113,9 +122,9 @@ def certified_map(certified: Any) -> Any:
             raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
         if d == 0:
             return 0.0 if pure else (0.0, 0.0)
-        why = _missing(certified, d)
+        why = uncovered(d)
         if why is not None:
-            raise ValueError(f"d_in = {d} is not covered by the certificate: it does not cover {why}")
+            raise ValueError(f"d_in = {d} is not covered by the certificate: {why}")
         return eps if pure else (eps, delta)
 
     return privacy_map
@@ -208,20 +217,16 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
     while D + 1 in covered:
         D += 1
 
-    def privacy_map(d_in: Any) -> Any:
-        d = int(d_in)
-        if d < 0:
-            raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
-        if d == 0:
-            return 0.0 if pure else (0.0, 0.0)
-        if d > D:
-            raise ValueError(
-                f"d_in = {d} is not covered by the certificate: it covers answers differing by at most {D} "
-                f"(neighbourhood {certified.design.neighborhood.describe()}); certify a design with a larger "
-                "sensitivity (e.g. Neighborhood.bd(d_in))"
-            )
-        return eps if pure else (eps, delta)
+    def uncovered(d: int) -> str | None:
+        if d <= D:
+            return None
+        return (
+            f"it covers answers differing by at most {D} (neighbourhood "
+            f"{certified.design.neighborhood.describe()}); certify a design with a larger sensitivity "
+            "(e.g. Neighborhood.bd(d_in))"
+        )
 
+    privacy_map = _privacy_map(eps, delta, uncovered)
     lo, hi = (-(2**31), 2**31 - 1) if T == "i32" else (-(2**63), 2**63 - 1)
 
     def release(x: Any) -> int:
