@@ -232,3 +232,23 @@ def test_opendp_bounded_sum_chain_and_pure_measure():
     assert abs(chain([3] * 1000) - 3000) < 200
     with pytest.raises(Exception, match="not covered"):
         chain.map(2)  # d_in 6 > 3
+
+
+def test_directed_design_maps_both_orders_exactly():
+    """A directed neighbourhood certifies its listed order; OpenDP's symmetric distance needs both, and the
+    reverse order's exact delta (checked here by brute force over Z) is what the map states."""
+    dp.enable_features("contrib")
+    nb = Neighborhood.shifts([1, 3], directed=True)
+    res = NoiseDesign(release="additive", neighborhood=nb, eps=1.0, delta=1e-2, metric="er").solve()
+    cd = res.certify()
+    assert cd.certified_delta <= Fraction(1, 100)
+    M = cd.support + 300 * cd.period
+    forward = _window_hockey(cd, [1, 3], 1.0, M)
+    backward = _window_hockey(cd, [-1, -3], 1.0, M)
+    assert float(cd.certified_delta) == pytest.approx(forward, rel=1e-6)
+    assert float(cd.symmetric_delta()) == pytest.approx(max(forward, backward), rel=1e-6)
+    meas = cd.to_opendp(rng=np.random.default_rng(4))
+    eps, delta = meas.map(1)
+    assert eps == 1.0 and Fraction(delta) >= cd.symmetric_delta()
+    with pytest.raises(Exception, match="at most 1"):
+        meas.map(2)  # distance 2 is not a shift of the neighbourhood
