@@ -79,6 +79,8 @@ LAPLACE_BITS = 32
 MIX_BITS = 40
 #: Relative slacks ``s`` of the tail decay tried for pure DP (``B >= e^(-eps (1 - s) / P)``).
 PURE_SLACKS = (1e-9, 1e-6, 1e-4, 1e-2)
+#: Largest ``L + 3P`` whose mixture is checked exactly (``B^|x|`` makes the integers ~32 (L + 3P) bits long).
+MAX_MIX_HALF_WIDTH = 3000
 #: Mixing weights tried (after the one computed from the hockey stick), smallest first.
 MIX_WEIGHTS = (2.0**-36, 2.0**-30, 2.0**-24, 2.0**-18, 2.0**-14, 2.0**-10, 2.0**-7)
 
@@ -108,19 +110,23 @@ def _grid_masses(weights: list[int], bits: int, L: int, P: int, b: int, lam: int
     Q = 1 << LAPLACE_BITS
     R = 1 << MIX_BITS
     M = L + 3 * P
+    if lam and M > MAX_MIX_HALF_WIDTH:
+        raise ValueError(f"a mixture's exact check needs L + 3P <= {MAX_MIX_HALF_WIDTH}; got {M}")
+    # B^|x| needs Q^M in the common denominator; without g the tails need only Q^(3P) (m <= 2)
+    E = M if lam else 3 * P
     a_num, a_den = b**P, Q**P
     keep_f, keep_g = R - lam, lam
-    den = R * (1 << bits) * (Q + b) * Q**M
+    den = R * (1 << bits) * (Q + b) * Q**E
     out = []
     for x in range(-M, M + 1):
         d = abs(x)
         if d <= L:
-            fr = weights[x + L] * (Q + b) * Q**M
+            fr = weights[x + L] * (Q + b) * Q**E
         else:
             r, m = (d - L - 1) % P, (d - L - 1) // P
             t = weights[2 * L + 1 + r] if x > 0 else weights[2 * L + 1 + P + (P - 1 - r)]
-            fr = t * (a_den - a_num) * a_num**m * Q ** (M - P * (m + 1)) * (Q + b)
-        g = (Q - b) * b**d * Q ** (M - d) << bits
+            fr = t * (a_den - a_num) * a_num**m * Q ** (E - P * (m + 1)) * (Q + b)
+        g = (Q - b) * b**d * Q ** (M - d) << bits if lam else 0
         out.append(keep_f * fr + keep_g * g)
     return out, den, a_num, a_den
 
@@ -397,11 +403,14 @@ def certify_additive(
         w = [int(v) for v in round_to_total(raw, 1 << bits)]
         got0 = exact_additive_delta(w, bits, L, P, b, 0, design.shifts, eps, notion)
         lams = [0]
-        if notion == "dp" and isinstance(got0, Fraction) and got0 > target > 0:
+        if L + 3 * P > MAX_MIX_HALF_WIDTH:  # rounding alone must certify (the mixture's integers grow as L^2)
+            tried.append(f"no mixture: L + 3P = {L + 3 * P} > {MAX_MIX_HALF_WIDTH}")
+        elif notion == "dp" and isinstance(got0, Fraction) and got0 > target > 0:
             # H(mix) <= (1 - lam) H(f): the smallest dyadic lam with (1 - lam) H(f) <= delta, and a unit more
             need = 1 - target / got0
-            lams.append(math.ceil(need * (1 << MIX_BITS)) + 1)
-        lams += [int(v * (1 << MIX_BITS)) for v in MIX_WEIGHTS]
+            lams.append(min(math.ceil(need * (1 << MIX_BITS)) + 1, (1 << MIX_BITS) - 1))
+        if L + 3 * P <= MAX_MIX_HALF_WIDTH:
+            lams += [int(v * (1 << MIX_BITS)) for v in MIX_WEIGHTS]
         for lam in sorted(set(lams)):
             got = got0 if lam == 0 else exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, notion)
             ok = isinstance(got, Fraction) and got <= target
