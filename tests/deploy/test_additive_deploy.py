@@ -252,3 +252,26 @@ def test_directed_design_maps_both_orders_exactly():
     assert eps == 1.0 and Fraction(delta) >= cd.symmetric_delta()
     with pytest.raises(Exception, match="at most 1"):
         meas.map(2)  # distance 2 is not a shift of the neighbourhood
+
+
+def test_pdp_certificate_is_the_leak_mass_on_z():
+    res = NoiseDesign(
+        release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, delta=1e-2, privacy="pdp", support=6
+    ).solve()
+    cd = res.certify()
+    assert cd.notion == "pdp" and cd.verify() and cd.certified_delta <= Fraction(1, 100)
+    M = cd.support + 300
+    x = np.arange(-M - 1, M + 2)
+    h = cd.pmf_at(x)
+
+    def leak(factor):  # mass of the outputs o with h(o) > factor h(o + mu), worst shift, brute force
+        return max(float(h[1:-1][h[1:-1] > factor * h[1 + mu : h.size - 1 + mu]].sum()) for mu in (-1, 1))
+
+    e = math.exp(1.0)
+    assert leak(e * (1 + 1e-9)) <= float(cd.certified_delta) <= leak(e * (1 - 1e-9)) + 1e-15
+    assert float(cd.certified_delta) == pytest.approx(res.achieved["pdp"], rel=1e-5)
+
+
+def test_to_opendp_refuses_a_bad_type(count):
+    with pytest.raises(ValueError, match="T must be 'i32' or 'i64'"):
+        count.to_opendp(T="u8")
