@@ -2,7 +2,8 @@
 
 A design file (:meth:`optnoise.deploy.certified.CertifiedDesign.save`) is JSON
 with the exact weights (decimal strings), the problem specification, the
-certificate, solver metadata and the optnoise version, plus a SHA-256 digest
+certificate (and, for a composed design, its ``composed`` block), solver metadata and the optnoise
+version, plus a SHA-256 digest
 of the canonical JSON of all of them (:func:`file_digest`). The digest detects
 corruption and careless or partial edits; it is **not a signature**: anyone
 who can rewrite the file can recompute it. What no edit can do is make the
@@ -27,6 +28,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "FILE_FIELDS",
+    "OPTIONAL_FIELDS",
     "file_digest",
     "certificate_block",
     "check_certificate",
@@ -57,6 +59,11 @@ FILE_FIELDS = (
     "repair",
     "solver",
 )
+
+
+#: Fields a design file has only when they apply: ``composed``, the k-fold guarantee of a certified
+#: composed design (:mod:`optnoise.deploy.composed`). Files without them are read as before.
+OPTIONAL_FIELDS = ("composed",)
 
 
 def file_digest(doc: dict[str, Any]) -> str:

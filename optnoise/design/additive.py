@@ -25,10 +25,12 @@ and for indicator costs, a series summed to double precision otherwise); nothing
 truncated.
 
 The support. ``support=L`` fixes the finite part; by default ``L`` starts at
-:func:`initial_support` and doubles until doubling no longer lowers the optimum (relative
-:data:`SUPPORT_RTOL`, the optimality gap, between the optimum at L and the proven bound at 2L): the boundary is then inactive and the result says so
-(:attr:`AdditiveResult.support_note`). As the families are nested, every ``L`` gives a
-valid design; the optimum is proven for the family (staircase tails beyond ``L``).
+:func:`initial_support` (a few noise scales, and for delta > 0 past where a pure staircase's
+tail mass falls to delta) and grows by a quarter until the proven lower bound at the larger ``L`` is within
+:data:`SUPPORT_RTOL` (the optimality gap) of the optimum at ``L``: the boundary is then
+inactive and the result says so (:attr:`AdditiveResult.support_note`). As the families are
+nested, every ``L`` gives a valid design; the optimum is proven for the family (staircase
+tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises.
 
 Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta != 0)``),
 ``"abs^p"`` (``E|eta|^p``, e.g. ``"abs^3"`` or ``"abs^1.5"``), ``"exceed:t"``
@@ -100,7 +102,7 @@ ADDITIVE_NOTIONS = ("dp", "pdp", "profile")
 NOT_YET = ("pdp-kadam", "rdp", "zcdp", "composed")
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
-#: Doubling ``L`` stops when the proven bound at ``2L`` is within this of the optimum at ``L`` (relative to
+#: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to
 #: max(1, |optimum|)): the optimality gap of every status (:data:`optnoise.engine.tolerance.OPTIMAL_GAP`).
 SUPPORT_RTOL = OPTIMAL_GAP
 
@@ -338,7 +340,7 @@ def _solve_at(
             model_size=model.size,
         )
     bound = out.bound
-    if not model.is_mip and out.status == "optimal" and (out.gap is None or out.gap > 0):
+    if not model.is_mip and out.status == "optimal" and (out.gap is None or out.gap > OPTIMAL_GAP / 10):
         # the LP bound from the optimal basis in scaled variables (as the modulo pipeline proves it)
         proof = proof_dual(model, out.x)
         if proof is not None and (bound is None or proof[0] > bound):
@@ -462,32 +464,33 @@ def solve(
     res = _solve_at(design, L, args[0], left(), *args[1:])
     spent = res.solve_time
     while True:
-        if res.status != "optimal" or 2 * L > MAX_SUPPORT or (time_limit is not None and (left() or 0.0) <= 1e-3):
+        wide = L + max(L // 4, design.period)  # a quarter more: the proof LP stays small
+        if res.status != "optimal" or wide > MAX_SUPPORT or (time_limit is not None and (left() or 0.0) <= 1e-3):
             res.support_note = (
                 f"support L = {L}: not grown further (status {res.status!r}"
-                + (", MAX_SUPPORT reached" if 2 * L > MAX_SUPPORT else "")
+                + (", MAX_SUPPORT reached" if wide > MAX_SUPPORT else "")
                 + "); a larger L may lower the optimum"
             )
             res.solve_time = spent
             return res
-        wider = _solve_at(design, 2 * L, args[0], left(), *args[1:])
+        wider = _solve_at(design, wide, args[0], left(), *args[1:])
         spent += wider.solve_time
         assert res.distortion is not None
         slack = SUPPORT_RTOL * max(1.0, abs(res.distortion))
         if wider.bound is not None and res.distortion - wider.bound <= slack:
-            # the proven lower bound of the wider family: doubling L cannot lower the optimum
+            # the proven lower bound of the wider family: growing L cannot lower the optimum
             res.support_note = (
-                f"support L = {L} chosen automatically: the proven lower bound at L = {2 * L} is within "
+                f"support L = {L} chosen automatically: the proven lower bound at L = {wide} is within "
                 f"{SUPPORT_RTOL:g} relative of this optimum (the boundary is inactive; the optimum does not "
                 "depend on L)"
             )
             res.solve_time = spent
             return res
         if wider.status == "optimal" and wider.distortion is not None and wider.distortion < res.distortion - slack:
-            res, L = wider, 2 * L
+            res, L = wider, wide
             continue
         res.support_note = (
-            f"support L = {L}: at 2L = {2 * L} the solve ended {wider.status!r} with bound {wider.bound} "
+            f"support L = {L}: at L = {wide} the solve ended {wider.status!r} with bound {wider.bound} "
             f"({wider.message}); a larger L may lower the optimum"
         )
         res.solve_time = spent

@@ -299,7 +299,7 @@ class AdditiveResult:
     actual : dict
         ``mse``, ``mae`` and ``er`` of the released answer ``q + eta`` (= of ``eta``; no clamping).
     support_note : str
-        How ``L`` was chosen (given, or grown until doubling it no longer lowered the optimum).
+        How ``L`` was chosen (given, or grown until the proven bound at a larger L met the optimality gap).
     """
 
     design: Any

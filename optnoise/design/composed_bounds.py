@@ -2,7 +2,10 @@
 
 :func:`composition` is the guarantee every composed design is judged by (``compose_pairs`` on the
 release's pairs at the design's discretisation); :func:`lower_bound` and :func:`eps_bound` are the
-LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they are valid).
+larger of the LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they are
+valid) and the trade-off bound of :mod:`optnoise.design.composed_tradeoff` (modulo releases);
+:func:`bound_and_method` and :func:`eps_bound_and_method` also name the method that gave it
+(``"tradeoff"`` or ``"lp"``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,17 @@ from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
 
-__all__ = ["composition", "eps_bound", "lower_bound", "release_pairs", "single_delta"]
+__all__ = [
+    "bound_and_method",
+    "compose_release",
+    "composition",
+    "eps_bound",
+    "eps_bound_and_method",
+    "lp_lower_bound",
+    "lower_bound",
+    "release_pairs",
+    "single_delta",
+]
 
 
 def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
@@ -39,11 +52,14 @@ def single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
 
 def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
     """``compose(k)`` of the release at the design's discretisation (no warnings)."""
+    return compose_release(release_pairs(design, pmf), design.compositions, design.discretization)
+
+
+def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: float) -> accounting.Composition:
+    """``compose_pairs`` of a release's pairs without the infinite-loss warning (the accounting handles the atom)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", accounting.InfiniteLossWarning)
-        return accounting.compose_pairs(
-            release_pairs(design, pmf), design.compositions, discretization=design.discretization, warn=False
-        )
+        return accounting.compose_pairs(pairs, k, discretization=discretization, warn=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -89,12 +105,9 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     return out
 
 
-def lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
-    """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
-
-    The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
-    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound.
-    """
+def lp_lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
+    """The LP bounds: the k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
+    ``(LP_k - d/4) / k`` (:mod:`optnoise.design.composed` docstring). ``None`` when no LP proved a bound."""
     from optnoise.privacy.neighborhood import Neighborhood
 
     eps = float(design.eps or 0.0) if eps is None else float(eps)
@@ -109,16 +122,60 @@ def lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None
     return max(got) if got else None
 
 
-def eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
-    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists."""
+def bound_and_method(
+    design: NoiseDesign,
+    lp_solver: str = "highs",
+    eps: float | None = None,
+    upper: float | None = None,
+    deadline: float | None = None,
+) -> tuple[float | None, str]:
+    """A proven lower bound on the distortion of any design whose k-fold composition the accounting
+    certifies at (eps, delta), and the method that proved it: ``"tradeoff"``
+    (:mod:`optnoise.design.composed_tradeoff`, searched up to ``upper``, e.g. the distortion of a
+    certified design, until ``deadline``, a :func:`time.perf_counter` value) when it beats the LP
+    bounds, else ``"lp"`` (:func:`lp_lower_bound`). ``(None, "")`` when nothing is proven."""
+    from optnoise.design.composed_tradeoff import tradeoff_bound
+
+    lp = lp_lower_bound(design, lp_solver, eps)
+    if int(design.compositions or 1) >= 2:
+        tb = tradeoff_bound(design, lo=max(lp or 0.0, 0.0), hi=upper, eps=eps, deadline=deadline)
+        if tb is not None and (lp is None or tb > lp):
+            return tb, "tradeoff"
+    return lp, "lp" if lp is not None else ""
+
+
+def lower_bound(
+    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, upper: float | None = None
+) -> float | None:
+    """The bound of :func:`bound_and_method` (``None`` when nothing is proven)."""
+    return bound_and_method(design, lp_solver, eps, upper)[0]
+
+
+def eps_bound_and_method(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> tuple[float | None, str]:
+    """The largest eps at which no design within the cap is certified, and its method.
+
+    ``"lp"``: bisection over eps of :func:`lp_lower_bound` (> cap proves it); ``"tradeoff"``: the
+    trade-off curve at cost ``cap`` composed, its eps found by bisection
+    (:func:`optnoise.design.composed_tradeoff.tradeoff_eps_bound`); the larger one is reported.
+    """
+    from optnoise.design.composed_tradeoff import tradeoff_eps_bound
+
     if not math.isfinite(eps_hi) or eps_hi <= 0:
-        return None
+        return None, ""
     lo, hi = 0.0, eps_hi
     for _ in range(10):
         mid = 0.5 * (lo + hi)
-        b = lower_bound(design, lp_solver, eps=mid)
+        b = lp_lower_bound(design, lp_solver, eps=mid)
         if b is not None and b > cap:
             lo = mid
         else:
             hi = mid
-    return lo
+    tb = tradeoff_eps_bound(design, cap, eps_hi) if int(design.compositions or 1) >= 2 else None
+    if tb is not None and tb > lo:
+        return tb, "tradeoff"
+    return lo, "lp"
+
+
+def eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
+    """The bound of :func:`eps_bound_and_method`."""
+    return eps_bound_and_method(design, cap, eps_hi, lp_solver)[0]

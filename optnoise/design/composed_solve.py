@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.composed_bounds import composition, eps_bound, lower_bound
+from optnoise.design.composed_bounds import bound_and_method, composition, eps_bound_and_method
 from optnoise.design.composed_families import (
     Support,
     bisect_largest,
@@ -62,6 +62,7 @@ class ComposedSolution:
     eps_objective: float | None = None
     method: str = ""
     candidates: dict[str, float] | None = None
+    bound_method: str = ""
 
 
 class _Problem:
@@ -270,14 +271,14 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
-    bound = lower_bound(d, lp_solver)
+    bound, how = bound_and_method(d, lp_solver, upper=best[0])
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
         f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found.message}; "
-        f"{prob.checks} accounting checks at h = {prob.h:g}"
+        f"{prob.checks} accounting checks at h = {prob.h:g}; lower bound by {how or 'none'}"
     )
-    return _settle(best[1], best[0], bound, msg, best[2], table)
+    return replace(_settle(best[1], best[0], bound, msg, best[2], table), bound_method=how)
 
 
 def _settle(
@@ -344,14 +345,14 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
             break
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
-    bound = eps_bound(d, cap, best[0], lp_solver)
+    bound, how = eps_bound_and_method(d, cap, best[0], lp_solver)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
         f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found_msg}; "
-        f"accounting h = {prob.h:g}"
+        f"accounting h = {prob.h:g}; lower bound by {how or 'none'}"
     )
-    return _settle(best[1], best[0], bound, msg, best[2], table, best[0])
+    return replace(_settle(best[1], best[0], bound, msg, best[2], table, best[0]), bound_method=how)
 
 
 def _clamp_cost(design: NoiseDesign) -> np.ndarray:
@@ -433,7 +434,7 @@ def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None
     res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
-    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
+    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP", bound_method="lp")
 
 
 def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
@@ -469,4 +470,4 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
     gap = relative_gap(hi, lo)
     status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
-    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection")
+    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection", bound_method="lp")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optnoise.design.clamp import clamp_matrix
-from optnoise.design.composed import COMPOSED, composed_achieved, composition, single_delta
+from optnoise.design.composed import COMPOSED, composed_achieved, single_delta
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.output import relative_gap
@@ -294,6 +294,9 @@ class DesignResult(CheckedResult, Accountable):
     eps_objective : float or None
         ``privacy="composed"`` with ``objective="epsilon"``: the least composed eps found, the
         eps the result guarantees at the design's delta.
+    bound_method : str
+        ``privacy="composed"``: the method that proved ``bound``, ``"tradeoff"``
+        (:mod:`optnoise.design.composed_tradeoff`) or ``"lp"``; ``""`` otherwise.
 
     Composed designs (``privacy="composed"``, :mod:`optnoise.design.composed`): ``achieved``
     holds ``"composed"`` (delta at eps of the k-fold composition by the design's accounting,
@@ -322,6 +325,7 @@ class DesignResult(CheckedResult, Accountable):
     bound: float | None = None
     dual: np.ndarray | None = field(default=None, repr=False, compare=False)
     eps_objective: float | None = None
+    bound_method: str = ""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -420,9 +424,10 @@ class DesignResult(CheckedResult, Accountable):
         1e-3 relative headroom for the rounding (at k = 1: the design's delta). The k-fold composition
         of the certified weights is then recomputed by the design's accounting; if it no longer meets
         (eps, delta), ``CertificationError`` is raised. The returned design states the single-release
-        problem; ``repair["composed"]`` records the composed guarantee (``compositions``, ``eps``,
-        ``delta``, ``discretization`` and the certified weights' composed delta), which
-        ``cd.compose(k, discretization=h)`` recomputes.
+        problem; ``cd.composed`` (the design file's ``composed`` block, :mod:`optnoise.deploy.composed`)
+        states the composed guarantee (``compositions``, ``eps``, ``delta``, ``discretization`` and the
+        certified weights' composed delta), which ``cd.verify()`` and every load recompute. A clamped
+        design is certified as its induced matrix, and its composition accounted from that matrix.
         """
         import sys
 
@@ -439,15 +444,15 @@ class DesignResult(CheckedResult, Accountable):
         if one.status != "optimal":
             raise error(f"the single-release check of the composed design failed: {one.message}")
         cd = _certify(one, **kwargs)
-        weights = cd.weights.astype(float).ravel() / float(cd.denominator)
-        got = float(cd.certified_delta) if k == 1 else float(composition(d, weights).delta(eps))
+        # recomputed from the certified weights as released (the induced matrix of a clamped design)
+        block = cd.composed_certificate(k, eps, delta, float(d.discretization))
+        got = block["composed_delta"]
         if not got <= delta:
             raise error(
                 f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
                 f"(h = {d.discretization:g}): rounding broke the composed guarantee"
             )
-        cd.repair["composed"] = {"compositions": k, "eps": eps, "delta": d.delta, "discretization": d.discretization}
-        cd.repair["composed"].update(composed_delta=got, single_release_delta=delta1)
+        cd.composed = block
         cd.solver.update(status=self.status, gap=self.gap)
         return cd
 
@@ -478,6 +483,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
+            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,
@@ -485,11 +491,14 @@ class DesignResult(CheckedResult, Accountable):
         }
 
     @classmethod
-    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
+    def from_dict(cls, data: Any, *, design: NoiseDesign, recheck: bool = True) -> DesignResult:
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
 
         Raises ``ValueError`` naming the field that is missing or malformed; a
-        PMF that fails re-verification comes back ``"unverified"``.
+        PMF that fails re-verification comes back ``"unverified"``. A stored bound,
+        gap or status is not trusted: ``recheck`` re-derives the bound (an LP or MILP
+        is solved again; :func:`optnoise.design.proofs.recheck`), so an unproven
+        ``"optimal"`` comes back ``"feasible"``. The cache uses ``recheck=False``.
         """
         common = cls._common_fields(data, "DesignResult")
         if "pmf" not in data:
@@ -506,15 +515,21 @@ class DesignResult(CheckedResult, Accountable):
             if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
                 raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {shown(e)}")
             eps_objective = float(e)
-        return cls(
+        res = cls(
             design=design,
             pmf=pmf,
             backend=str(data.get("backend") or ""),
             canonical=canonical,
             delta_objective=delta if design.objective == "delta" else None,
             eps_objective=eps_objective,
+            bound_method=data["bound_method"] if isinstance(data.get("bound_method"), str) else "",
             **common,
         )
+        if recheck:
+            from optnoise.design.proofs import recheck as recheck_proof
+
+            recheck_proof(res)
+        return res
 
     def __repr__(self) -> str:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"

@@ -182,7 +182,7 @@ def test_save_load_round_trip_and_tampering(tmp_path, pure2):
     doc2["additive"]["mix"] = "0"
     doc2["sha256"] = file_digest(doc2)
     (tmp_path / "bad2.json").write_text(json.dumps(doc2))
-    with pytest.raises(ValueError, match="design file field"):
+    with pytest.raises(ValueError, match="field .weights.: do not meet their certificate"):
         load_design(tmp_path / "bad2.json")
 
 

@@ -227,3 +227,17 @@ def test_baselines_calibrated_by_the_same_accounting():
     assert geometric_noise(alpha).delta(1.0) <= 1e-6 * (1 + 1e-6)
     assert alpha < a  # less noise than pure eps-DP needs
     assert geometric_noise(alpha * (1 - 1e-4)).delta(1.0) > 1e-6
+
+
+def test_pdp_milp_agrees_with_the_modulo_milp_on_a_large_ring():
+    # a second formulation: the modulo MILP (Definition 2 per shift) with the error rate, whose ring
+    # allows wrap-around (so it is never worse) and which stops using it once n is large
+    add = _additive(eps=1.0, delta=1e-3, metric="er", privacy="pdp").solve()
+    assert add.status == "optimal"
+    for n, exact in ((10, False), (20, True), (30, True)):
+        mod = NoiseDesign(n=n, neighborhood=Neighborhood.bd(1), eps=1.0, delta=1e-3, metric="er", privacy="pdp").solve(
+            solver="highs"
+        )
+        assert mod.distortion <= add.distortion + 1e-9
+        if exact:
+            assert mod.distortion == pytest.approx(add.distortion, rel=1e-9)
