@@ -348,6 +348,12 @@ class AdditiveResult:
             out[~inside] = self.tail.pmf_at(x[~inside])
         return out
 
+    def certify(self, **kwargs: Any) -> Any:
+        """Exact certificate (tails included) and exact sampler: :func:`optnoise.deploy.certify.certify_result`."""
+        from optnoise.design.result import _certify
+
+        return _certify(self, **kwargs)
+
     @property
     def baselines(self) -> dict[str, float]:
         """Distortion of the discrete Gaussian and Laplace calibrated to the same guarantee (lazy)."""
