@@ -63,13 +63,20 @@ def optnoise_run(D: int, time_limit: float) -> dict:
 def full_lp(D: int, L: int, time_limit: float) -> dict:
     """The naive LP on {-L..L}: every (eps, delta) hockey-stick row of every shift, no tails, no symmetry."""
     t0, c0 = time.perf_counter(), time.process_time()
+    model, _ = _lp(D, L, np.concatenate([np.arange(1, D + 1), -np.arange(1, D + 1)]))
+    res = backend_solve(model, "highs", time_limit, 1e-9, False, None)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"seconds": secs, "cpu": cpu, "status": res.status, "mse": res.objective, "size": model.size}
+
+
+def _lp(D: int, L: int, shifts: np.ndarray):
+    """The LP of :func:`full_lp` over ``shifts``; its model and the columns of ``f(-L..L)``."""
     mb = ModelBuilder()
     f = mb.add_vars(2 * L + 1, lb=0.0, ub=1.0, name="f")
     zero = mb.add_vars(1, lb=0.0, ub=0.0, name="outside")[0]  # f beyond the support
     xs = np.arange(-L, L + 1)
     mb.add_row(f, 1.0, lower=1.0, upper=1.0)
     mb.set_objective(f, xs.astype(float) ** 2)
-    shifts = np.concatenate([np.arange(1, D + 1), -np.arange(1, D + 1)])
     out = np.arange(-L - D, L + D + 1)  # every output either neighbour can release
 
     def col(x: np.ndarray) -> np.ndarray:
@@ -85,10 +92,7 @@ def full_lp(D: int, L: int, time_limit: float) -> dict:
     add_pair_rows(
         mb, np.concatenate(first), np.concatenate(second), np.concatenate(groups), eps=EPS, notion="dp", delta=DELTA
     )
-    model = mb.build()
-    res = backend_solve(model, "highs", time_limit, 1e-9, False, None)
-    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"seconds": secs, "cpu": cpu, "status": res.status, "mse": res.objective, "size": model.size}
+    return mb.build(), f
 
 
 def main(argv=None) -> int:
