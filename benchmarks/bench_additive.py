@@ -131,7 +131,7 @@ def main(argv=None) -> int:
         row += [
             f"{r['seconds']:.1f}",
             f"{r['cpu']:.1f}",
-            f"{r['mse']:.6f}",
+            f"{r['mse']:.6f}" if r["mse"] is not None else "-",
             r["L"],
             f"{sz.get('rows')} x {sz.get('cols')}",
             "",
