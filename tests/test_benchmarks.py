@@ -15,6 +15,7 @@ SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
 
 def test_every_benchmark_is_listed():
     assert {
+        "bench_additive.py",
         "bench_design.py",
         "bench_pdp_m10.py",
         "bench_pf_lp.py",
@@ -64,3 +65,17 @@ def test_renyi_run_reports_a_proven_optimum_below_the_gaussian():
     r = mod.run(mod.BUDGETS["rdp [(2,.5),(8,1)]"], "circular-mse", "auto")
     assert r["status"] == "optimal" and r["verified"]
     assert r["gap"] <= 1e-6 and r["cost"] <= r["dg"]
+
+
+def test_additive_full_lp_agrees_with_the_additive_design():
+    """bench_additive's naive full LP (no tails, no symmetry) reaches the additive design's optimum at its L."""
+    spec = importlib.util.spec_from_file_location("bench_additive", BENCH / "bench_additive.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = mod.optnoise_run(2, 120.0)
+    assert r["status"] == "optimal" and r["verified"]
+    full = mod.full_lp(2, r["L"], 120.0)
+    assert full["status"] == "optimal"
+    # two formulations of one problem: the boundary at L is inactive, so both reach the optimum on Z
+    assert full["mse"] == pytest.approx(r["mse"], rel=1e-6)
+    assert full["size"]["rows"] > r["size"]["rows"]  # every row of every shift, no reduction

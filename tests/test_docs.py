@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import re
 import subprocess
 import sys
@@ -18,7 +20,7 @@ DOCS = REPO / "docs"
 PKG = Path(optnoise.__file__).resolve().parent
 API = DOCS / "api" / "index.rst"
 #: The user guide's pages, in reading order (docs/guide/<page>.md).
-GUIDE_PAGES = ("designing", "mechanisms", "budgets", "deploying", "cli", "reproduce")
+GUIDE_PAGES = ("designing", "counts", "mechanisms", "budgets", "deploying", "cli", "reproduce")
 
 
 def dotted(path: Path) -> str:
@@ -158,3 +160,19 @@ def test_docs_build_without_warnings(tmp_path):
     html = "".join(p.read_text() for p in (tmp_path / "api" / "generated").glob("*.html"))
     assert html.count('id="optnoise.privacy.neighborhood.Neighborhood"') == 1
     assert 'id="optnoise.privacy.Neighborhood"' not in html and 'id="optnoise.Neighborhood"' not in html
+
+
+def test_readme_count_example_prints_what_it_states():
+    """The README's first example (a count, release="additive") runs and prints the outputs it states."""
+    text = (REPO / "README.md").read_text()
+    block = text[text.index("### A count") :]
+    code = block[block.index("```python\n") + len("```python\n") : block.index("```", block.index("```python") + 3)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    printed = out.getvalue().splitlines()
+    # the first line is stated in the comment of its print, the loop's lines as comment lines after it
+    stated = re.findall(r"print\(res\.status.*#\s*(.*)", code)
+    stated += [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    assert len(stated) == 3
+    assert printed == stated

@@ -1,12 +1,14 @@
 """Fast modes of the figure scripts of experiments/beyond/, and the claims their README states."""
 
 import csv
+import runpy
 from pathlib import Path
 
 import numpy as np
 import pytest
 from _figure_checks import run_fast, scripts
 
+from optnoise import Neighborhood, NoiseDesign
 from optnoise.reproduce.figures import PAPERS
 
 SCRIPTS = scripts("beyond")
@@ -14,7 +16,7 @@ FIGURES = Path(__file__).resolve().parents[2] / "figures" / "beyond"
 
 
 def test_scripts_found():
-    assert {"no_wraparound", "composition", "composition_k"} <= {p.stem for p in SCRIPTS}
+    assert {"no_wraparound", "composition", "composition_k", "counts"} <= {p.stem for p in SCRIPTS}
     assert PAPERS.count("beyond") == 1
 
 
@@ -113,3 +115,64 @@ def test_committed_least_eps_at_variance_25():
         assert float(r["mse_composed"]) <= 25.0
         best = min(float(r["eps_gaussian"]), float(r["eps_laplace"]), float(r["eps_convolution"]))
         assert float(r["eps_composed"]) <= best + 1e-9
+
+
+# --- counts.py: counts and sums on the integers (issue #30) ---------------------------------------------------------
+
+
+def _counts_script():
+    """The script's functions, without running its ``main``."""
+    return runpy.run_path(
+        str(Path(__file__).resolve().parents[2] / "experiments" / "beyond" / "counts.py"), run_name="x"
+    )
+
+
+def _laplace_mse_at(eps, delta):
+    """Discrete Laplace on a count (shift 1), least noise meeting (eps, delta)-DP, by a closed form.
+
+    With f(x) proportional to a^|x|, the hockey stick against the shift by one is
+    sum_{x >= 0} f(x) - e^eps f(x + 1) = (1 - e^eps a) / (1 + a); equal to delta at
+    a = (1 - delta) / (e^eps + delta). The MSE is 2a / (1 - a)^2.
+    """
+    a = (1.0 - delta) / (np.exp(eps) + delta)
+    return 2 * a / (1 - a) ** 2
+
+
+def test_counts_point_against_closed_forms():
+    """One fast point: optnoise below both baselines; the calibrated Laplace equals its closed form."""
+    s = _counts_script()
+    r = s["point"](1.0, 1)
+    assert r["mse_laplace"] == pytest.approx(_laplace_mse_at(1.0, 1e-6), rel=1e-9)
+    assert r["mse_optnoise"] <= r["mse_laplace"] * (1 + 1e-6)
+    assert r["mse_optnoise"] <= r["mse_gaussian"]
+    assert r["mse_laplace"] <= r["mse_pure_laplace"]
+    # the pure-DP limit: the additive optimum is the discrete Laplace, MSE 2e^-eps / (1 - e^-eps)^2 (Geng-Viswanath)
+    for eps in (0.5, 1.0):
+        pure = NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), eps=eps, delta=0.0, metric="mse")
+        res = pure.solve(solver="highs")
+        assert res.status == "optimal"
+        closed = 2 * np.exp(-eps) / (1 - np.exp(-eps)) ** 2
+        assert res.distortion == pytest.approx(closed, rel=1e-6)
+        assert s["pure_laplace_mse"](eps, 1) == pytest.approx(closed, rel=1e-12)
+
+
+def _counts_committed():
+    with open(FIGURES / "counts.csv") as fh:
+        return [{k: float(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+
+
+def test_committed_counts_orderings_and_closed_forms():
+    """optnoise <= calibrated Laplace <= pure-DP Laplace and optnoise <= Gaussian at every point; closed forms."""
+    rows = _counts_committed()
+    assert {r["bound"] for r in rows} == {1.0, 10.0} and len(rows) == 16
+    for r in rows:
+        assert r["delta"] == 1e-6
+        assert r["mse_optnoise"] <= r["mse_laplace"] * (1 + 1e-6)
+        assert r["mse_optnoise"] <= r["mse_gaussian"]
+        assert r["mse_laplace"] <= r["mse_pure_laplace"] * (1 + 1e-9)
+        assert r["bound_optnoise"] <= r["mse_optnoise"] * (1 + 1e-9)
+        assert r["mse_optnoise"] - r["bound_optnoise"] <= 1e-6 * max(1.0, r["mse_optnoise"]) * 1.01
+        a = np.exp(-r["eps"] / r["bound"])
+        assert r["mse_pure_laplace"] == pytest.approx(2 * a / (1 - a) ** 2, rel=1e-9)
+        if r["bound"] == 1:
+            assert r["mse_laplace"] == pytest.approx(_laplace_mse_at(r["eps"], r["delta"]), rel=1e-8)
