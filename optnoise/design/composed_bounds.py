@@ -8,6 +8,7 @@ LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,9 @@ def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
 # --------------------------------------------------------------------------------------------
 
 
-def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -> float | None:
+def _lp_bound(
+    design: NoiseDesign, eps: float, lp_solver: str, time_limit: float | None = None, **changes: Any
+) -> float | None:
     """A proven lower bound of the (eps, delta) LP of ``design`` with ``changes`` (``None`` if unproven)."""
     spec = {
         "privacy": "dp",
@@ -63,7 +66,7 @@ def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -
         "delta": design.delta,
         **changes,
     }
-    res = design.replace(**spec).solve(solver=lp_solver)
+    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit)
     return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
 
 
@@ -89,34 +92,52 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     return out
 
 
-def lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
+def lower_bound(
+    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, time_limit: float | None = None
+) -> float | None:
     """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
 
     The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
-    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound.
+    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound. ``time_limit``
+    (seconds) bounds all the LPs together; an LP cut short keeps only the bound it proved.
     """
     from optnoise.privacy.neighborhood import Neighborhood
 
+    end = None if time_limit is None else time.perf_counter() + float(time_limit)
+
+    def left() -> float | None:
+        return None if end is None else max(end - time.perf_counter(), 0.05)
+
     eps = float(design.eps or 0.0) if eps is None else float(eps)
-    bounds = [_lp_bound(design, eps, lp_solver)]
+    bounds = [_lp_bound(design, eps, lp_solver, left())]
     k = int(design.compositions)
     for shifts, both in _sum_shifts(design):
+        if end is not None and time.perf_counter() >= end:
+            break
         nb = Neighborhood.shifts(shifts, directed=not both)
-        b = _lp_bound(design, eps, lp_solver, neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
+        b = _lp_bound(design, eps, lp_solver, left(), neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
         if b is not None:
             bounds.append((b - design.dim / 4.0) / k)
     got = [b for b in bounds if b is not None]
     return max(got) if got else None
 
 
-def eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
-    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists."""
+def eps_bound(
+    design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str, time_limit: float | None = None
+) -> float | None:
+    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists.
+
+    ``time_limit`` (seconds) ends the bisection early; the eps proven so far stands.
+    """
     if not math.isfinite(eps_hi) or eps_hi <= 0:
         return None
+    end = None if time_limit is None else time.perf_counter() + float(time_limit)
     lo, hi = 0.0, eps_hi
     for _ in range(10):
+        if end is not None and time.perf_counter() >= end:
+            break
         mid = 0.5 * (lo + hi)
-        b = lower_bound(design, lp_solver, eps=mid)
+        b = lower_bound(design, lp_solver, eps=mid, time_limit=None if end is None else end - time.perf_counter())
         if b is not None and b > cap:
             lo = mid
         else:

@@ -25,6 +25,7 @@ from optnoise.design.composed_families import (
 )
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
+from optnoise.engine.progress import OutOfTime, Progress
 from optnoise.engine.tolerance import OPTIMAL_GAP
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ __all__ = [
     "LP_CANDIDATE_SIZE",
     "SEARCH_EVALUATIONS",
     "SEARCH_SECONDS",
+    "SEARCH_SHARE",
+    "TIME_SHARE",
     "ComposedSolution",
     "solve_composed",
 ]
@@ -42,10 +45,18 @@ __all__ = [
 #: Calibrations accept a PMF when its composed delta is at most ``delta * (1 - CALIBRATION_MARGIN)``:
 #: headroom for the exact rounding of :meth:`DesignResult.certify`, at no measurable distortion cost.
 CALIBRATION_MARGIN = 1e-7
-#: Default seconds of the surrogate search (the calibrations always run to the end).
-SEARCH_SECONDS = 25.0
+#: Share of ``time_limit`` the surrogate searches may use (the calibrations run to TIME_SHARE of it, the
+#: bounds get the rest). Without a time limit only the evaluation limits stop the searches (reproducible).
+SEARCH_SHARE = 0.6
+#: Share of ``time_limit`` after which no new accounting check starts (the best certified point is returned).
+TIME_SHARE = 0.85
+#: Former default of the search's time (kept for imports): without ``time_limit`` no clock stops a solve now.
+SEARCH_SECONDS = math.inf
 #: Most surrogate evaluations of one search run.
 SEARCH_EVALUATIONS = 800
+#: Seconds per loss-grid point assumed for the first accounting check of a time-limited solve (measured
+#: 0.6-2 us on a loaded 2-core machine; later checks use the slowest rate seen).
+CHECK_SECONDS_PER_POINT = 2e-6
 #: The general path adds the single-release LP candidate only up to this many noise values.
 LP_CANDIDATE_SIZE = 3000
 
@@ -67,14 +78,18 @@ class ComposedSolution:
 class _Problem:
     """The design's composed problem as the calibrations and the search see it."""
 
-    def __init__(self, design: NoiseDesign) -> None:
+    def __init__(self, design: NoiseDesign, clock: Progress) -> None:
         self.design = design
+        self.clock = clock
+        # every certified candidate, by name: (value, pmf, label); a time limit returns the best of them
+        self.cands: dict[str, tuple[float, np.ndarray, str]] = {}
         self.k = int(design.compositions)
         self.delta = float(design.delta or 0.0)
         self.h = float(design.discretization)
         self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
         self.support = Support(design.n, design.shape, design.release)
         self.checks = 0
+        self.rate = 0.0  # slowest seconds per loss-grid point of an accounting check so far
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
         if design.release == "clamp":
             self.pairs = clamp_pair_map(design.n, design.pairs)
@@ -112,18 +127,34 @@ class _Problem:
 
     def private(self, pmf: np.ndarray, eps: float) -> bool:
         """The certificate: the accounting's composed delta at eps within the calibration margin."""
-        self.checks += 1
-        try:
-            return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
-        except ValueError:  # losses too wide for the accounting's grid: not certified
-            return False
+        comp = self._composition(pmf)
+        return comp is not None and comp.delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
 
     def eps_of(self, pmf: np.ndarray) -> float:
+        comp = self._composition(pmf)
+        return math.inf if comp is None else float(comp.epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+
+    def _composition(self, pmf: np.ndarray) -> Any:
+        """The accounting of ``pmf`` (``None`` when its losses are too wide for the accounting's grid).
+
+        With a time limit, a check predicted to end past the deadline is not started (:class:`OutOfTime`):
+        its cost grows with the loss grid, ``k * (log-mass range) / h`` per pair, at the slowest rate seen
+        (:data:`CHECK_SECONDS_PER_POINT` before the first check that ran).
+        """
         self.checks += 1
+        self.clock.step()
+        f = np.asarray(pmf, dtype=float).ravel()
+        logs = np.log(f[f > 0])
+        points = self.k * self.pairs.count * (float(logs.max() - logs.min()) + 1.0) / self.h
+        if points * (self.rate or CHECK_SECONDS_PER_POINT) > self.clock.left():
+            raise OutOfTime
+        t = time.perf_counter()
         try:
-            return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
-        except ValueError:
-            return math.inf
+            comp = composition(self.design, f)
+        except ValueError:  # losses too wide for the accounting's grid (refused at once): not certified
+            return None
+        self.rate = max(self.rate, (time.perf_counter() - t) / points)
+        return comp
 
     def distortion(self, pmf: np.ndarray) -> float:
         return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
@@ -171,30 +202,122 @@ class _Problem:
 def solve_composed(
     design: NoiseDesign, *, solver: str = "highs", time_limit: float | None = None, verbose: bool = False
 ) -> ComposedSolution:
-    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result."""
+    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
+
+    ``verbose`` shows a progress bar on stderr (accounting checks and search evaluations, with the
+    stage). ``time_limit`` (seconds) stops the work in time: the best certified point found so far is
+    returned with status ``"time_limit"``, its proven bound and gap.
+    """
     t0 = time.perf_counter()
     lp_solver = "highs" if solver == "auto" else solver
-    if design.compositions == 1:
-        out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
-        if out is None:
-            out = _k1_epsilon(design, lp_solver)
-    else:
-        prob = _Problem(design)
-        budget = SEARCH_SECONDS if time_limit is None else max(1.0, 0.6 * float(time_limit))
-        if design.objective == "distortion":
-            out = _primal(prob, budget, lp_solver, verbose)
-        else:
-            out = _dual(prob, budget, lp_solver, verbose)
+    out = trivial_budget(design)
+    if out is None:
+        with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
+            if design.compositions == 1:
+                out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
+                if out is None:
+                    out = _k1_epsilon(design, lp_solver, clock)
+            else:
+                prob = _Problem(design, clock)
+                try:
+                    out = _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
+                except OutOfTime:
+                    out = _timed_out(prob, lp_solver)
     out.solve_time = time.perf_counter() - t0
+    return out
+
+
+def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
+    """The designs solved without a search, each with its proof (``None`` for every other design).
+
+    The distortion is linear in the PMF, ``sum_z c(z) f(z)`` (for clamped noise with the averaged cost
+    of :func:`_clamp_cost`), so every PMF has distortion at least ``c_min = min_z c(z)`` and a PMF
+    supported on the minimisers of ``c`` attains it.
+
+    * ``delta >= 1``: every mechanism is (eps, 1)-DP at every eps >= 0, since the hockey-stick
+      divergence ``sup_S P(S) - e^eps Q(S)`` never exceeds ``P(S) <= 1``; so is every composition.
+      The constraint is void: the point mass at the least-cost noise value (0 for every metric,
+      whose cost vanishes at zero error) is optimal with distortion ``c_min``, and the least composed
+      eps under any cap ``>= c_min`` is 0, met by that point mass.
+    * ``objective="epsilon"`` with ``max_distortion < c_min``: no PMF meets the cap: ``"infeasible"``.
+    * ``objective="epsilon"`` with ``max_distortion = c_min`` and delta < 1: only PMFs on the
+      minimisers of ``c`` meet the cap; when they are a single noise value, the release is a point
+      mass whose neighbouring outputs are told apart with certainty (delta = 1 at every eps), so no
+      finite eps is achievable: ``"infeasible"``.
+    """
+    d = design
+    cost = _clamp_cost(d) if d.release == "clamp" else np.asarray(d.cost, dtype=float).ravel()
+    c_min = float(cost.min())
+    at_min = np.flatnonzero(cost <= c_min)
+    point = np.zeros(cost.size)
+    point[int(at_min[0])] = 1.0
+    delta = float(d.delta or 0.0)
+    why = f"every PMF has distortion >= {c_min:.10g}, the least cost of one noise value"
+    if d.objective == "epsilon":
+        cap = float(d.max_distortion or 0.0)
+        if cap < c_min:
+            return ComposedSolution(None, "infeasible", None, f"max_distortion = {cap:g} < {c_min:.10g}: {why}", 0.0)
+        if delta >= 1.0:
+            msg = f"delta = {delta:g} >= 1: every release is (0, 1)-DP; the least-cost point mass meets the cap"
+            return ComposedSolution(point, "optimal", 0.0, msg, 0.0, eps_objective=0.0, method="point mass")
+        if cap == c_min and at_min.size == 1:
+            return ComposedSolution(
+                None,
+                "infeasible",
+                None,
+                f"max_distortion = {cap:g}: {why}, and only the point mass at that value meets it; its releases "
+                f"are told apart with certainty, so no finite eps is achievable at delta = {delta:g} < 1",
+                0.0,
+            )
+        return None
+    if delta >= 1.0:
+        msg = (
+            f"delta = {delta:g} >= 1: every release is (eps, 1)-DP, so the least-cost PMF, the point mass at "
+            f"noise {'0' if cost[int(at_min[0])] == 0 else 'of least cost'}, is optimal ({why})"
+        )
+        return ComposedSolution(point, "optimal", c_min, msg, 0.0, method="point mass")
+    return None
+
+
+def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
+    """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
+    d = prob.design
+    cands = dict(prob.cands)
+    epsilon = d.objective == "epsilon"
+    if not cands:
+        safe = prob.safe()
+        if epsilon:
+            return ComposedSolution(None, "time_limit", None, "time limit: no candidate within the cap yet", 0.0)
+        cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
+    best = min(cands.values(), key=lambda c: c[0])
+    bound = None
+    left = prob.clock.left(total=True)
+    if left > 0:
+        if epsilon:
+            bound = eps_bound(d, float(d.max_distortion or 0.0), best[0], lp_solver, time_limit=left)
+        else:
+            bound = lower_bound(d, lp_solver, time_limit=left)
+    table = {k: v[0] for k, v in cands.items()}
+    what = "eps" if epsilon else "distortion"
+    msg = (
+        f"composed design, {prob.path} path: stopped at the time limit ({prob.clock.time_limit:g} s); least "
+        f"{what} among certified candidates is {best[2]}; candidates "
+        f"{', '.join(f'{k} {v:.6g}' for k, v in table.items())}; {prob.checks} accounting checks at h = {prob.h:g}"
+    )
+    out = _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None)
+    if out.status != "optimal":  # a proven gap stands whenever it was reached
+        out.status = "time_limit"
     return out
 
 
 def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
     """Each family calibrated by ``value_of(make, start, coarse) -> (value, pmf, scale)``; the
-    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale)."""
-    out: dict[str, tuple[float, np.ndarray, str]] = {}
+    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale).
+    Each certified candidate enters ``prob.cands`` at once (a time limit returns the best of them)."""
+    out = prob.cands
     last = guess
     for fam in ("gaussian", "laplace"):
+        prob.clock.stage(f"calibrating {fam}")
         got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
         if got is not None:
             out[fam] = (got[0], got[1], fam)
@@ -206,6 +329,7 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
         last = got[2] if got is not None else last  # warm start the next share's calibration
         return math.inf if got is None else got[0]
 
+    prob.clock.stage("calibrating convolution")
     _, w_best = golden_share(coarse, grid=(0.25, 0.5, 0.75), steps=1 if prob.heavy else 4)
     got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), last)
     if got is not None:
@@ -213,7 +337,14 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
     return out
 
 
-def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+def _search_time(prob: _Problem) -> float:
+    """Seconds left for the surrogate searches: ``SEARCH_SHARE`` of the time limit (``inf`` without one)."""
+    if prob.clock.time_limit is None:
+        return math.inf
+    return prob.clock.t0 + SEARCH_SHARE * prob.clock.time_limit - time.perf_counter()
+
+
+def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
     d = prob.design
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
@@ -229,6 +360,7 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
 
     cands = _family_candidates(prob, calibrated, guess)
     if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
+        prob.clock.stage("single-release LP candidate")
         lp = _lp_candidate(prob, eps, lp_solver)
         if lp is not None:
             cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
@@ -236,18 +368,18 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         safe = prob.safe()
         cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
     start = min(cands.values(), key=lambda c: c[0])
-    t_search = time.perf_counter()
     starts = [np.maximum(start[1], 1e-300)]
     if prob.structured and "gaussian" in cands and start[2] != "gaussian":
         starts.append(prob.hybrid(start[1], cands["gaussian"][1]))
     found = None
-    # the second start guards against a local minimum of the first one's landscape. Both run whenever the
-    # time budget allows: what is searched then depends on evaluation counts only, not on the machine's
-    # speed, so an unhurried solve is reproducible (the budget is a safety net, reported when it binds)
-    for f0 in starts:
-        left = budget - (time.perf_counter() - t_search)
+    # the second start guards against a local minimum of the first one's landscape. Both run unless a
+    # time limit binds: without one, what is searched depends on evaluation counts only, not on the
+    # machine's speed, so the solve is reproducible (a binding time limit is reported in the message)
+    for i, f0 in enumerate(starts):
+        left = _search_time(prob)
         if found is not None and left <= 0:
             break
+        prob.clock.stage(f"search start {i + 1} of {len(starts)}")
         got = reduced_search(
             f0,
             cost=prob.cost,
@@ -255,14 +387,16 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
             eps=eps,
             mode="distortion",
             target=prob.delta,
-            time_limit=left,
+            time_limit=max(left, 0.0),
             max_evals=SEARCH_EVALUATIONS,
+            progress=lambda: prob.clock.step(check=False),
             **prob.search_args(),
         )
         if found is None or (got.pmf is not None and got.objective < found.objective):
             found = got
     assert found is not None
     if found.pmf is not None:
+        prob.clock.stage("calibrating the search's point")
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
         if tuned is None and d.release == "clamp":
@@ -270,7 +404,8 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
-    bound = lower_bound(d, lp_solver)
+    prob.clock.stage("lower bound")
+    bound = lower_bound(d, lp_solver, time_limit=_bound_time(prob))
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
@@ -290,7 +425,12 @@ def _settle(
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
 
 
-def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+def _bound_time(prob: _Problem) -> float | None:
+    """Seconds left for the bound's LPs: the rest of the time limit (``None`` without one)."""
+    return None if prob.clock.time_limit is None else max(prob.clock.left(total=True), 0.1)
+
+
+def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
     d = prob.design
     cap = float(d.max_distortion or 0.0)
     uniform = prob.safe()
@@ -307,6 +447,8 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
 
     guess = max(cap, 1e-3) / max(1.0, prob.sensitivity**2) if d.metric != "er" else 1.0
     cands = _family_candidates(prob, at_cap, guess)
+    cands = {k: v for k, v in cands.items() if math.isfinite(v[0])}
+    prob.cands = cands
     if not cands:
         return _settle(uniform, math.inf, None, "no candidate meets the cap", "none", {})
     best = min(cands.values(), key=lambda c: c[0])
@@ -316,6 +458,7 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
         eps_ref = float(best[0])
         if not math.isfinite(eps_ref) or eps_ref <= 0:
             break
+        prob.clock.stage("search")
         found = reduced_search(
             np.maximum(raw, 1e-300),
             cost=prob.cost,
@@ -323,7 +466,8 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
             eps=eps_ref,
             mode="epsilon",
             target=cap,
-            time_limit=budget / 2,
+            time_limit=max(_search_time(prob), 0.0) / 2,
+            progress=lambda: prob.clock.step(check=False),
             **prob.search_args(),
         )
         found_msg = found.message
@@ -344,7 +488,8 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
             break
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
-    bound = eps_bound(d, cap, best[0], lp_solver)
+    prob.clock.stage("lower bound")
+    bound = eps_bound(d, cap, best[0], lp_solver, time_limit=_bound_time(prob))
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
@@ -436,14 +581,23 @@ def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
 
 
-def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
-    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP."""
+def _k1_epsilon(design: NoiseDesign, lp_solver: str, clock: Progress) -> ComposedSolution:
+    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP
+    (stopped by the time limit where the proofs reached)."""
     cap = float(design.max_distortion or 0.0)
     lo, hi = 0.0, None
     best = None
     e = 1.0
+
+    def lp(eps: float) -> Any:
+        clock.step(stage=f"LP at eps = {eps:.6g}", check=False)
+        left = clock.left(total=True)
+        return _single(design, eps).solve(solver=lp_solver, time_limit=None if math.isinf(left) else max(left, 0.1))
+
     for _ in range(40):  # bracket: double until an LP within the cap
-        res = _single(design, e).solve(solver=lp_solver)
+        if clock.expired:
+            return ComposedSolution(None, "time_limit", None, "time limit: no (eps, delta) LP within the cap yet", 0.0)
+        res = lp(e)
         if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
             hi, best = e, res
             break
@@ -454,11 +608,15 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
             break
     if hi is None or best is None:
         return ComposedSolution(None, "error", None, "no (eps, delta) LP within the cap for eps <= 32", 0.0)
+    timed_out = False
     for _ in range(40):
         if hi - lo <= 0.5 * OPTIMAL_GAP * max(1.0, hi):
             break
+        if clock.expired:
+            timed_out = True
+            break
         mid = 0.5 * (lo + hi)
-        res = _single(design, mid).solve(solver=lp_solver)
+        res = lp(mid)
         if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
             hi, best = mid, res
         elif res.bound is not None and res.bound > cap:
@@ -467,6 +625,6 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
             break
     pmf = np.asarray(best.pmf, dtype=float)
     gap = relative_gap(hi, lo)
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "time_limit" if timed_out else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
     return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection")

@@ -398,6 +398,12 @@ def compose_pairs(
     """
     k = check_compositions(k)
     pld = dominating_pld(pairs, discretization=discretization, warn=warn)
+    inf_mass = _inf_mass(pairs.P, pairs.Q)
+    if k > 1 and inf_mass >= 1.0:
+        # a pair told apart with certainty (e.g. a point mass): one release already has delta(eps) = 1 at
+        # every eps, and so has any composition (delta only grows with k); dp-accounting cannot compose a
+        # PLD with no finite loss, so the one-release PLD stands for it
+        return Composition(k=k, pld=pld, infinite_mass=inf_mass)
     if k > 1:
         points = _composed_grid(pld, k)
         if points > MAX_COMPOSED_GRID:
@@ -409,7 +415,7 @@ def compose_pairs(
     return Composition(
         k=k,
         pld=pld if k == 1 else pld.self_compose(k, tail_mass_truncation=TAIL_TRUNCATION),
-        infinite_mass=_inf_mass(pairs.P, pairs.Q),
+        infinite_mass=inf_mass,
     )
 
 
