@@ -574,7 +574,8 @@ class NoiseDesign:
     def clamp_evaluation(
         self, pmf: np.ndarray, pure: bool | None = None
     ) -> tuple[float, dict[str, float], dict[str, float]]:
-        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF.
+        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
+        (no deltas without an eps: a composed design with ``objective="epsilon"``).
 
         ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
         notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
@@ -583,7 +584,8 @@ class NoiseDesign:
         P = clamp_matrix(pmf, self.n)
         e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
         distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
-        assert self.eps is not None  # release="clamp" excludes the budget notions
+        if self.eps is None:  # a composed design minimising eps: no single-release eps to read deltas at
+            return distortion, {}, matrix_errors(P)
         achieved = {
             "dp": float(mechanism_delta(P, self.pairs, dp_eps(self.eps, pure), notion="dp")),
             "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
