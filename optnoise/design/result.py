@@ -392,8 +392,22 @@ class DesignResult(CheckedResult, Accountable):
         label = label or f"optimal ({d.privacy}, {d.metric})"
         if d.release == "clamp":
             pmf = self._require_pmf()
+            base_noise = None
+            if baseline is not None and not hasattr(baseline, "matrix"):
+                # a noise PMF of the design's shape (or a result holding one) is clamped like the design's
+                b = np.asarray(getattr(baseline, "pmf", baseline), dtype=float)
+                if b.shape == d.shape:
+                    base_noise = check_pmf("baseline", b, atol=1e-6)
+                    baseline = clamp_matrix(base_noise, d.n)
             return plot_mechanism(
-                clamp_matrix(pmf, d.n), d.pairs, noise=pmf, baseline=baseline, eps=eps, axes=axes, label=label
+                clamp_matrix(pmf, d.n),
+                d.pairs,
+                noise=pmf,
+                baseline=baseline,
+                baseline_noise=base_noise,
+                eps=eps,
+                axes=axes,
+                label=label,
             )
         return plot_design(self._require_pmf(), d.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
 
