@@ -53,7 +53,12 @@ def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
 
 
 def _lp_bound(
-    design: NoiseDesign, eps: float, lp_solver: str, time_limit: float | None = None, **changes: Any
+    design: NoiseDesign,
+    eps: float,
+    lp_solver: str,
+    time_limit: float | None = None,
+    options: dict[str, Any] | None = None,
+    **changes: Any,
 ) -> float | None:
     """A proven lower bound of the (eps, delta) LP of ``design`` with ``changes`` (``None`` if unproven)."""
     spec = {
@@ -66,7 +71,7 @@ def _lp_bound(
         "delta": design.delta,
         **changes,
     }
-    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit)
+    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit, options=options)
     return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
 
 
@@ -93,13 +98,18 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
 
 
 def lower_bound(
-    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, time_limit: float | None = None
+    design: NoiseDesign,
+    lp_solver: str = "highs",
+    eps: float | None = None,
+    time_limit: float | None = None,
+    options: dict[str, Any] | None = None,
 ) -> float | None:
     """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
 
     The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
     ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound. ``time_limit``
-    (seconds) bounds all the LPs together; an LP cut short keeps only the bound it proved.
+    (seconds) bounds all the LPs together; an LP cut short keeps only the bound it proved. ``options``:
+    raw HiGHS options of the LPs.
     """
     from optnoise.privacy.neighborhood import Neighborhood
 
@@ -109,13 +119,14 @@ def lower_bound(
         return None if end is None else max(end - time.perf_counter(), 0.05)
 
     eps = float(design.eps or 0.0) if eps is None else float(eps)
-    bounds = [_lp_bound(design, eps, lp_solver, left())]
+    bounds = [_lp_bound(design, eps, lp_solver, left(), options)]
     k = int(design.compositions)
     for shifts, both in _sum_shifts(design):
         if end is not None and time.perf_counter() >= end:
             break
         nb = Neighborhood.shifts(shifts, directed=not both)
-        b = _lp_bound(design, eps, lp_solver, left(), neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
+        sums = {"neighborhood": nb.to_dict(), "metric": "circular-mse", "cost": None}
+        b = _lp_bound(design, eps, lp_solver, left(), options, **sums)
         if b is not None:
             bounds.append((b - design.dim / 4.0) / k)
     got = [b for b in bounds if b is not None]
@@ -123,7 +134,12 @@ def lower_bound(
 
 
 def eps_bound(
-    design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str, time_limit: float | None = None
+    design: NoiseDesign,
+    cap: float,
+    eps_hi: float,
+    lp_solver: str,
+    time_limit: float | None = None,
+    options: dict[str, Any] | None = None,
 ) -> float | None:
     """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists.
 
@@ -137,7 +153,8 @@ def eps_bound(
         if end is not None and time.perf_counter() >= end:
             break
         mid = 0.5 * (lo + hi)
-        b = lower_bound(design, lp_solver, eps=mid, time_limit=None if end is None else end - time.perf_counter())
+        left = None if end is None else end - time.perf_counter()
+        b = lower_bound(design, lp_solver, eps=mid, time_limit=left, options=options)
         if b is not None and b > cap:
             lo = mid
         else:

@@ -78,9 +78,10 @@ class ComposedSolution:
 class _Problem:
     """The design's composed problem as the calibrations and the search see it."""
 
-    def __init__(self, design: NoiseDesign, clock: Progress) -> None:
+    def __init__(self, design: NoiseDesign, clock: Progress, options: dict[str, Any] | None = None) -> None:
         self.design = design
         self.clock = clock
+        self.options = options  # raw HiGHS options of the LPs
         # every certified candidate, by name: (value, pmf, label); a time limit returns the best of them
         self.cands: dict[str, tuple[float, np.ndarray, str]] = {}
         self.k = int(design.compositions)
@@ -200,13 +201,19 @@ class _Problem:
 
 
 def solve_composed(
-    design: NoiseDesign, *, solver: str = "highs", time_limit: float | None = None, verbose: bool = False
+    design: NoiseDesign,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    verbose: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> ComposedSolution:
     """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
 
     ``verbose`` shows a progress bar on stderr (accounting checks and search evaluations, with the
     stage). ``time_limit`` (seconds) stops the work in time: the best certified point found so far is
-    returned with status ``"time_limit"``, its proven bound and gap.
+    returned with status ``"time_limit"``, its proven bound and gap. ``options``: raw HiGHS options of
+    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs).
     """
     t0 = time.perf_counter()
     lp_solver = "highs" if solver == "auto" else solver
@@ -214,11 +221,12 @@ def solve_composed(
     if out is None:
         with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
             if design.compositions == 1:
-                out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
-                if out is None:
-                    out = _k1_epsilon(design, lp_solver, clock)
+                if design.objective == "distortion":
+                    out = _k1_distortion(design, lp_solver, time_limit, options)
+                else:
+                    out = _k1_epsilon(design, lp_solver, clock, options)
             else:
-                prob = _Problem(design, clock)
+                prob = _Problem(design, clock, options)
                 try:
                     out = _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
                 except OutOfTime:
@@ -294,9 +302,9 @@ def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
     left = prob.clock.left(total=True)
     if left > 0:
         if epsilon:
-            bound = eps_bound(d, float(d.max_distortion or 0.0), best[0], lp_solver, time_limit=left)
+            bound = eps_bound(d, float(d.max_distortion or 0.0), best[0], lp_solver, left, prob.options)
         else:
-            bound = lower_bound(d, lp_solver, time_limit=left)
+            bound = lower_bound(d, lp_solver, time_limit=left, options=prob.options)
     table = {k: v[0] for k, v in cands.items()}
     what = "eps" if epsilon else "distortion"
     msg = (
@@ -405,7 +413,7 @@ def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound = lower_bound(d, lp_solver, time_limit=_bound_time(prob))
+    bound = lower_bound(d, lp_solver, time_limit=_bound_time(prob), options=prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
@@ -489,7 +497,7 @@ def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound = eps_bound(d, cap, best[0], lp_solver, time_limit=_bound_time(prob))
+    bound = eps_bound(d, cap, best[0], lp_solver, _bound_time(prob), prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
@@ -526,7 +534,9 @@ def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
     steps = math.floor(eps / (prob.k * prob.h))
     if steps >= 1:
         e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(solver=lp_solver)
+        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(
+            solver=lp_solver, options=prob.options
+        )
         if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
             return np.asarray(res.pmf, dtype=float).ravel()
     return prob.safe()
@@ -541,7 +551,7 @@ def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | No
         if e0 not in single:
             res = d.replace(
                 privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            ).solve(solver=lp_solver)
+            ).solve(solver=lp_solver, options=prob.options)
             single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
         return single[e0]
 
@@ -574,14 +584,18 @@ def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
     )
 
 
-def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None) -> ComposedSolution:
-    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit)
+def _k1_distortion(
+    design: NoiseDesign, lp_solver: str, time_limit: float | None, options: dict[str, Any] | None
+) -> ComposedSolution:
+    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
 
 
-def _k1_epsilon(design: NoiseDesign, lp_solver: str, clock: Progress) -> ComposedSolution:
+def _k1_epsilon(
+    design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None
+) -> ComposedSolution:
     """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP
     (stopped by the time limit where the proofs reached)."""
     cap = float(design.max_distortion or 0.0)
@@ -592,7 +606,8 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str, clock: Progress) -> Compose
     def lp(eps: float) -> Any:
         clock.step(stage=f"LP at eps = {eps:.6g}", check=False)
         left = clock.left(total=True)
-        return _single(design, eps).solve(solver=lp_solver, time_limit=None if math.isinf(left) else max(left, 0.1))
+        limit = None if math.isinf(left) else max(left, 0.1)
+        return _single(design, eps).solve(solver=lp_solver, time_limit=limit, options=options)
 
     for _ in range(40):  # bracket: double until an LP within the cap
         if clock.expired:
