@@ -55,7 +55,7 @@ SEARCH_SECONDS = math.inf
 #: Most surrogate evaluations of one search run.
 SEARCH_EVALUATIONS = 800
 #: Seconds per loss-grid point assumed for the first accounting check of a time-limited solve (measured
-#: 0.6-2 us on a loaded 2-core machine; later checks use the slowest rate seen).
+#: 0.6-2 us on a loaded 2-core machine; later checks use the mean rate seen).
 CHECK_SECONDS_PER_POINT = 2e-6
 #: The general path adds the single-release LP candidate only up to this many noise values.
 LP_CANDIDATE_SIZE = 3000
@@ -90,7 +90,8 @@ class _Problem:
         self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
         self.support = Support(design.n, design.shape, design.release)
         self.checks = 0
-        self.rate = 0.0  # slowest seconds per loss-grid point of an accounting check so far
+        self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
+        from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
         if design.release == "clamp":
             self.pairs = clamp_pair_map(design.n, design.pairs)
@@ -139,22 +140,24 @@ class _Problem:
         """The accounting of ``pmf`` (``None`` when its losses are too wide for the accounting's grid).
 
         With a time limit, a check predicted to end past the deadline is not started (:class:`OutOfTime`):
-        its cost grows with the loss grid, ``k * (log-mass range) / h`` per pair, at the slowest rate seen
-        (:data:`CHECK_SECONDS_PER_POINT` before the first check that ran).
+        its cost grows with the loss grid, ``k * (log-mass range) / h`` per pair, at the mean rate of the
+        checks so far (:data:`CHECK_SECONDS_PER_POINT` before the first one).
         """
         self.checks += 1
         self.clock.step()
         f = np.asarray(pmf, dtype=float).ravel()
         logs = np.log(f[f > 0])
         points = self.k * self.pairs.count * (float(logs.max() - logs.min()) + 1.0) / self.h
-        if points * (self.rate or CHECK_SECONDS_PER_POINT) > self.clock.left():
+        rate = self.spent / self.points if self.points else CHECK_SECONDS_PER_POINT
+        if points * rate > self.clock.left():
             raise OutOfTime
         t = time.perf_counter()
         try:
             comp = composition(self.design, f)
         except ValueError:  # losses too wide for the accounting's grid (refused at once): not certified
             return None
-        self.rate = max(self.rate, (time.perf_counter() - t) / points)
+        self.spent += time.perf_counter() - t
+        self.points += points
         return comp
 
     def distortion(self, pmf: np.ndarray) -> float:
@@ -312,10 +315,7 @@ def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
         f"{what} among certified candidates is {best[2]}; candidates "
         f"{', '.join(f'{k} {v:.6g}' for k, v in table.items())}; {prob.checks} accounting checks at h = {prob.h:g}"
     )
-    out = _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None)
-    if out.status != "optimal":  # a proven gap stands whenever it was reached
-        out.status = "time_limit"
-    return out
+    return _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None, "time_limit")
 
 
 def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
@@ -424,12 +424,20 @@ def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
 
 
 def _settle(
-    pmf: np.ndarray, value: float, bound: float | None, msg: str, method: str, table: dict[str, float], eps=None
+    pmf: np.ndarray,
+    value: float,
+    bound: float | None,
+    msg: str,
+    method: str,
+    table: dict[str, float],
+    eps=None,
+    unproven: str = "feasible",
 ) -> ComposedSolution:
+    """The solution with its status: ``"optimal"`` with a proven gap, else ``unproven``."""
     gap = relative_gap(value, bound) if bound is not None else None
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
-    if status == "feasible":
-        msg += "; feasible: the composed guarantee is re-verified, optimality is not proven"
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else unproven
+    if status != "optimal":
+        msg += f"; {status}: the composed guarantee is re-verified, optimality is not proven"
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
 
 
