@@ -10,9 +10,9 @@ import numpy as np
 
 from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.validation import check_int
+from optnoise.engine.validation import check_int, check_pmf
 
-__all__ = ["clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model"]
+__all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model"]
 
 #: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
 CLAMP_METRICS = ("er", "mse", "mae")
@@ -40,6 +40,18 @@ def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
     out = np.zeros((n + 1, n + 1))
     np.add.at(out, (np.broadcast_to(q, y.shape), y), np.broadcast_to(f, y.shape))
     return out
+
+
+def clamp_baseline(baseline: Any, n: int) -> tuple[Any, np.ndarray | None]:
+    """A plot baseline for a clamped design: a noise PMF on ``-n..n`` (or an object with ``.pmf``, e.g.
+    another result) becomes its clamped matrix, returned with that noise; anything else is returned as is."""
+    if baseline is None or hasattr(baseline, "matrix"):
+        return baseline, None
+    b = np.asarray(getattr(baseline, "pmf", baseline), dtype=float)
+    if b.shape != (2 * n + 1,):
+        return baseline, None  # the plot refuses it, naming the shapes it takes
+    noise = check_pmf("baseline", b, atol=1e-6)
+    return clamp_matrix(noise, n), noise
 
 
 def clamp_repair(

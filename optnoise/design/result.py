@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_matrix
+from optnoise.design.clamp import clamp_baseline, clamp_matrix
 from optnoise.design.composed import COMPOSED, composed_achieved, composition, single_delta
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
@@ -392,13 +392,7 @@ class DesignResult(CheckedResult, Accountable):
         label = label or f"optimal ({d.privacy}, {d.metric})"
         if d.release == "clamp":
             pmf = self._require_pmf()
-            base_noise = None
-            if baseline is not None and not hasattr(baseline, "matrix"):
-                # a noise PMF of the design's shape (or a result holding one) is clamped like the design's
-                b = np.asarray(getattr(baseline, "pmf", baseline), dtype=float)
-                if b.shape == d.shape:
-                    base_noise = check_pmf("baseline", b, atol=1e-6)
-                    baseline = clamp_matrix(base_noise, d.n)
+            baseline, base_noise = clamp_baseline(baseline, d.n)
             return plot_mechanism(
                 clamp_matrix(pmf, d.n),
                 d.pairs,
