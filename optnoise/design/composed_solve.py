@@ -252,8 +252,8 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
       eps under any cap ``>= c_min`` is 0, met by that point mass.
     * ``objective="epsilon"`` with ``max_distortion < c_min``: no PMF meets the cap: ``"infeasible"``.
     * ``objective="epsilon"`` with ``max_distortion = c_min`` and delta < 1: only PMFs on the
-      minimisers of ``c`` meet the cap; when they are a single noise value, the release is a point
-      mass whose neighbouring outputs are told apart with certainty (delta = 1 at every eps), so no
+      minimisers of ``c`` meet the cap; when they are a single noise value whose release tells some
+      neighbouring inputs apart with certainty (delta = 1 at every eps; e.g. the point mass at 0), no
       finite eps is achievable: ``"infeasible"``.
     """
     d = design
@@ -271,7 +271,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
         if delta >= 1.0:
             msg = f"delta = {delta:g} >= 1: every release is (0, 1)-DP; the least-cost point mass meets the cap"
             return ComposedSolution(point, "optimal", 0.0, msg, 0.0, eps_objective=0.0, method="point mass")
-        if cap == c_min and at_min.size == 1:
+        if cap == c_min and at_min.size == 1 and composition(d, point).infinite_mass >= 1.0:
             return ComposedSolution(
                 None,
                 "infeasible",
@@ -293,7 +293,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
 def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
     """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
     d = prob.design
-    cands = dict(prob.cands)
+    cands = {k: v for k, v in prob.cands.items() if math.isfinite(v[0])}  # eps = inf: not an answer
     epsilon = d.objective == "epsilon"
     if not cands:
         safe = prob.safe()
@@ -463,8 +463,6 @@ def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
 
     guess = max(cap, 1e-3) / max(1.0, prob.sensitivity**2) if d.metric != "er" else 1.0
     cands = _family_candidates(prob, at_cap, guess)
-    cands = {k: v for k, v in cands.items() if math.isfinite(v[0])}
-    prob.cands = cands
     if not cands:
         return _settle(uniform, math.inf, None, "no candidate meets the cap", "none", {})
     best = min(cands.values(), key=lambda c: c[0])
