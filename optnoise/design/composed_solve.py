@@ -92,6 +92,7 @@ class _Problem:
         self.checks = 0
         self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
         from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
+
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
         if design.release == "clamp":
             self.pairs = clamp_pair_map(design.n, design.pairs)
@@ -220,22 +221,23 @@ def solve_composed(
     """
     t0 = time.perf_counter()
     lp_solver = "highs" if solver == "auto" else solver
-    out = trivial_budget(design)
-    if out is None:
-        with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
-            if design.compositions == 1:
-                if design.objective == "distortion":
-                    out = _k1_distortion(design, lp_solver, time_limit, options)
-                else:
-                    out = _k1_epsilon(design, lp_solver, clock, options)
-            else:
-                prob = _Problem(design, clock, options)
-                try:
-                    out = _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
-                except OutOfTime:
-                    out = _timed_out(prob, lp_solver)
+    with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
+        out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
     out.solve_time = time.perf_counter() - t0
     return out
+
+
+def _solve(design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None) -> ComposedSolution:
+    """The k = 1 LPs, or the candidates and searches of k >= 2 (the best certified point at a time limit)."""
+    if design.compositions == 1:
+        if design.objective == "distortion":
+            return _k1_distortion(design, lp_solver, clock.left(total=True), options)
+        return _k1_epsilon(design, lp_solver, clock, options)
+    prob = _Problem(design, clock, options)
+    try:
+        return _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
+    except OutOfTime:
+        return _timed_out(prob, lp_solver)
 
 
 def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
@@ -250,6 +252,8 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
       The constraint is void: the point mass at the least-cost noise value (0 for every metric,
       whose cost vanishes at zero error) is optimal with distortion ``c_min``, and the least composed
       eps under any cap ``>= c_min`` is 0, met by that point mass.
+    * the least-cost PMF (the point mass, or the uniform PMF on every least-cost value) already meets
+      the composed budget: optimal with distortion ``c_min``.
     * ``objective="epsilon"`` with ``max_distortion < c_min``: no PMF meets the cap: ``"infeasible"``.
     * ``objective="epsilon"`` with ``max_distortion = c_min`` and delta < 1: only PMFs on the
       minimisers of ``c`` meet the cap; when they are a single noise value whose release tells some
@@ -287,6 +291,15 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
             f"noise {'0' if cost[int(at_min[0])] == 0 else 'of least cost'}, is optimal ({why})"
         )
         return ComposedSolution(point, "optimal", c_min, msg, 0.0, method="point mass")
+    eps = float(d.eps or 0.0)
+    spread = np.zeros(cost.size)
+    spread[at_min] = 1.0 / at_min.size
+    for f, what in ((point, "point mass"), (spread, "uniform PMF")):
+        if composition(d, f).delta(eps) <= delta:
+            msg = f"the least-cost {what} meets the composed budget, so it is optimal ({why})"
+            return ComposedSolution(f, "optimal", c_min, msg, 0.0, method=what)
+        if at_min.size == 1:
+            break
     return None
 
 
@@ -591,9 +604,10 @@ def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
 
 
 def _k1_distortion(
-    design: NoiseDesign, lp_solver: str, time_limit: float | None, options: dict[str, Any] | None
+    design: NoiseDesign, lp_solver: str, time_limit: float, options: dict[str, Any] | None
 ) -> ComposedSolution:
-    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit, options=options)
+    limit = None if math.isinf(time_limit) else max(time_limit, 0.1)
+    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
