@@ -66,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
     p.add_argument("--plot", default=None, help="also draw the PMF and its privacy profile to this .png/.pdf/.svg")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one)")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one on a terminal)"
+    )
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     add_problem_args(p, grid=True)

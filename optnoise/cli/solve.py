@@ -62,10 +62,11 @@ def solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str,
 
 
 def progress_args(design: Any, a: argparse.Namespace) -> dict[str, Any]:
-    """``verbose=True`` (a progress bar on stderr) for the iterative solves, unless ``--quiet``: composed
-    designs and the Renyi log-barrier method, whose verbose output is that bar alone (the LP/MILP and
-    cvxpy solvers' verbose output is their log, on stdout)."""
-    if getattr(a, "quiet", True):
+    """``verbose=True`` (a progress bar on stderr) for the iterative solves when stderr is a terminal and
+    ``--quiet`` is not given: composed designs and the Renyi log-barrier method, whose verbose output is
+    that bar alone (the LP/MILP and cvxpy solvers' verbose output is their log, on stdout). Scripts and
+    pipes get no bar, so an error stays one line on stderr."""
+    if getattr(a, "quiet", True) or not sys.stderr.isatty():
         return {}
     iterative = getattr(design, "privacy", None) == "composed" or (
         getattr(design, "budget", None) is not None and design.budget.is_conic and a.solver == "auto"

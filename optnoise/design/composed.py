@@ -86,7 +86,7 @@ on any machine). ``solve(time_limit=T)`` bounds the whole solve: the searches ge
 bound's LPs get the rest. When the limit cuts a search only, the message says so and the status
 stays ``"feasible"``; when it cuts the calibrations, the best certified candidate so far (at worst
 the perfectly private release) is returned with status ``"time_limit"``, its proven bound and gap.
-``solve(verbose=True)`` (and the CLI's ``solve``, unless ``--quiet``) shows a progress bar on
+``solve(verbose=True)`` (and the CLI's ``solve`` on a terminal, unless ``--quiet``) shows a progress bar on
 stderr: accounting checks and search evaluations, with the stage. HiGHS ``options`` apply to the
 LPs inside (k = 1, the candidates, the bounds); ``mip_gap`` is refused (no MILP is solved).
 
