@@ -21,6 +21,10 @@ from optnoise.reproduce.figures import FigureScript
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _composition2021 import DELTA_12, T_MECHANISMS, k_family_figure  # noqa: E402
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig1": {}}
+
 
 def main(argv=None) -> int:
     fs = FigureScript("composition2021", "fig1", argv, description=__doc__)

@@ -25,6 +25,10 @@ from optnoise.reproduce.figures import FigureScript
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _composition2021 import DELTA_45, GAUSS_SIGMA, LAPLACE_SCALE  # noqa: E402
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig4": {}}
+
 
 def main(argv=None) -> int:
     fs = FigureScript("composition2021", "fig4", argv, description=__doc__)

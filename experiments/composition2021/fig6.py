@@ -38,6 +38,11 @@ from _composition2021 import DELTA_6, EPS_PER_COUNT, TOP_K  # noqa: E402
 TRIALS = 20_000
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (seeded simulation (numpy pinned) and closed forms).
+TOLERANCES: dict = {"fig6": {}}
+
+
 def _std_and_se(err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-column sample standard deviation and its standard error (delta method, any distribution)."""
     s = err.std(axis=0, ddof=1)

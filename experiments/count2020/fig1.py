@@ -21,6 +21,11 @@ from optnoise.reproduce.figures import FigureScript
 N, RHO, EPS = 10, 0.5, 1.0
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (Theorem 3's closed form and the discrete Gaussian PMF).
+TOLERANCES: dict = {"fig1": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("count2020", "fig1", argv, description=__doc__)
     m = optimal_alpha(N, RHO, EPS)

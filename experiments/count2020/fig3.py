@@ -16,10 +16,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise.mechanisms.count import crossover_values, optimal_alpha, paper_dp_delta
+from optnoise.reproduce.compare import ROUNDOFF
 from optnoise.reproduce.figures import FigureScript
 
 EPSS = (0.5, 1.0, 2.0)
 NS = (10, 20)
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The deltas are float sums of masses of order one: below ~1e-15 they are rounding.
+TOLERANCES = {"fig3": {f"delta_eps{e:g}_N{n}": ROUNDOFF for e in (0.5, 1.0, 2.0) for n in (10, 20)}}
 
 
 def main(argv=None) -> int:

@@ -16,9 +16,17 @@ import numpy as np
 
 from optnoise.mechanisms.count import count_lp, optimal_alpha, paper_dp_delta
 from optnoise.privacy.noise import cks_delta, discrete_gaussian_delta, discrete_gaussian_sigma2
+from optnoise.reproduce.compare import ROUNDOFF, SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 CASES = ((10, 0.5), (20, 0.7))
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: Deltas are float sums of masses of order one (rounding below ~1e-15); lp_hockey is an LP optimum.
+TOLERANCES = {
+    "fig4": {"paper": ROUNDOFF, "exact": ROUNDOFF, "lp_hockey": SOLVER, "dg_cks": ROUNDOFF, "dg_exact": ROUNDOFF}
+}
 
 
 def main(argv=None) -> int:

@@ -32,6 +32,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 
 from optnoise import Neighborhood
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,11 @@ PANELS = {
     ),
     "b": (6, [(a, b) for a in (1, 3) for b in (2, 5)], r"arbitrary: $\mu_1\in\{1,3\}$, $\mu_2\in\{2,5\}$"),
 }
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The PMFs are canonical MILP optima.
+TOLERANCES = {f"fig13{p}": {"pmf": SOLVER} for p in "ab"}
 
 
 def shift_distance(n: int, shifts: list[tuple[int, int]]) -> np.ndarray:

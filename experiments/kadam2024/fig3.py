@@ -33,6 +33,7 @@ import numpy as np
 from optnoise import Neighborhood
 from optnoise.mechanisms.closed_form.bd import bd_boundaries, bd_pmf, bd_step_lengths
 from optnoise.privacy.curves import delta_pdp_kadam
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,11 @@ N, MU_BAR, EPS = 11, 5, 1.0
 B, R = divmod(N, MU_BAR)
 D_FLAT, D_LINEAR = 0.2, 0.1044
 H, J = 1, 1  # the flat region of panel (a) and the linear region leading to it
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The MILP columns are solver optima; Theorem 3 and (39) are exact.
+TOLERANCES = {"fig3": {"milp_flat": SOLVER, "milp_linear": SOLVER}}
 
 
 def printed_linear_pmf(delta: float) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from optnoise import Neighborhood
 from optnoise.mechanisms.closed_form.bd import bd_boundaries, bd_error_rate
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,6 +28,11 @@ from _kadam2024 import progress, solve  # noqa: E402
 
 N, MU_BAR, EPS = 15, 5, 1.0
 B = N // MU_BAR
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The MILP markers are solver optima; the closed form and its regions are exact.
+TOLERANCES = {"fig4": {"f0": SOLVER.only(series="milp_pdp_kadam")}}
 
 
 def main(argv=None) -> int:

@@ -25,12 +25,22 @@ import numpy as np
 
 from optnoise.mechanisms.baselines import discrete_gaussian, geometric
 from optnoise.privacy.curves import eps_for_delta
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _kadam2024 import BASELINE_STYLE, COUNT_DIRECTED, COUNT_SYMMETRIC, NOTION_STYLE, progress, solve  # noqa: E402
 
 N, EPS, ALPHA, SIGMA2 = 8, 1.0, 0.7, 3.38
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The optima (canonical) and the quantities computed from them are solver results; the baselines are exact.
+TOLERANCES = {
+    "fig8": {
+        f"opt_{d}{q}": SOLVER for d in ("directed", "symmetric") for q in ("", "_circular_mse", "_eps_pure_symmetric")
+    }
+}
 
 
 def main(argv=None) -> int:

@@ -30,6 +30,7 @@ import sys
 import matplotlib.pyplot as plt
 
 from optnoise import Neighborhood
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +38,23 @@ from _kadam2024 import fig10_boundaries, progress, solve, step_lengths  # noqa: 
 
 N, MU_BAR, EPS = 8, 3, 1.5
 OTHER_DELTAS = (0.0, 0.1, 0.1225, 0.14, 0.3, 0.5, 0.6, 0.8)
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: Every number is a canonical MILP/LP optimum or MILP-decided (the boundaries); step lengths are text.
+TOLERANCES = {
+    "table1": {
+        c: SOLVER
+        for c in [
+            "delta",
+            *(f"f({i})" for i in range(9)),
+            "error_rate",
+            "own_delta_pdp_kadam",
+            "error_rate_pdp",
+            "error_rate_dp",
+        ]
+    }
+}
 
 
 def main(argv=None) -> int:

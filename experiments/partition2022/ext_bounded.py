@@ -20,9 +20,15 @@ from optnoise.mechanisms.partition_lp import (
     group_privacy_primitive,
     partition_lp,
 )
+from optnoise.reproduce.compare import SOLVER
 from optnoise.reproduce.figures import FigureScript
 
 EPS, DELTA, C = 1.0, 1e-5, 3
+
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`); unlisted columns are exact.
+#: The LP columns are solver optima; the closed forms are exact.
+TOLERANCES = {"ext_bounded": {"bounded_lp": SOLVER, "c3_lp": SOLVER}}
 
 
 def main(argv=None) -> int:

@@ -15,6 +15,11 @@ from optnoise.reproduce.figures import FigureScript
 PANELS = [(1.0, 1e-5, (5, 22)), (0.1, 1e-10, (150, 310))]
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig1": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("partition2022", "fig1", argv, description=__doc__)
     step = fs.grid(full=1, fast=5)

@@ -23,6 +23,11 @@ QS = (0.05, 0.5, 0.95)
 YMAX = (1150.0, 115.0)
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig2": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("partition2022", "fig2", argv, description=__doc__)
     k = fs.grid(full=40, fast=4)

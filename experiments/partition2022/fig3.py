@@ -27,6 +27,11 @@ STYLE = {
 }
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig3": {}}
+
+
 def _markevery(n: int, method: str):
     """Markers on every 8th point, pi_opt's shifted by 4 from Laplace's (every point on the --fast grid)."""
     return (0 if method == "laplace" else 4, 8) if n > 8 else None

@@ -18,6 +18,11 @@ from optnoise.reproduce.figures import FigureScript
 EPS, DELTA = 1.0, 1e-5
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms and Brent roots to 1e-13).
+TOLERANCES: dict = {"fig4": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("partition2022", "fig4", argv, description=__doc__)
     kappa = np.arange(1, fs.grid(full=7, fast=4) + 1)

@@ -17,6 +17,7 @@ from optnoise.mechanisms.selection import (
     mode_quality,
     pf_pmf,
 )
+from optnoise.reproduce.compare import Tol
 from optnoise.reproduce.datasets import load_dpbench
 
 #: Colours used for every figure of this paper.
@@ -31,6 +32,16 @@ BAR_ANCHOR = "em"
 MODE_SCALE = 2.0
 #: Y-axis label of every real-data panel: errors are differences of quality scores.
 ERROR_LABEL = {"mode": "expected error (quality units, $q = 2x$)", "median": "expected error (quality units)"}
+
+#: Tolerances of the real-data CSVs (``TOLERANCES`` of Figs. 3, 5, 6, 7): the eps at which a mechanism reaches
+#: an error is a Brent root in log eps (rtol 1e-10) and the curves' eps grid ends at one, so every number
+#: computed at or from those eps follows it (the errors with their elasticity in eps).
+_AT_ROOT = Tol(rtol=1e-8, why="at eps from a Brent root in log eps, rtol 1e-10")
+REAL_DATA_TOLERANCES = {
+    c: _AT_ROOT
+    for c in ("eps", "em_expected_error", "pf_expected_error", "error_ratio", "eps_em_same_error", "eps_ratio")
+}
+BAR_TOLERANCES = {c: _AT_ROOT for c in ("eps", "em_expected_error", "pf_expected_error", "error_ratio")}
 
 
 def task_scores(dataset: str, task: str) -> tuple[np.ndarray, bool]:

@@ -23,6 +23,11 @@ from _pf2020 import COLORS, LABELS  # noqa: E402
 M, EPS, DELTA = 3, 1.0, 1.0
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms (Eqs. 7-8)).
+TOLERANCES: dict = {"fig1a": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig1a", argv, description=__doc__)
     p = fs.grid(full=np.linspace(1e-6, 1 - 1e-6, 400), fast=np.linspace(1e-3, 1 - 1e-3, 25))

@@ -16,6 +16,11 @@ from optnoise.reproduce.figures import FigureScript
 MS = (2, 3, 4, 10, 100, 1000)
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms (Eqs. 7-8)).
+TOLERANCES: dict = {"fig1b": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig1b", argv, description=__doc__)
     p = fs.grid(full=np.linspace(1e-6, 1 - 1e-6, 400), fast=np.linspace(1e-3, 1 - 1e-3, 25))

@@ -24,6 +24,10 @@ from optnoise.reproduce.figures import FigureScript
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _pf2020 import COLORS, LABELS  # noqa: E402
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms, maximised over c by bounded Brent (flat at the maximum)).
+TOLERANCES: dict = {"fig1c": {}}
+
 
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig1c", argv, description=__doc__)

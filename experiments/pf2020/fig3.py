@@ -22,7 +22,14 @@ from optnoise.reproduce.datasets import DPBENCH_BAR_DATASETS
 from optnoise.reproduce.figures import FigureScript
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _pf2020 import bar_panel, real_data_panel  # noqa: E402
+from _pf2020 import BAR_TOLERANCES, REAL_DATA_TOLERANCES, bar_panel, real_data_panel  # noqa: E402
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): see ``_pf2020.REAL_DATA_TOLERANCES``.
+TOLERANCES = {
+    "fig3a": REAL_DATA_TOLERANCES,
+    "fig3b": REAL_DATA_TOLERANCES,
+    "fig3c": BAR_TOLERANCES,
+}
 
 
 def main(argv=None) -> int:

@@ -22,6 +22,11 @@ from _pf2020 import COLORS, LABELS  # noqa: E402
 M, EPS = 10, 1.0
 
 
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): every column exact
+#: (closed forms (Eqs. 7-8)).
+TOLERANCES: dict = {"fig4": {}}
+
+
 def main(argv=None) -> int:
     fs = FigureScript("pf2020", "fig4", argv, description=__doc__)
     c = fs.grid(full=np.linspace(0, 24, 121), fast=np.linspace(0, 24, 9))

@@ -12,7 +12,10 @@ import os  # noqa: E402
 import sys  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _pf2020 import appendix_grid  # noqa: E402
+from _pf2020 import REAL_DATA_TOLERANCES, appendix_grid  # noqa: E402
+
+#: Tolerances of ``optnoise figures check`` (:mod:`optnoise.reproduce.compare`): see ``_pf2020.REAL_DATA_TOLERANCES``.
+TOLERANCES = {"fig6": REAL_DATA_TOLERANCES}
 
 
 def main(argv=None) -> int:

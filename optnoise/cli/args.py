@@ -15,14 +15,17 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
-from optnoise.cli.sweeps import CONNECT_TIMEOUT, ROW_KEYS
+from optnoise.cli.points import ROW_KEYS
+from optnoise.cli.sweeps import CONNECT_TIMEOUT
 from optnoise.design.metrics import METRICS
-from optnoise.design.noise import RELEASES
+from optnoise.design.noise import DESIGN_NOTIONS, RELEASES
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
 from optnoise.engine.shown import clip, shown
 from optnoise.engine.solve import SOLVERS, check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
 from optnoise.engine.validation import JOBS_PER_CORE, parse_float, parse_int, real_array
+from optnoise.privacy.budget import BUDGET_NOTIONS
+from optnoise.privacy.fields import BUDGET_FIELDS, BudgetField
 
 __all__ = [
     "parsed_arg",
@@ -30,6 +33,8 @@ __all__ = [
     "int_arg",
     "highs_option_arg",
     "add_solver_args",
+    "add_exit_args",
+    "add_budget_args",
     "add_problem_args",
     "add_sweep_args",
     "parse_numbers",
@@ -44,7 +49,7 @@ __all__ = [
 
 #: Exit codes of every command (see the module docstring of optnoise.cli).
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_NOT_OPTIMAL, EXIT_UNVERIFIED, EXIT_FEASIBLE = 0, 1, 2, 3, 4, 5
-EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL = 130, 141, 70
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_TERMINATED = 130, 141, 70, 143
 #: Longest error line a command prints: a backstop, since the values a message echoes are cut far earlier
 #: (:func:`optnoise.engine.validation.shown`).
 MAX_MESSAGE = 1000
@@ -58,13 +63,38 @@ _T = TypeVar("_T")
 _NEGATIVE_VALUE = re.compile(r"^-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with the default of every flag whose help does not state it already."""
+
+    @staticmethod
+    def states_default(action: argparse.Action) -> bool:
+        """Whether the help of ``action`` must state its default (a flag's, unless it is none, off or empty)."""
+        unset = action.default in (None, False, argparse.SUPPRESS) or action.default == []
+        return bool(action.option_strings) and not unset
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not self.states_default(action) or "default" in text:
+            return action.help
+        return f"{text} (default %(default)s)"
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code 2, and negative number lists are values."""
+    """argparse, but a usage error is one line and exit code 2, negative number lists are values, and the help
+    states every default."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
         # argparse only treats "-1" or "-.5" as values; "--cost -1,2,3" would be read as an unknown option
         self._negative_number_matcher = _NEGATIVE_VALUE
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        # argparse prints no help line for a flag without help; one with a default still gets one, to state it
+        if not action.help and action.option_strings and HelpFormatter.states_default(action):
+            action.help = "default %(default)s"
+        return action
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         # argparse's own message echoes the whole value; this one cuts it like every other message
@@ -122,7 +152,9 @@ def add_solver_args(p: argparse.ArgumentParser) -> None:
         choices=SOLVERS,
         help="LP/MILP backend (default auto: HiGHS raced against SCIP on hard MILPs; highs is deterministic)",
     )
-    p.add_argument("--time-limit", default=None, type=float_arg("time-limit"), help="seconds per solve")
+    p.add_argument(
+        "--time-limit", default=None, type=float_arg("time-limit"), help="seconds per solve (default: no limit)"
+    )
     p.add_argument(
         "--mip-gap",
         default=MIP_REL_GAP,
@@ -139,6 +171,36 @@ def add_solver_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_exit_args(p: argparse.ArgumentParser, *, sweep: bool = False) -> None:
+    """``--require-optimal``: exit 5 for a result that is re-verified but not proven optimal."""
+    what = "any row is not 'optimal'" if sweep else "the result is 'feasible' (re-verified, not proven optimal)"
+    p.add_argument(
+        "--require-optimal",
+        action="store_true",
+        help=f"exit {EXIT_FEASIBLE} when {what}; by default a re-verified guarantee exits {EXIT_OK}, "
+        "whether 'optimal' or 'feasible'",
+    )
+
+
+def _field_type(field: BudgetField, grid: bool) -> Callable[[str], Any]:
+    """How ``--NAME`` of a budget field is read: numbers strictly; grids, pairs and lists as text (parsed later)."""
+    if grid or not field.grid:
+        return str
+    return int_arg(field.name) if field.kind == "int" else float_arg(field.name)
+
+
+def add_budget_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
+    """One flag ``--NAME`` per budget field of :data:`optnoise.privacy.fields.BUDGET_FIELDS`."""
+    for field in BUDGET_FIELDS:
+        note = (" (grid)" if field.grid else " (one value for every point)") if grid else ""
+        p.add_argument(
+            f"--{field.name}",
+            default=None,
+            type=_field_type(field, grid),
+            help=f"--privacy {field.notion}: {field.help}{note}",
+        )
+
+
 def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else float_arg
     p.add_argument(
@@ -151,8 +213,8 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         "--eps",
         default=None,
         type=num("eps") if not grid else str,
-        help="privacy level > 0, required unless --privacy is profile, rdp or zcdp, or with --minimize epsilon"
-        + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
+        help=f"privacy level > 0, required unless --privacy is one of {', '.join(BUDGET_NOTIONS)} (which take "
+        "their own budget) or with --minimize epsilon" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
     )
     p.add_argument(
         "--delta",
@@ -172,32 +234,22 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         action="store_true",
         help="use the shifts exactly as given (the paper's SD/BD sets); default adds -mu",
     )
-    p.add_argument("--dim", type=int_arg("dim"), default=None, help="query dimension for vector shifts")
+    p.add_argument(
+        "--dim", type=int_arg("dim"), default=None, help="query dimension for vector shifts (default: the shifts')"
+    )
     p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
     if not grid:
         p.add_argument(
-            "--cost", default=None, help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list"
+            "--cost",
+            default=None,
+            help="custom cost per noise value: a file (.json/.npy/.txt) or a comma list (default: --metric's)",
         )
     p.add_argument(
         "--privacy",
         default="pdp",
         help=f"one of {', '.join(CLI_NOTIONS)}" + (" (comma list)" if grid else ""),
     )
-    p.add_argument(
-        "--compositions",
-        default=None,
-        type=str if grid else int_arg("compositions"),
-        help="--privacy composed: the number k of releases whose adaptive composition must be (eps, delta)-DP"
-        + (" (grid)" if grid else ""),
-    )
-    p.add_argument(
-        "--rho",
-        default=None,
-        type=str if grid else num("rho"),
-        help="--privacy zcdp: the rho of rho-zCDP" + (" (grid)" if grid else ""),
-    )
-    p.add_argument("--rdp", default=None, help="--privacy rdp: Renyi orders and levels, ALPHA:EPS,ALPHA:EPS")
-    p.add_argument("--profile", default=None, help="--privacy profile: points of the privacy profile, EPS:DELTA,...")
+    add_budget_args(p, grid=grid)
     p.add_argument(
         "--release",
         default="modulo",
@@ -215,13 +267,13 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         "--max-distortion",
         default=None,
         type=num("max-distortion") if not grid else str,
-        help="distortion cap for --minimize delta",
+        help="distortion cap for --minimize delta or epsilon (required there)",
     )
     add_solver_args(p)
 
 
-#: Every value of ``--privacy`` (the single-release notions and the budgets).
-CLI_NOTIONS = ("pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed")
+#: Every value of ``--privacy``: the notions of :class:`~optnoise.design.noise.NoiseDesign`.
+CLI_NOTIONS = DESIGN_NOTIONS
 #: Every value of ``--minimize``.
 CLI_OBJECTIVES = ("distortion", "delta", "epsilon")
 
@@ -239,14 +291,21 @@ def parse_pairs(text: str | None, name: str) -> list[tuple[float, float]] | None
     return out
 
 
+def parse_field(field: BudgetField, text: Any) -> Any:
+    """A budget field's pairs (``X:Y,X:Y``) or list of reals (``A,B,C``) from its flag's text; numbers as given."""
+    if text is None or field.grid:
+        return text
+    if field.kind == "pairs":
+        return parse_pairs(text, field.name)
+    items = str(text).split(",")
+    if any(not t.strip() for t in items):
+        raise ValueError(f"{field.name} list has an empty item: {shown(text)}")
+    return [float(v) for v in parse_numbers(items, field.name, str(text))]
+
+
 def budget_args(a: argparse.Namespace) -> dict[str, Any]:
-    """The budget fields of the flags (``--compositions``, ``--rho``, ``--rdp``, ``--profile``) that were given."""
-    kw: dict[str, Any] = {
-        "compositions": getattr(a, "compositions", None),
-        "rho": getattr(a, "rho", None),
-        "rdp": parse_pairs(getattr(a, "rdp", None), "rdp"),
-        "profile": parse_pairs(getattr(a, "profile", None), "profile"),
-    }
+    """The budget fields (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`) whose flags were given."""
+    kw = {f.name: parse_field(f, getattr(a, f.name, None)) for f in BUDGET_FIELDS}
     return {k: v for k, v in kw.items() if v is not None}
 
 
@@ -338,12 +397,17 @@ def print_status(res: Any, extra: str = "") -> None:
         print(f"reason      {' '.join(res.message.split())}")
 
 
-def exit_for(status: str) -> int:
-    """The exit code of a command that printed one result with ``status`` (module docstring of optnoise.cli)."""
+def exit_for(status: str, require_optimal: bool = True) -> int:
+    """The exit code of a command that printed one result with ``status`` (module docstring of optnoise.cli).
+
+    A ``feasible`` result meets its guarantee (re-verified) without a proof of optimality: it
+    exits 0 unless ``require_optimal`` (``--require-optimal``; the default here, for the
+    commands that refuse such a result, e.g. ``certify`` without ``--allow-suboptimal``).
+    """
     if status == "optimal":
         return EXIT_OK
     if status == "feasible":
-        return EXIT_FEASIBLE
+        return EXIT_FEASIBLE if require_optimal else EXIT_OK
     return EXIT_UNVERIFIED if status == UNVERIFIED else EXIT_NOT_OPTIMAL
 
 

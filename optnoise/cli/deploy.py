@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any
 
@@ -27,12 +28,14 @@ from optnoise.engine.validation import (
     parse_int,
     shown,
 )
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
 
 __all__ = [
     "add_certify_cli",
     "result_from_file",
     "cmd_certify",
+    "refuse_same_file",
     "parse_values",
     "format_value",
     "cmd_release",
@@ -107,8 +110,8 @@ def add_certify_cli(sub: Any) -> None:
     p.set_defaults(handler=cmd_release)
 
 
-#: Fields of a result file that state a budget besides (eps, delta) (``NoiseDesign`` arguments of the same name).
-RESULT_BUDGET_FIELDS = ("profile", "rdp", "rho", "alphas", "compositions", "discretization")
+#: Fields of a result file that state a budget besides (eps, delta) (:mod:`optnoise.privacy.fields`).
+RESULT_BUDGET_FIELDS = BUDGET_FIELD_NAMES
 
 
 def result_from_file(path: str) -> DesignResult:
@@ -187,7 +190,28 @@ def _json_shift(s: Any) -> Any:
     return tuple(s) if isinstance(s, list) else s
 
 
+def refuse_same_file(in_name: str, in_path: Any, out_name: str, out_path: Any) -> None:
+    """Refuse an output path that is the input file (after links and relative paths), before any work.
+
+    Writing the output would replace the input it is made from (``certify --result r.json --out r.json``).
+    """
+    if in_path is None or out_path is None:
+        return
+    same = os.path.realpath(in_path) == os.path.realpath(out_path)
+    if not same and os.path.exists(in_path) and os.path.exists(out_path):
+        try:
+            same = os.path.samefile(in_path, out_path)  # hard links
+        except OSError:
+            same = False
+    if same:
+        raise ValueError(
+            f"{out_name} {shown(str(out_path))} is the {in_name} file {shown(str(in_path))}: writing it would "
+            f"overwrite the input; give another --{out_name} path"
+        )
+
+
 def cmd_certify(a: argparse.Namespace) -> int:
+    refuse_same_file("result", a.result, "out", a.out)
     out_path = None if a.out is None else check_output_path("out", a.out)
     bits = check_int("bits", a.bits, minimum=16, maximum=62)
     # inf accepts any repair (documented in certify_result); NaN and negative values are refused

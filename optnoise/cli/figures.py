@@ -15,8 +15,12 @@ __all__ = ["cmd_figures", "cmd_plot"]
 def cmd_figures(a: argparse.Namespace) -> int:
     from optnoise.reproduce.figures import PAPERS, run_figures
 
+    if a.paper == "check":
+        return _check_figures(a)
+    if a.against is not None or a.reference is not None:
+        raise ValueError("--against and --reference go with `optnoise figures check`")
     if a.paper != "all" and a.paper not in PAPERS:
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or 'all'; got {shown(a.paper)}")
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, 'all' or 'check'; got {shown(a.paper)}")
     jobs = check_jobs(a.jobs)
     if a.out is not None:
         ensure_folder("out", a.out)  # an unwritable folder fails here in one line, not in every script
@@ -32,6 +36,22 @@ def cmd_figures(a: argparse.Namespace) -> int:
         print(f"{len(failed)} script(s) failed", file=sys.stderr)
         return EXIT_CLAIM_FAILED
     return EXIT_OK
+
+
+def _check_figures(a: argparse.Namespace) -> int:
+    """``optnoise figures check``: the regenerated CSVs against the committed ones (or ``--reference``)."""
+    from optnoise.reproduce.compare import check_figures
+
+    if a.fast or a.force:
+        raise ValueError("--fast and --force go with regenerating figures, not with `optnoise figures check`")
+    if a.against is not None and a.reference is not None:
+        raise ValueError("pass --against (a git revision) or --reference (a folder), not both")
+    report = check_figures(a.out, rev=a.against or "HEAD", reference=a.reference)
+    if report.ok:
+        print(report)
+        return EXIT_OK
+    print(report, file=sys.stderr)
+    return EXIT_CLAIM_FAILED
 
 
 def cmd_plot(a: argparse.Namespace) -> int:

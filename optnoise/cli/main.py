@@ -4,15 +4,19 @@ Sub-commands: ``solve``, ``sweep``, ``verify``, ``figures``, ``certify``,
 ``release``, ``compose`` (the k-fold composed guarantee of a design), ``mechanism`` (the optimal general mechanism,
 :class:`~optnoise.design.mechanism.MechanismDesign`), ``mechanism-sweep`` and ``plot``.
 
-Exit codes: 0 success; 1 a verification claim failed; 2 bad input (one line
-on stderr naming the parameter and the allowed values); 3 the solver found
-no optimal solution (infeasible, time limit or solver error; the status is
-still printed); 4 the solver claimed a solution that failed re-verification
-(status ``unverified``, the reason printed; a sweep with such a row); 5 the
-result is ``feasible``: it meets the guarantee (re-verified) but is not proven
-optimal (a looser ``--mip-gap``, a composed design; bound and gap printed); 130
-interrupted (Ctrl-C; a sweep writes its finished rows first); 141 the output
-pipe was closed (e.g. piped into ``head``).
+Exit codes (:data:`EXIT_CODES`): 0 success, also for a ``feasible`` result, which
+meets its guarantee (re-verified) without a proof of optimality (a looser
+``--mip-gap``, a composed design; bound and gap printed); 1 a verification claim
+failed; 2 bad input (one line on stderr naming the parameter and the allowed
+values); 3 the solver found no optimal solution (infeasible, time limit or
+solver error; the status is still printed); 4 the solver claimed a solution that
+failed re-verification (status ``unverified``, the reason printed; a sweep with
+such a row); 5 with ``--require-optimal``: the result is ``feasible``, not proven
+optimal (a sweep: some row is not ``optimal``), and ``certify`` refusing a
+feasible result without ``--allow-suboptimal``; 70 an internal error (a bug,
+reported in one line); 130 interrupted (Ctrl-C; a sweep writes its finished rows
+first); 141 the output pipe was closed (e.g. piped into ``head``); 143 a sweep
+was terminated (SIGTERM; it writes its finished rows first).
 """
 
 from __future__ import annotations
@@ -24,11 +28,18 @@ from collections.abc import Sequence
 
 from optnoise.cli.args import (
     EXIT_BROKEN_PIPE,
+    EXIT_CLAIM_FAILED,
+    EXIT_FEASIBLE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_NOT_OPTIMAL,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_UNVERIFIED,
     EXIT_USAGE,
     MAX_MESSAGE,
     Parser,
+    add_exit_args,
     add_problem_args,
     add_sweep_args,
     float_arg,
@@ -44,7 +55,22 @@ from optnoise.cli.sweep import cmd_sweep
 from optnoise.engine.shown import clip, shown
 from optnoise.privacy.curves import NOTIONS
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "EXIT_CODES"]
+
+#: Every exit code a command can return, with its meaning (the epilog of ``optnoise --help``; the CLI guide's
+#: table lists the same codes).
+EXIT_CODES = {
+    EXIT_OK: "ok: optimal, or feasible (guarantee re-verified, optimality not proven)",
+    EXIT_CLAIM_FAILED: "a verification claim failed",
+    EXIT_USAGE: "bad input",
+    EXIT_NOT_OPTIMAL: "no optimal solution (infeasible, time limit, error)",
+    EXIT_UNVERIFIED: "unverified",
+    EXIT_FEASIBLE: "feasible but not proven optimal, with --require-optimal (certify: without --allow-suboptimal)",
+    EXIT_INTERNAL: "internal error",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "output pipe closed",
+    EXIT_TERMINATED: "sweep terminated (SIGTERM)",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="optnoise",
         description="Optimal noise design for differential privacy.",
-        epilog="exit codes: 0 ok (optimal), 1 claim failed, 2 bad input, 3 no optimal solution, 4 unverified, "
-        "5 feasible (guarantee met, optimality not proven)",
+        epilog="exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()),
     )
     from optnoise import __version__
 
@@ -69,10 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one on a terminal)"
     )
+    add_exit_args(p)
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     add_problem_args(p, grid=True)
     add_sweep_args(p)
+    add_exit_args(p, sweep=True)
 
     p = sub.add_parser("verify", help="recompute a PMF's delta under each notion and check a claim")
     p.add_argument("--pmf", required=True, help="PMF file: JSON list (or solve --format json output), .npy, or text")
@@ -96,12 +123,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
 
-    p = sub.add_parser("figures", help="regenerate the figures of a paper")
-    p.add_argument("paper", help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all")
+    p = sub.add_parser(
+        "figures",
+        help="regenerate the figures of a paper, or check regenerated CSVs against the committed ones",
+    )
+    p.add_argument(
+        "paper",
+        help="kadam2024, pf2020, partition2022, count2020, composition2021, beyond or all; or check: compare "
+        "every CSV under figures/ (or --out) with the committed one within the tolerances its script declares "
+        "(exit 1 on a difference beyond them)",
+    )
     p.add_argument("--fast", action="store_true", help="coarse grids (seconds)")
     p.add_argument("--jobs", type=int_arg("jobs"), default=1, help="scripts run in parallel (1..4 per core; default 1)")
     p.add_argument("--out", default=None, help="output root (default figures/)")
     p.add_argument("--force", action="store_true", help="run every script, also those whose outputs are up to date")
+    p.add_argument("--against", default=None, help="check: the git revision to compare with (default HEAD)")
+    p.add_argument("--reference", default=None, help="check: a folder laid out like figures/ to compare with")
 
     add_certify_cli(sub)
     add_mechanism_cli(sub)
@@ -164,12 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"optnoise {args.command}: error: {exc.strerror or exc} ({where})", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        # what survives an interrupt depends on the command: only sweeps cache their points as they go
-        if args.command in ("sweep", "mechanism-sweep"):
-            why = "the points solved so far are cached; run the same command again to resume"
-        else:
-            why = "nothing was written"
-        print(f"optnoise {args.command}: interrupted ({why})", file=sys.stderr)
+        # a sweep interrupted while it solves writes its finished rows and says what is cached
+        # (optnoise.cli.sweep); one interrupted here, before or after its points ran, wrote nothing
+        print(f"optnoise {args.command}: interrupted (nothing was written)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except RecursionError:
         print(f"optnoise {args.command}: error: input nested too deeply", file=sys.stderr)

@@ -10,6 +10,7 @@ from typing import Any
 from optnoise.cli.args import (
     EXIT_CLAIM_FAILED,
     EXIT_OK,
+    add_exit_args,
     add_solver_args,
     add_sweep_args,
     exit_for,
@@ -20,9 +21,9 @@ from optnoise.cli.args import (
     parse_numbers,
     print_status,
 )
+from optnoise.cli.points import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
 from optnoise.cli.solve import solve_with_flags
 from optnoise.cli.sweep import run_sweep_command
-from optnoise.cli.sweeps import MECHANISM_ROW_KEYS, mechanism_points, parse_grid
 from optnoise.deploy.certify import CertificationError
 from optnoise.design.matrix import LOSSES
 from optnoise.design.mechanism import MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
@@ -84,19 +85,21 @@ def add_mechanism_cli(sub: Any) -> None:
         "mechanism",
         help="design the optimal general (non-additive) mechanism P[x, y] for one problem",
         description="The best mechanism over all conditional matrices P[x, y] for inputs 0..n "
-        "(optnoise.MechanismDesign). Exit 0 optimal, 1 --certify failed, 2 bad input, 3 not optimal, "
-        "4 unverified.",
+        "(optnoise.MechanismDesign). Exit 0 optimal or feasible (5 with --require-optimal), 1 --certify failed, "
+        "2 bad input, 3 not optimal, 4 unverified.",
     )
     add_mechanism_args(p)
     p.add_argument("--format", default="table", choices=("table", "json"), help="output format")
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--mps", default=None, help="write the (full) model as an MPS file and exit")
     p.add_argument("--certify", default=None, metavar="FILE", help="certify exactly and write the design file")
+    add_exit_args(p)
     p.set_defaults(handler=cmd_mechanism)
 
     p = sub.add_parser("mechanism-sweep", help="solve a grid of mechanism designs, one CSV row per point")
     add_mechanism_args(p, grid=True)
     add_sweep_args(p)
+    add_exit_args(p, sweep=True)
     p.set_defaults(handler=cmd_mechanism_sweep)
 
 
@@ -190,7 +193,7 @@ def cmd_mechanism(a: argparse.Namespace) -> int:
             print(f"certified   delta={float(cd.certified_delta):.10g}   wrote {design_path}")
     if res.status == UNVERIFIED:
         print(f"optnoise mechanism: unverified: {' '.join(res.message.split())}", file=sys.stderr)
-    return exit_for(res.status)
+    return exit_for(res.status, a.require_optimal)
 
 
 def cmd_mechanism_sweep(a: argparse.Namespace) -> int:

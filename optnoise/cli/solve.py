@@ -17,7 +17,7 @@ from optnoise.cli.args import (
     print_status,
     solver_args,
 )
-from optnoise.cli.sweeps import design_of
+from optnoise.cli.points import design_of
 from optnoise.design.noise import NoiseDesign
 from optnoise.engine.io import atomic_write_text
 from optnoise.engine.tolerance import FEASIBILITY_TOL, UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
@@ -120,7 +120,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
             print("pmf         " + format_pmf(res.pmf).replace("\n", "\n            "))
     if res.status == UNVERIFIED:
         print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
-    return exit_for(res.status)
+    return exit_for(res.status, a.require_optimal)
 
 
 def cmd_verify(a: argparse.Namespace) -> int:

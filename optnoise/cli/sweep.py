@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from optnoise.cli.args import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, parse_pairs, solver_args, write_rows
-from optnoise.cli.sweeps import (
-    ROW_KEYS,
-    SweepInterrupted,
-    grid_points,
-    parse_grid,
-    run_sweep,
+from optnoise.cli.args import (
+    EXIT_FEASIBLE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_UNVERIFIED,
+    parse_field,
+    solver_args,
+    write_rows,
 )
+from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
+from optnoise.cli.sweeps import SweepInterrupted, run_sweep
 from optnoise.engine.tolerance import UNVERIFIED
 from optnoise.engine.validation import check_jobs, check_output_path
+from optnoise.privacy.fields import BUDGET_FIELDS
 
 __all__ = ["cmd_sweep", "run_sweep_command"]
 
@@ -25,6 +31,13 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if a.out != "-":
         check_output_path("out", a.out)  # before any solve: a typo must not cost the whole sweep
     check_jobs(a.jobs)  # before the grid is built
+    # every budget field: a grid of numbers, or one value (pairs, a list) for every point; a design states the
+    # range of its fields (e.g. the cap of compositions), so integer grids are only checked to be integers here
+    budget = {
+        f.name: parse_field(f, text) if not f.grid else parse_grid(f.name, text, integer=f.kind == "int", maximum=None)
+        for f in BUDGET_FIELDS
+        if (text := getattr(a, f.name)) is not None
+    }
     points = grid_points(
         n=parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,
@@ -37,10 +50,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
         release=a.release,
-        compositions=parse_grid("compositions", a.compositions, integer=True) if a.compositions is not None else None,
-        rho=parse_grid("rho", a.rho) if a.rho is not None else None,
-        rdp=parse_pairs(a.rdp, "rdp"),
-        profile=parse_pairs(a.profile, "profile"),
+        **budget,
     )
     return run_sweep_command(points, a, ROW_KEYS)
 
@@ -61,12 +71,13 @@ def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys:
         )
     except SweepInterrupted as stop:
         write_rows(stop.rows, a.format, a.out, keys)
-        kept = "" if a.no_cache else "; they are cached, so running the sweep again resumes it"
+        how = "terminated (SIGTERM)" if stop.signum == signal.SIGTERM else "interrupted"
         print(
-            f"optnoise {a.command}: interrupted: wrote the {len(stop.rows)} of {stop.total} finished rows{kept}",
+            f"optnoise {a.command}: {how}: wrote the {len(stop.rows)} of {stop.total} finished rows"
+            f"{_resume_note(stop.rows, a.no_cache)}",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if stop.signum == signal.SIGTERM else EXIT_INTERRUPTED
     write_rows(rows, a.format, a.out, keys)
     flagged = sum(r["status"] == UNVERIFIED for r in rows)
     if flagged:
@@ -75,4 +86,23 @@ def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys:
             file=sys.stderr,
         )
         return EXIT_UNVERIFIED
+    short = sum(r["status"] != "optimal" for r in rows)
+    if a.require_optimal and short:
+        print(f"optnoise {a.command}: {short} row(s) are not 'optimal' (--require-optimal)", file=sys.stderr)
+        return EXIT_FEASIBLE
     return EXIT_OK
+
+
+def _resume_note(rows: list[dict[str, Any]], no_cache: bool) -> str:
+    """What running the sweep again will reuse: only the cached rows (:func:`~optnoise.cli.points.is_cached`)."""
+    if no_cache or not rows:
+        return ""
+    kept = sum(map(is_cached, rows))
+    if kept == len(rows):
+        return "; they are cached, so running the sweep again resumes it"
+    lost = len(rows) - kept
+    head = f"; {kept} of them are cached, so running the sweep again resumes from those" if kept else ""
+    return (
+        f"{head}; {lost} {'is' if lost == 1 else 'are'} not cached (rdp/zcdp points, unverified or failed rows) "
+        "and would be solved again"
+    )

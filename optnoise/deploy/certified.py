@@ -18,6 +18,11 @@ reproducible experiments; **seeded mode is not for deployment**.
 does not match, any format version but the current one, and any certificate
 field that differs from a fresh exact re-check of the problem the file names;
 every refusal names the field.
+
+**Composed designs.** A certified ``privacy="composed"`` design carries, beside the exact
+single-release certificate, the k-fold guarantee it was made for (:attr:`~_Certified.composed`, the
+file's ``composed`` block, :mod:`optnoise.deploy.composed`), recomputed from the exact weights when
+certified, on every load and by :meth:`~_Certified.verify`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,16 @@ from typing import Any
 import numpy as np
 
 from optnoise.deploy import opendp
-from optnoise.deploy.files import FILE_FIELDS, FORMAT, FORMAT_VERSION, certificate_block, design_from_spec, file_digest
+from optnoise.deploy.composed import check_composed_block, composed_block, composed_delta
+from optnoise.deploy.files import (
+    FILE_FIELDS,
+    FORMAT,
+    FORMAT_VERSION,
+    OPTIONAL_FIELDS,
+    certificate_block,
+    design_from_spec,
+    file_digest,
+)
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
@@ -57,6 +71,7 @@ class _Certified:
     certified_delta: Fraction
     repair: dict[str, Any] = field(default_factory=dict)
     solver: dict[str, Any] = field(default_factory=dict)
+    composed: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.layout: PairLayout = self.design.pair_layout()
@@ -72,6 +87,12 @@ class _Certified:
     def notion(self) -> str:
         """The certified privacy notion (the design's)."""
         return self.design.privacy
+
+    def _notion_text(self) -> str:
+        """The notion for the summary: a composed design names its k releases beside its one-release notion."""
+        if self.composed is None:
+            return self.notion
+        return f"composed ({self.composed['compositions']} releases; one release certified as {self.notion})"
 
     @property
     def n(self) -> int:
@@ -97,10 +118,41 @@ class _Certified:
         """Re-run the exact check (:func:`exact_pair_delta`) on the weights."""
         return self.layout.check(self.weights.ravel(), self.denominator, check_bounds(self.eps))
 
+    def composed_certificate(self, k: int, eps: float, delta: float, discretization: float) -> dict[str, Any]:
+        """The composed block of these weights for ``k`` releases at (eps, delta) (:func:`composed_block`).
+
+        Its ``composed_delta`` is recomputed, not checked against ``delta``: the caller refuses a miss.
+        """
+        return composed_block(self, k, eps, delta, discretization)
+
+    def check_composed(self) -> float | None:
+        """Recompute the composed delta of the weights (:mod:`optnoise.deploy.composed`); ``None`` if not composed."""
+        c = self.composed
+        if c is None:
+            return None
+        return composed_delta(self, c["compositions"], c["discretization"], c["eps"])
+
     def verify(self) -> bool:
-        """True when the exact check reproduces ``certified_delta`` and it is within the target."""
+        """True when the exact check reproduces ``certified_delta`` and it is within the target.
+
+        For a composed design, the recomputed k-fold delta must also be within the composed target.
+        """
         got = self.check()
-        return got == self.certified_delta and got <= Fraction(self.delta)
+        single = got == self.certified_delta and got <= Fraction(self.delta)
+        if not single or self.composed is None:
+            return single
+        composed = self.check_composed()
+        return composed is not None and composed <= self.composed["delta"]
+
+    def to_opendp(
+        self, *, rng: np.random.Generator | None = None, T: str = "i32", compositions: int | None = None
+    ) -> Any:
+        """An OpenDP measurement releasing with the exact sampler (``q + eta``, or row ``x``), the certificate its map.
+
+        ``compositions=k`` (a composed design): one measurement releasing k answers with the composed
+        guarantee. See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
+        """
+        return opendp.to_opendp(self, rng=rng, T=T, compositions=compositions)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -119,6 +171,8 @@ class _Certified:
             "repair": self.repair,
             "solver": self.solver,
         }
+        if self.composed is not None:  # absent for single-release designs: their files are as before
+            doc["composed"] = self.composed
         doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
         doc["sha256"] = file_digest(doc)
         return doc
@@ -155,7 +209,7 @@ class _Certified:
         if version != FORMAT_VERSION:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
-        unknown = sorted(set(data) - set(FILE_FIELDS) - {"sha256"})
+        unknown = sorted(set(data) - set(FILE_FIELDS) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
         missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
@@ -228,16 +282,26 @@ class _Certified:
         if extra:
             raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
         kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
-        return kind(
+        repair = dict(data["repair"])
+        out = kind(
             design=design,
             weights=np.array(w, dtype=np.int64),
             bits=bits,
             eps=eps,
             delta=delta,
             certified_delta=got,
-            repair=dict(data["repair"]),
+            repair=repair,
             solver=dict(data["solver"]),
         )
+        # the composed guarantee is recomputed from the weights too; files written before the ``composed``
+        # block kept it in ``repair.composed``, which is checked the same way and then moved
+        if "composed" in data and "composed" in repair:
+            raise bad("repair.composed", "must not be given beside the field 'composed'")
+        if "composed" in data:
+            out.composed = check_composed_block(out, data["composed"], "composed")
+        elif "composed" in repair:
+            out.composed = check_composed_block(out, repair.pop("composed"), "repair.composed")
+        return out
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Any:
@@ -246,25 +310,27 @@ class _Certified:
 
     def _summary_lines(self, neighbours: Any, measure: str) -> list[str]:
         r = self.repair
+        exact = frac_str(self.certified_delta) if self.certified_delta.denominator < 10**30 else "rational"
+        single = f"eps={self.eps:g}  delta={float(self.certified_delta):.10g}"
+        if self.composed is None:
+            lines = [f"certified   {single}  (target {self.delta:g}, exact {exact})"]
+        else:
+            # a composed design's target is its k-fold guarantee; the single release is stated as proved,
+            # without the internal rounding headroom it was checked against
+            c = self.composed
+            lines = [
+                f"certified   {c['compositions']} releases (composed): eps={c['eps']:g}  "
+                f"delta={c['composed_delta']:.6g} <= target {c['delta']:g}  (PLD accounting of the exact weights, "
+                f"h={c['discretization']:g}; recomputed on load)",
+                f"one release eps={self.eps:g}  delta={float(self.certified_delta):.10g}  (exact {exact})",
+            ]
         return [
             f"neighbours  {neighbours}",
-            f"certified   eps={self.eps:g}  delta={float(self.certified_delta):.10g}  (target {self.delta:g}, exact "
-            f"{frac_str(self.certified_delta) if self.certified_delta.denominator < 10**30 else 'rational'})",
+            *lines,
             f"weights     integers over 2^{self.bits}" + ("" if self.layout.rows == 1 else " (every row)"),
             f"repair      {r.get('method')}  mix_weight={r.get('mix_weight', 0):.3g}  margin={r.get('margin')}  "
             f"{measure} {r.get('distortion_solver', float('nan')):.10g} -> "
             f"{r.get('distortion_certified', float('nan')):.10g}  (loss {r.get('loss', 0):.3g})",
-        ] + self._composed_lines()
-
-    def _composed_lines(self) -> list[str]:
-        """The composed guarantee of a certified composed design (recomputed by PLD accounting, not exact)."""
-        c = self.repair.get("composed")
-        if not isinstance(c, dict):
-            return []
-        return [
-            f"composed    {c.get('compositions')}-fold: delta={c.get('composed_delta', float('nan')):.6g} at "
-            f"eps={c.get('eps', float('nan')):g}  (target {c.get('delta', float('nan')):g}, PLD accounting "
-            f"h={c.get('discretization', float('nan')):g})"
         ]
 
     def __repr__(self) -> str:
@@ -404,18 +470,11 @@ class CertifiedDesign(_Certified, Accountable):
         label = label or f"certified ({self.notion}, eps={self.eps:g})"
         return plot_design(self.pmf_float, self.design.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
 
-    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
-        """An OpenDP measurement sampling with this exact sampler and carrying the certificate as its privacy map.
-
-        See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
-        """
-        return opendp.to_opendp(self, rng=rng, T=T)
-
     def summary(self) -> str:
         """A few human-readable lines."""
         d = self.design
         neighbours = d.neighborhood.describe(self.n) if d.dim == 1 else d.shifts.tolist()
-        head = f"problem     n={self.n}  shape={self.shape}  notion={self.notion}  metric={d.metric}"
+        head = f"problem     n={self.n}  shape={self.shape}  notion={self._notion_text()}  metric={d.metric}"
         return "\n".join([head, *self._summary_lines(neighbours, "distortion")])
 
 
@@ -520,18 +579,11 @@ class CertifiedMechanism(_Certified, Accountable):
             label=label,
         )
 
-    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
-        """An OpenDP measurement releasing row ``x`` with the exact sampler, the certificate as its map.
-
-        See :func:`optnoise.deploy.opendp.to_opendp` (needs ``pip install optnoise[opendp]``).
-        """
-        return opendp.to_opendp(self, rng=rng, T=T)
-
     def summary(self) -> str:
         """A few human-readable lines."""
         d = self.design
         head = (
-            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self.notion}  "
+            f"problem     n={self.n}  outputs={self.layout.cols}  notion={self._notion_text()}  "
             f"loss={getattr(d, 'loss', getattr(d, 'metric', ''))}"
         )
         if hasattr(d, "describe_neighbors"):
@@ -553,8 +605,15 @@ def load_design(path: str | os.PathLike) -> Any:
         The path is not a path, the file is missing, not JSON (or nested too
         deeply), not a design, of another format version, its digest does not
         match, or a field is malformed or differs from a fresh exact re-check
-        of the problem it names (the message names the field).
+        of the problem it names, or its composed block differs from a fresh recomputation
+        (the message names the file and the field).
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"path must be the path of a design file; got {shown(path)}")
-    return _Certified.from_dict(read_json(path, "design file"))
+    data = read_json(path, "design file")
+    try:
+        return _Certified.from_dict(data)
+    except ValueError as exc:  # name the file too: a script may load several
+        msg, head = str(exc), "design file "
+        where = f"{head}{shown(str(path))}"
+        raise ValueError(f"{where} {msg[len(head) :]}" if msg.startswith(head) else f"{where}: {msg}") from None

@@ -2,7 +2,8 @@
 
 A design file (:meth:`optnoise.deploy.certified.CertifiedDesign.save`) is JSON
 with the exact weights (decimal strings), the problem specification, the
-certificate, solver metadata and the optnoise version, plus a SHA-256 digest
+certificate (and, for a composed design, its ``composed`` block), solver metadata and the optnoise
+version, plus a SHA-256 digest
 of the canonical JSON of all of them (:func:`file_digest`). The digest detects
 corruption and careless or partial edits; it is **not a signature**: anyone
 who can rewrite the file can recompute it. What no edit can do is make the
@@ -23,7 +24,15 @@ from optnoise.design.noise import NoiseDesign
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, frac_str
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "FILE_FIELDS", "file_digest", "certificate_block", "design_from_spec"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "FILE_FIELDS",
+    "OPTIONAL_FIELDS",
+    "file_digest",
+    "certificate_block",
+    "design_from_spec",
+]
 
 
 #: Tag and version of the JSON design format written by :meth:`CertifiedDesign.save`.
@@ -47,6 +56,11 @@ FILE_FIELDS = (
     "repair",
     "solver",
 )
+
+
+#: Fields a design file has only when they apply: ``composed``, the k-fold guarantee of a certified
+#: composed design (:mod:`optnoise.deploy.composed`). Files without them are read as before.
+OPTIONAL_FIELDS = ("composed",)
 
 
 def file_digest(doc: dict[str, Any]) -> str:

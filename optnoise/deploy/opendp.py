@@ -26,6 +26,28 @@ user-measurement plugin API (``opendp.measurements.make_user_measurement``):
   output measure is ``approximate(max_divergence())``, or ``max_divergence()``
   when that delta is 0. Exact rationals are rounded *up* to the next float.
 
+**Composed designs.** A design made for k releases (``privacy="composed"``) is
+certified for one release exactly and for k releases by the project's accounting
+(:mod:`optnoise.deploy.composed`). Its single-release export states the one-release
+guarantee; OpenDP's own composition of k such measurements (``make_composition``,
+or k separate releases under an odometer or filter) adds their epsilons and so
+**does not see the composed guarantee** (20 releases of a design for (2, 1e-6)
+composed would be accounted as eps = 40); exporting a composed design that way warns.
+``to_opendp(compositions=k)`` instead returns one measurement that releases the k
+answers together:
+
+* **input**: a vector of k answers, ``vector_domain(atom_domain(T=T), size=k)`` under
+  ``linf_distance(T=T)`` (neighbouring datasets move every answer by at most ``d_in``;
+  k counting queries, or any k queries of sensitivity 1, chain into it);
+* **function**: each answer is clamped to ``[0, n]`` and released with its own
+  independent draw of the exact sampler; the output is the vector of k releases;
+* **privacy map**: ``d_in >= 1`` (covered as above) maps to the composed (eps, delta):
+  the design's target, which its certified weights meet by the recomputed
+  accounting (for a directed design, the larger of that and the composition of both
+  orders of every pair, since OpenDP's metric is symmetric). The k releases may use
+  different neighbouring pairs in every coordinate: the accounting is that of a
+  dominating pair of every protected pair (:mod:`optnoise.privacy.accounting`).
+
 OpenDP is an optional dependency (``pip install optnoise[opendp]``); the
 constructor needs its ``contrib`` and ``honest-but-curious`` features, which
 :func:`to_opendp` enables: the measurement is only as trustworthy as the
@@ -35,6 +57,7 @@ certificate it carries, which is exactly what optnoise's exact check provides.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -44,7 +67,7 @@ from optnoise.deploy.sampler import check_rng
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
-__all__ = ["to_opendp", "certified_map", "symmetric_delta", "INTEGER_TYPES"]
+__all__ = ["to_opendp", "certified_map", "composed_map", "symmetric_delta", "INTEGER_TYPES"]
 
 #: OpenDP integer types accepted as the input type ``T``.
 INTEGER_TYPES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
@@ -121,8 +144,79 @@ def certified_map(certified: Any) -> Any:
     return privacy_map
 
 
-def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str = "i32") -> Any:
+def composed_map(certified: Any) -> Any:
+    """The privacy map ``d_in -> (eps, delta)`` of k releases of a certified composed design (module docstring)."""
+    from optnoise.design.composed_bounds import compose_release
+    from optnoise.privacy.accounting import ReleasePairs
+
+    c = certified.composed
+    eps, k, h = float(c["eps"]), int(c["compositions"]), float(c["discretization"])
+    delta = float(c["delta"])
+    if getattr(certified.design.neighborhood, "directed", False) and k > 1:
+        # OpenDP's metric is symmetric: account both orders of every listed pair
+        rp = certified.release_pairs()
+        both = ReleasePairs(
+            np.concatenate([rp.P, rp.Q]),
+            np.concatenate([rp.Q, rp.P]),
+            np.concatenate([rp.labels, -rp.labels]),
+            rp.modulus,
+        )
+        delta = max(delta, float(compose_release(both, k, h).delta(eps)))
+    elif k == 1:
+        delta = max(delta, _float_up(symmetric_delta(certified)))
+
+    def privacy_map(d_in: Any) -> Any:
+        d = int(d_in)
+        if d < 0:
+            raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
+        if d == 0:
+            return (0.0, 0.0)
+        why = _missing(certified, d)
+        if why is not None:
+            raise ValueError(f"d_in = {d} is not covered by the certificate: it does not cover {why}")
+        return (eps, delta)
+
+    return privacy_map
+
+
+def _check_compositions(certified: Any, compositions: Any) -> int | None:
+    """``compositions``: ``None`` (one release), or the k of a certified composed design."""
+    c = getattr(certified, "composed", None)
+    if compositions is None:
+        if c is not None and int(c["compositions"]) > 1:
+            k = int(c["compositions"])
+            warnings.warn(
+                f"this design was made for {k} composed releases at (eps={c['eps']:g}, delta={c['delta']:g}), but "
+                f"the measurement releases one answer with the single-release guarantee (eps={certified.eps:g}); "
+                f"OpenDP's own composition of {k} such measurements adds their epsilons and will not see the "
+                f"composed guarantee: use to_opendp(compositions={k}) to release the {k} answers together",
+                UserWarning,
+                stacklevel=4,  # the caller of CertifiedDesign.to_opendp
+            )
+        return None
+    if isinstance(compositions, bool) or not isinstance(compositions, (int, np.integer)):
+        raise ValueError(f"compositions must be None or an integer; got {shown(compositions)}")
+    if c is None:
+        raise ValueError(
+            "compositions applies to a certified composed design (NoiseDesign(privacy='composed', compositions=k)); "
+            "this design certifies one release: compose OpenDP measurements of it instead"
+        )
+    if int(compositions) != int(c["compositions"]):
+        raise ValueError(
+            f"compositions must be {int(c['compositions'])}, the releases this design was certified for; "
+            f"got {shown(compositions)}"
+        )
+    return int(compositions)
+
+
+def to_opendp(
+    certified: Any, *, rng: np.random.Generator | None = None, T: str = "i32", compositions: int | None = None
+) -> Any:
     """An OpenDP measurement releasing with the certified exact sampler (see the module docstring).
+
+    The single-release export (``compositions=None``) carries the one-release certificate: OpenDP's
+    composition of several such measurements does not see a composed design's composed guarantee
+    (a ``UserWarning`` says so when the design is composed); pass ``compositions=k`` for that.
 
     Parameters
     ----------
@@ -133,6 +227,9 @@ def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str 
         is for reproducible tests only.
     T : str
         The OpenDP integer type of the input (one of :data:`INTEGER_TYPES`).
+    compositions : int, optional
+        For a certified composed design, its k: the measurement takes a vector of k answers
+        (``linf_distance``) and releases k answers with the composed (eps, delta) as its map.
 
     Returns
     -------
@@ -142,9 +239,11 @@ def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str 
     ------
     ValueError
         ``rng`` is neither None nor a numpy Generator (checked here, at export,
-        not at the first release), or the design is not a certified scalar design.
+        not at the first release), the design is not a certified scalar design, or
+        ``compositions`` is given for a design not certified for that many releases.
     """
     rng = check_rng(rng)
+    k = _check_compositions(certified, compositions)
     if not isinstance(T, str) or T not in INTEGER_TYPES:
         raise ValueError(f"T must be one of {', '.join(INTEGER_TYPES)}; got {shown(T)}")
     try:
@@ -153,15 +252,30 @@ def to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str 
         raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
     if getattr(certified.design, "dim", 1) != 1:
         raise ValueError(f"to_opendp supports scalar designs (d = 1); this design has d = {certified.design.dim}")
-    if not certified.verify():
+    if not certified.verify():  # a composed design's composed guarantee is recomputed here too
         raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
     dp.enable_features("contrib", "honest-but-curious")
     n = certified.n
+    outputs = None if certified.layout.kind == "pmf" else np.asarray(certified.outputs)
+    integral = outputs is None or bool(np.all(outputs == np.round(outputs)))
+    if k is not None:
+
+        def release_all(x: Any) -> Any:
+            q = np.clip(np.asarray([int(v) for v in x], dtype=np.int64), 0, n)  # 1-Lipschitz in every coordinate
+            out = np.asarray(certified.release(q, rng=rng)).ravel().tolist()
+            return [int(v) for v in out] if integral else [float(v) for v in out]
+
+        return dp.m.make_user_measurement(
+            dp.vector_domain(dp.atom_domain(T=T), size=k),
+            dp.linf_distance(T=T),
+            output_measure=dp.approximate(dp.max_divergence()),
+            function=release_all,
+            privacy_map=composed_map(certified),
+            TO="Vec<i64>" if integral else "Vec<f64>",
+        )
     privacy_map = certified_map(certified)
     pure = privacy_map(0) == 0.0
     measure = dp.max_divergence() if pure else dp.approximate(dp.max_divergence())
-    outputs = None if certified.layout.kind == "pmf" else np.asarray(certified.outputs)
-    integral = outputs is None or bool(np.all(outputs == np.round(outputs)))
 
     def release(x: Any) -> Any:
         q = min(max(int(x), 0), n)  # 1-Lipschitz: neighbours stay neighbours (module docstring)

@@ -123,7 +123,7 @@ __all__ = [
     "MAX_DISCRETIZATION",
     "MIN_DISCRETIZATION",
     "ComposedSolution",
-    "check_compositions",
+    "check_design_compositions",
     "check_discretization",
     "composed_achieved",
     "lower_bound",
@@ -138,8 +138,12 @@ MAX_DESIGN_COMPOSITIONS = 1000
 MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-6, 1e-2
 
 
-def check_compositions(value: Any) -> int:
-    """``compositions``: a Python or numpy integer in ``1..MAX_DESIGN_COMPOSITIONS`` (no bool, no float)."""
+def check_design_compositions(value: Any) -> int:
+    """A design's ``compositions``: a Python or numpy integer in ``1..MAX_DESIGN_COMPOSITIONS`` (no bool, no float).
+
+    The design cap (1000) bounds the composed search; accounting a given design
+    (:func:`optnoise.privacy.accounting.check_compositions`) accepts up to ``10**6``.
+    """
     return check_int("compositions (the number of releases)", value, minimum=1, maximum=MAX_DESIGN_COMPOSITIONS)
 
 
@@ -207,7 +211,7 @@ def check_composed_args(
         return out
     if compositions is None:
         raise ValueError("compositions is required with privacy='composed' (the number of releases k)")
-    out["compositions"] = check_compositions(compositions)
+    out["compositions"] = check_design_compositions(compositions)
     out["discretization"] = check_discretization(discretization)
     if objective not in ("distortion", "epsilon"):
         raise ValueError(

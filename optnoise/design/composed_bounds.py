@@ -21,7 +21,7 @@ from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
 
-__all__ = ["composition", "eps_bound", "lower_bound", "release_pairs", "single_delta"]
+__all__ = ["compose_release", "composition", "eps_bound", "lower_bound", "release_pairs", "single_delta"]
 
 
 def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
@@ -40,11 +40,14 @@ def single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
 
 def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
     """``compose(k)`` of the release at the design's discretisation (no warnings)."""
+    return compose_release(release_pairs(design, pmf), design.compositions, design.discretization)
+
+
+def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: float) -> accounting.Composition:
+    """``compose_pairs`` of a release's pairs without the infinite-loss warning (the accounting handles the atom)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", accounting.InfiniteLossWarning)
-        return accounting.compose_pairs(
-            release_pairs(design, pmf), design.compositions, discretization=design.discretization, warn=False
-        )
+        return accounting.compose_pairs(pairs, k, discretization=discretization, warn=False)
 
 
 # --------------------------------------------------------------------------------------------

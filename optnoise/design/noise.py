@@ -93,6 +93,7 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.budget import BUDGET_NOTIONS, Budget
 from optnoise.privacy.curves import NOTIONS, mechanism_delta
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
 __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
@@ -413,8 +414,9 @@ class NoiseDesign:
                     raise ValueError("spec has metric 'custom' but no 'cost' array")
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
-            kw: dict[str, Any] = {k: spec[k] for k in ("profile", "rdp", "rho", "alphas") if spec.get(k) is not None}
-            kw.update({k: spec[k] for k in ("compositions", "discretization", "max_distortion") if spec.get(k)})
+            kw: dict[str, Any] = {k: spec[k] for k in BUDGET_FIELD_NAMES if spec.get(k) is not None}
+            if spec.get("max_distortion"):
+                kw["max_distortion"] = spec["max_distortion"]
             if spec["privacy"] in BUDGET_NOTIONS:
                 kw["eps"] = spec.get("eps")
             elif objective == "delta":

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optnoise.design.clamp import clamp_baseline, clamp_matrix
-from optnoise.design.composed import COMPOSED, composed_achieved, composition, single_delta
+from optnoise.design.composed import COMPOSED, composed_achieved, single_delta
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.output import relative_gap
@@ -428,9 +428,10 @@ class DesignResult(CheckedResult, Accountable):
         1e-3 relative headroom for the rounding (at k = 1: the design's delta). The k-fold composition
         of the certified weights is then recomputed by the design's accounting; if it no longer meets
         (eps, delta), ``CertificationError`` is raised. The returned design states the single-release
-        problem; ``repair["composed"]`` records the composed guarantee (``compositions``, ``eps``,
-        ``delta``, ``discretization`` and the certified weights' composed delta), which
-        ``cd.compose(k, discretization=h)`` recomputes.
+        problem; ``cd.composed`` (the design file's ``composed`` block, :mod:`optnoise.deploy.composed`)
+        states the composed guarantee (``compositions``, ``eps``, ``delta``, ``discretization`` and the
+        certified weights' composed delta), which ``cd.verify()`` and every load recompute. A clamped
+        design is certified as its induced matrix, and its composition accounted from that matrix.
         """
         import sys
 
@@ -447,15 +448,15 @@ class DesignResult(CheckedResult, Accountable):
         if one.status != "optimal":
             raise error(f"the single-release check of the composed design failed: {one.message}")
         cd = _certify(one, **kwargs)
-        weights = cd.weights.astype(float).ravel() / float(cd.denominator)
-        got = float(cd.certified_delta) if k == 1 else float(composition(d, weights).delta(eps))
+        # recomputed from the certified weights as released (the induced matrix of a clamped design)
+        block = cd.composed_certificate(k, eps, delta, float(d.discretization))
+        got = block["composed_delta"]
         if not got <= delta:
             raise error(
                 f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
                 f"(h = {d.discretization:g}): rounding broke the composed guarantee"
             )
-        cd.repair["composed"] = {"compositions": k, "eps": eps, "delta": d.delta, "discretization": d.discretization}
-        cd.repair["composed"].update(composed_delta=got, single_release_delta=delta1)
+        cd.composed = block
         cd.solver.update(status=self.status, gap=self.gap)
         return cd
 

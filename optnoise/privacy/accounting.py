@@ -75,6 +75,7 @@ from optnoise.privacy.curves import hockey_stick, resolve_shifts, shifted_pmfs
 __all__ = [
     "DISCRETIZATION",
     "MAX_GRID",
+    "MAX_PROFILE_POINTS",
     "MAX_COMPOSITIONS",
     "MAX_COMPOSED_GRID",
     "MAX_DISCRETIZATION",
@@ -102,6 +103,11 @@ DISCRETIZATION = 1e-4
 MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-9, 1.0
 #: Largest number of grid points of one PLD (``(max loss - min loss) / h``).
 MAX_GRID = 4_000_000
+#: Largest number of hockey-stick evaluations (ordered pairs x loss grid points) of one dominating
+#: PLD. The profile is a running maximum over the pairs (memory: a few arrays of the grid), but every
+#: pair is evaluated on the whole grid: 2 x 10^8 evaluations take about ten seconds, so a design with
+#: thousands of shifts at a fine discretisation is refused before any work instead of running for hours.
+MAX_PROFILE_POINTS = 200_000_000
 #: Largest number of releases ``k`` that :func:`compose` and :func:`compose_pairs` accept.
 #: dp-accounting's self-composition holds the composed PLD's support, which widens like
 #: ``sqrt(k)`` (and holds the whole range for larger losses), so ``k = 10**12`` asked for
@@ -208,6 +214,14 @@ def _pair_profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
+def _profile_max(P: np.ndarray, Q: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """``max_k H_{e^eps}(P_k || Q_k)`` as a running maximum: memory of one grid, not one per pair."""
+    out = np.zeros(eps.size)
+    for p, q in zip(P, Q, strict=True):
+        np.maximum(out, _pair_profile(p, q, eps), out=out)
+    return out
+
+
 def privacy_profile(pmf: Any, shifts: Any = None, eps: Any = None) -> Any:
     """Worst-case hockey stick ``max_k H_{e^eps}(P_k || Q_k)`` at eps of any sign.
 
@@ -220,7 +234,8 @@ def privacy_profile(pmf: Any, shifts: Any = None, eps: Any = None) -> Any:
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     if not np.all(np.isfinite(e)):
         raise ValueError(f"eps must be finite; got {shown(eps)}")
-    out = np.max(np.stack([_pair_profile(p, q, e) for p, q in zip(rp.P, rp.Q, strict=True)]), axis=0)
+    _check_profile_work(len(rp.P), e.size, "eps", "eps values")
+    out = _profile_max(rp.P, rp.Q, e)
     return float(out[0]) if np.ndim(eps) == 0 else out
 
 
@@ -302,13 +317,33 @@ def dominating_pld(pairs: ReleasePairs, *, discretization: float = DISCRETIZATIO
             f"discretization {h:g} gives {hi_i - lo_i + 1} loss grid points (finite losses span "
             f"[{lo_i * h:.3g}, {hi_i * h:.3g}]); choose a larger discretization (at most {MAX_GRID} points)"
         )
+    points = hi_i - lo_i + 1
+    _check_profile_work(
+        len(P), points, "discretization", f"loss grid points at discretization {h:g}", h=h, span=(hi_i - lo_i) * h
+    )
     eps = np.arange(lo_i, hi_i + 1) * h
-    deltas = np.max(np.stack([_pair_profile(p, q, eps) for p, q in zip(P, Q, strict=True)]), axis=0)
+    deltas = _profile_max(P, Q, eps)
     # at and beyond the largest finite loss only the infinite-loss atom remains (float noise aside)
     deltas = np.clip(deltas, m_inf, 1.0)
     deltas[-1] = m_inf
     pmf_remove = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(h, lo_i, hi_i, deltas)
     return privacy_loss_distribution.PrivacyLossDistribution(pmf_remove)
+
+
+def _check_profile_work(
+    pairs: int, points: int, name: str, what: str, *, h: float | None = None, span: float = 0.0
+) -> None:
+    """Refuse a profile of ``pairs`` x ``points`` evaluations over :data:`MAX_PROFILE_POINTS` before any work."""
+    if pairs * points <= MAX_PROFILE_POINTS:
+        return
+    fit = MAX_PROFILE_POINTS // max(pairs, 1)
+    hint = f"at most {fit} points fit"
+    if h is not None and fit > 1:
+        hint = f"a discretization of at least {span / (fit - 1):.3g} fits"
+    raise ValueError(
+        f"{name}: the privacy profile of {pairs} ordered pairs over {points} {what} needs {pairs * points:.3g} "
+        f"hockey-stick evaluations, more than the limit {MAX_PROFILE_POINTS:.0e}; {hint} (or protect fewer pairs)"
+    )
 
 
 def pair_pld(

@@ -18,6 +18,7 @@ import numpy as np
 
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.validation import check_choice, check_positive, shown
+from optnoise.privacy.fields import fields_of
 from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
 from optnoise.privacy.renyi import (
     ALPHA_MAX,
@@ -38,7 +39,8 @@ __all__ = ["BUDGET_NOTIONS", "Budget"]
 
 #: Notions whose budget is not one (eps, delta).
 BUDGET_NOTIONS = ("profile",) + RENYI_NOTIONS
-_FIELDS = ("profile", "rdp", "rho", "alphas")
+#: The fields a :class:`Budget` holds (:mod:`optnoise.privacy.fields`).
+_FIELDS = fields_of(BUDGET_NOTIONS)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Every figure script lives in ``experiments/<paper>/`` and follows one shape::
 
+    from optnoise.reproduce.compare import SOLVER
     from optnoise.reproduce.figures import FigureScript
+
+    TOLERANCES = {"fig2": {"error_rate": SOLVER}}   # per CSV and column; unlisted columns are exact
 
     def main(argv=None) -> int:
         fig_script = FigureScript("kadam2024", "fig2", argv, description=__doc__)
@@ -15,12 +18,14 @@ Every figure script lives in ``experiments/<paper>/`` and follows one shape::
         raise SystemExit(main())
 
 ``save`` writes ``<out>/<name>.png`` and ``<out>/<name>.csv`` holding exactly
-the plotted numbers. ``--fast`` selects coarse grids, so the test suite can
+the plotted numbers, the PNG drawn from them as tabled. Each script also declares
+``TOLERANCES``, per CSV and column, for ``optnoise figures check``
+(:mod:`optnoise.reproduce.compare`). ``--fast`` selects coarse grids, so the test suite can
 run every script in seconds; ``--out`` redirects the output folder (default
 ``figures/<paper>`` in the repository).
 
 ``optnoise figures PAPER`` (and ``make reproduce``) runs the scripts of a
-paper through :func:`run_figures`.
+paper through :func:`run_figures`; ``make reproduce`` then runs ``optnoise figures check``.
 """
 
 from __future__ import annotations
@@ -43,12 +48,14 @@ from optnoise.plotting.files import PNG_METADATA
 __all__ = [
     "CSV_DIGITS",
     "FigureScript",
+    "draw_as_tabled",
     "PAPERS",
     "find_experiments_root",
     "format_float",
     "list_scripts",
     "run_figures",
     "script_key",
+    "tabled",
     "write_csv",
 ]
 
@@ -103,7 +110,10 @@ def write_csv(path: str | os.PathLike, table: Mapping[str, Sequence[Any]] | Sequ
 
 #: Significant digits of every float in a figure CSV. Ten digits are far below
 #: the plots' resolution and far above the last-bit differences between BLAS
-#: builds and CPUs, so a reproduction elsewhere writes the same bytes.
+#: builds and CPUs, so an exact computation elsewhere writes the same digits (a
+#: last-bit difference can still round the 10th either way); what a solver or a
+#: search decides may move more, within the tolerances its script declares
+#: (:mod:`optnoise.reproduce.compare`).
 CSV_DIGITS = 10
 
 
@@ -119,6 +129,72 @@ def _fmt(x: Any) -> Any:
     if isinstance(x, np.integer):
         return int(x)
     return x
+
+
+def tabled(values: Any) -> Any:
+    """``values`` as a figure CSV writes them: floats rounded to :data:`CSV_DIGITS` significant digits.
+
+    Non-float data (integers, strings, dates) is returned unchanged; masks are kept.
+    """
+    a = np.asanyarray(values)
+    if a.dtype.kind != "f":
+        return values
+    data = np.ma.getdata(a)
+    out = np.array([float(format_float(x)) if np.isfinite(x) else x for x in data.ravel()]).reshape(data.shape)
+    return np.ma.array(out, mask=np.ma.getmaskarray(a)) if np.ma.isMaskedArray(a) else out
+
+
+def draw_as_tabled(fig: Any) -> None:
+    """Round every data coordinate drawn on ``fig`` with :func:`tabled` (see :meth:`FigureScript.save`).
+
+    Marker shapes (in points) are left alone; only positions in data coordinates are rounded.
+    """
+    from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import Polygon, Rectangle, StepPatch
+    from matplotlib.text import Annotation
+
+    for ax in fig.get_axes():
+        for line in ax.lines:
+            line.set_data(tabled(line.get_xdata(orig=True)), tabled(line.get_ydata(orig=True)))
+        for coll in ax.collections:
+            if isinstance(coll, LineCollection):
+                coll.set_segments([tabled(seg) for seg in coll.get_segments()])
+            elif isinstance(coll, PolyCollection) and not isinstance(coll, PathCollection):
+                for path in coll.get_paths():
+                    path.vertices = tabled(path.vertices)
+            offsets = coll.get_offsets()
+            if len(offsets):
+                coll.set_offsets(tabled(offsets))
+        for patch in ax.patches:
+            if isinstance(patch, Rectangle):
+                patch.set_bounds(*(float(tabled(v)) for v in patch.get_bbox().bounds))
+            elif isinstance(patch, Polygon):
+                patch.set_xy(tabled(patch.get_xy()))
+            elif isinstance(patch, StepPatch):
+                values, edges, baseline = patch.get_data()
+                patch.set_data(tabled(values), tabled(edges), tabled(baseline) if baseline is not None else None)
+        for image in ax.images:
+            if isinstance(image, AxesImage):
+                image.set_data(tabled(image.get_array()))
+                left, right, bottom, top = (float(tabled(v)) for v in image.get_extent())
+                image.set_extent((left, right, bottom, top))
+        for text in ax.texts:
+            text.set_position(_tabled_point(text.get_position()))
+            if isinstance(text, Annotation):
+                text.xy = _tabled_point(text.xy)
+        if getattr(ax, "_colorbar", None) is None:  # a colorbar's limits are its norm's, not data
+            # the limits autoscaling derives from the data, or the script set: the same digits
+            ax.set_xlim(*tabled(np.asarray(ax.get_xlim(), dtype=float)))
+            ax.set_ylim(*tabled(np.asarray(ax.get_ylim(), dtype=float)))
+
+
+def _tabled_point(xy: Any) -> Any:
+    """A text position rounded by :func:`tabled`; unchanged when it is not numeric (dates, categories)."""
+    try:
+        return tuple(float(v) for v in tabled(np.asarray(xy, dtype=float)))
+    except (TypeError, ValueError):
+        return xy
 
 
 #: Files written by :meth:`FigureScript.save` in this process: the runner's record of a script's outputs.
@@ -226,11 +302,19 @@ class FigureScript:
         return fast if self.fast else full
 
     def save(self, fig: Any, table: Any, *, name: str | None = None) -> Path:
-        """Write ``<name>.png`` (150 dpi, fixed metadata) and ``<name>.csv``; close the figure."""
+        """Write ``<name>.png`` (150 dpi, fixed metadata) and ``<name>.csv``; close the figure.
+
+        The picture is drawn from the numbers as tabled: every plotted coordinate (lines, markers,
+        bars, spans, filled areas, error bars, images, text positions and the axis limits) is
+        first rounded to the :data:`CSV_DIGITS` significant digits the CSV writes
+        (:func:`draw_as_tabled`), so two runs whose CSVs are equal draw equal PNGs, even where
+        their floats differ in the last bits (as BLAS builds and CPUs make them).
+        """
         import matplotlib.pyplot as plt
 
         stem = name or self.name
         png = self.out / f"{stem}.png"
+        draw_as_tabled(fig)
         fig.savefig(png, dpi=150, bbox_inches="tight", metadata=PNG_METADATA)
         plt.close(fig)
         write_csv(self.out / f"{stem}.csv", table)

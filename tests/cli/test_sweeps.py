@@ -128,20 +128,11 @@ def test_grids_are_capped_before_they_are_materialised():
         grid_points(n=list(range(1, 1001)), eps=[0.5] * 1000, delta=[0.0], neighborhoods=["bd:1"])
 
 
-def test_interrupted_sweep_returns_the_finished_rows(monkeypatch, tmp_path):
+def test_interrupted_sweep_returns_the_finished_rows(interrupt_sweep_at, tmp_path):
     import optnoise.cli.sweeps as S
 
     pts = points()
-    real = S.run_point
-    calls = []
-
-    def stop_at_third(p, *a, **k):
-        calls.append(p)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(p, *a, **k)
-
-    monkeypatch.setattr(S, "run_point", stop_at_third)
+    interrupt_sweep_at(3)
     with pytest.raises(KeyboardInterrupt) as info:
         run_sweep(pts, cache=tmp_path, progress=False)
     stop = info.value
@@ -171,23 +162,27 @@ def test_ctrl_c_during_a_pool_only_sets_a_flag():
     import os
     import signal
 
-    from optnoise.cli.sweeps import _sigint_as_flag
+    from optnoise.cli.sweeps import _stop_signals
 
     # Python's own handler, as in a terminal, even under a runner that ignores SIGINT (a shell starts
-    # background jobs that way); with SIGINT ignored, _sigint_as_flag rightly changes nothing
+    # background jobs that way); with SIGINT ignored, _stop_signals rightly changes nothing
     runner = signal.signal(signal.SIGINT, signal.default_int_handler)
+    term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         before = signal.getsignal(signal.SIGINT)
-        with _sigint_as_flag() as interrupted:
-            assert not interrupted.is_set()
-            os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
-            assert interrupted.wait(timeout=5)
-        assert signal.getsignal(signal.SIGINT) is before
+        for sig in (signal.SIGINT, signal.SIGTERM):  # SIGTERM as Ctrl-C (issue 32)
+            with _stop_signals() as interrupted:
+                assert not interrupted.is_set()
+                os.kill(os.getpid(), sig)  # no KeyboardInterrupt here, nor the end of the process
+                assert interrupted.wait(timeout=5) and interrupted.signum == sig
+            assert signal.getsignal(signal.SIGINT) is before
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)
     finally:
         signal.signal(signal.SIGINT, runner)
+        signal.signal(signal.SIGTERM, term)
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="HiGHS' default is one thread on one core")

@@ -261,7 +261,7 @@ def test_error_rate_and_directed_neighbourhood():
 
 def test_certify_single_release_and_composed(k3):
     cd = k3.certify()
-    info = cd.repair["composed"]
+    info = cd.composed
     assert info["compositions"] == 3 and info["composed_delta"] <= DELTA
     assert cd.compose(3).delta(EPS) <= DELTA
     assert cd.design.privacy == "dp" and cd.verify()

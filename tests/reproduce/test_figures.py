@@ -149,3 +149,62 @@ def test_runner_caps_its_workers(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match="jobs"):
             figures.run_figures("count2020", jobs=bad, progress=False)
     assert started == [1]
+
+
+def _drawn(fig) -> list:
+    """Every data coordinate a figure draws, in a comparable form (after ``FigureScript.save`` rounded them)."""
+    import numpy as np
+
+    out = []
+    for ax in fig.get_axes():
+        out += [np.asarray(line.get_xydata()).tolist() for line in ax.lines]
+        for coll in ax.collections:
+            out.append(np.asarray(coll.get_offsets()).tolist())
+            out += [np.asarray(p.vertices).tolist() for p in coll.get_paths() if not hasattr(coll, "get_sizes")]
+        out += [list(p.get_bbox().bounds) for p in ax.patches]
+        out += [list(t.get_position()) for t in ax.texts]
+        out += [list(ax.get_xlim()), list(ax.get_ylim())]
+    return out
+
+
+def _demo_figure(scale: float):
+    import numpy as np
+
+    x = np.round(np.linspace(0.1, 3.0, 30), 6)
+    y = np.round(np.exp(-x) / 3, 7) * scale
+    fig, (ax, bx) = plt.subplots(1, 2)
+    ax.plot(x, y)
+    ax.scatter(x, y)
+    ax.fill_between(x, y, 2 * y)
+    ax.errorbar(x[:5], y[:5], yerr=y[:5] / 10)
+    ax.axvspan(x[3], x[7], alpha=0.2)
+    ax.annotate("peak", (x[0], y[0]), xytext=(x[2], y[2]))
+    ax.set_ylim(0, 1.3 * y.max())
+    bx.bar(x[:8], y[:8], width=0.05)
+    bx.step(x, y)
+    bx.text(x[4], y[4], "t")
+    return fig, {"x": x, "y": y}
+
+
+def test_equal_csvs_draw_equal_pictures(tmp_path):
+    # the same numbers up to last bits (as another BLAS or CPU computes them): equal CSVs, and the
+    # PNGs are drawn from the numbers as tabled, so every drawn coordinate is the same float
+    drawn, files = [], []
+    for i, scale in enumerate((1.0, 1.0 + 3e-14)):
+        fig, table = _demo_figure(scale)
+        FigureScript("demo", "figX", ["--out", str(tmp_path / str(i))]).save(fig, table)
+        drawn.append(_drawn(fig))
+        files.append({p.suffix: p.read_bytes() for p in (tmp_path / str(i)).iterdir()})
+    assert files[0][".csv"] == files[1][".csv"]
+    assert drawn[0] == drawn[1]
+    assert files[0][".png"] == files[1][".png"]
+
+
+def test_a_real_difference_still_draws_differently(tmp_path):
+    drawn = []
+    for i, scale in enumerate((1.0, 1.001)):
+        fig, table = _demo_figure(scale)
+        FigureScript("demo", "figX", ["--out", str(tmp_path / str(i))]).save(fig, table)
+        drawn.append(_drawn(fig))
+    assert drawn[0] != drawn[1]
+    assert (tmp_path / "0" / "figX.png").read_bytes() != (tmp_path / "1" / "figX.png").read_bytes()
