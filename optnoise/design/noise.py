@@ -573,11 +573,8 @@ class NoiseDesign:
             )
         return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
 
-    def clamp_evaluation(
-        self, pmf: np.ndarray, pure: bool | None = None
-    ) -> tuple[float, dict[str, float], dict[str, float]]:
-        """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
-        (no deltas without an eps: a composed design with ``objective="epsilon"``).
+    def clamp_evaluation(self, pmf: np.ndarray, pure: bool | None = None) -> tuple[float, dict, dict[str, float]]:
+        """Distortion, achieved deltas ``{"dp", "pdp"}`` (none without an eps) and errors of a clamped PMF.
 
         ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
         notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
@@ -586,7 +583,7 @@ class NoiseDesign:
         P = clamp_matrix(pmf, self.n)
         e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
         distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
-        if self.eps is None:  # a composed design minimising eps: no single-release eps to read deltas at
+        if self.eps is None:  # a composed design minimising eps: no single-release deltas
             return distortion, {}, matrix_errors(P)
         achieved = {
             "dp": float(mechanism_delta(P, self.pairs, dp_eps(self.eps, pure), notion="dp")),
