@@ -2,7 +2,10 @@
 
 :func:`composition` is the guarantee every composed design is judged by (``compose_pairs`` on the
 release's pairs at the design's discretisation); :func:`lower_bound` and :func:`eps_bound` are the
-LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they are valid).
+larger of the LP relaxations of :mod:`optnoise.design.composed` (its docstring states why they are
+valid) and the trade-off bound of :mod:`optnoise.design.composed_tradeoff` (modulo releases);
+:func:`bound_and_method` and :func:`eps_bound_and_method` also name the method that gave it
+(``"tradeoff"`` or ``"lp"``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,17 @@ from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
 
-__all__ = ["compose_release", "composition", "eps_bound", "lower_bound", "release_pairs", "single_delta"]
+__all__ = [
+    "bound_and_method",
+    "compose_release",
+    "composition",
+    "eps_bound",
+    "eps_bound_and_method",
+    "lp_lower_bound",
+    "lower_bound",
+    "release_pairs",
+    "single_delta",
+]
 
 
 def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
@@ -100,32 +113,27 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     return out
 
 
-def lower_bound(
+def lp_lower_bound(
     design: NoiseDesign,
     lp_solver: str = "highs",
     eps: float | None = None,
-    time_limit: float | None = None,
+    deadline: float | None = None,
     options: dict[str, Any] | None = None,
 ) -> float | None:
-    """A proven lower bound on the distortion of any design whose k-fold composition is (eps, delta)-DP.
-
-    The k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
-    ``(LP_k - d/4) / k`` (module docstring). ``None`` when no LP proved a bound. ``time_limit``
-    (seconds) bounds all the LPs together; an LP cut short keeps only the bound it proved. ``options``:
-    raw HiGHS options of the LPs.
-    """
+    """The LP bounds: the k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
+    ``(LP_k - d/4) / k`` (:mod:`optnoise.design.composed` docstring). ``None`` when no LP proved a bound.
+    ``deadline`` (a :func:`time.perf_counter` value) bounds the LPs together (an LP cut short keeps only
+    the bound it proved); ``options``: raw HiGHS options of the LPs."""
     from optnoise.privacy.neighborhood import Neighborhood
 
-    end = None if time_limit is None else time.perf_counter() + float(time_limit)
-
     def left() -> float | None:
-        return None if end is None else max(end - time.perf_counter(), 0.05)
+        return None if deadline is None else max(deadline - time.perf_counter(), 0.05)
 
     eps = float(design.eps or 0.0) if eps is None else float(eps)
     bounds = [_lp_bound(design, eps, lp_solver, left(), options)]
     k = int(design.compositions)
     for shifts, both in _sum_shifts(design):
-        if end is not None and time.perf_counter() >= end:
+        if deadline is not None and time.perf_counter() >= deadline:
             break
         nb = Neighborhood.shifts(shifts, directed=not both)
         sums = {"neighborhood": nb.to_dict(), "metric": "circular-mse", "cost": None}
@@ -136,30 +144,72 @@ def lower_bound(
     return max(got) if got else None
 
 
-def eps_bound(
+def bound_and_method(
+    design: NoiseDesign,
+    lp_solver: str = "highs",
+    eps: float | None = None,
+    upper: float | None = None,
+    deadline: float | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[float | None, str]:
+    """A proven lower bound on the distortion of any design whose k-fold composition the accounting
+    certifies at (eps, delta), and the method that proved it: ``"tradeoff"``
+    (:mod:`optnoise.design.composed_tradeoff`, searched up to ``upper``, e.g. the distortion of a
+    certified design, until ``deadline``, a :func:`time.perf_counter` value) when it beats the LP
+    bounds, else ``"lp"`` (:func:`lp_lower_bound`). ``(None, "")`` when nothing is proven."""
+    from optnoise.design.composed_tradeoff import tradeoff_bound
+
+    lp = lp_lower_bound(design, lp_solver, eps, deadline, options)
+    if int(design.compositions or 1) >= 2:
+        tb = tradeoff_bound(design, lo=max(lp or 0.0, 0.0), hi=upper, eps=eps, deadline=deadline)
+        if tb is not None and (lp is None or tb > lp):
+            return tb, "tradeoff"
+    return lp, "lp" if lp is not None else ""
+
+
+def lower_bound(
+    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, upper: float | None = None
+) -> float | None:
+    """The bound of :func:`bound_and_method` (``None`` when nothing is proven)."""
+    return bound_and_method(design, lp_solver, eps, upper)[0]
+
+
+def eps_bound_and_method(
     design: NoiseDesign,
     cap: float,
     eps_hi: float,
     lp_solver: str,
-    time_limit: float | None = None,
+    deadline: float | None = None,
     options: dict[str, Any] | None = None,
-) -> float | None:
-    """The largest eps (found by bisection) at which the LP bounds prove that no design within the cap exists.
+) -> tuple[float | None, str]:
+    """The largest eps at which no design within the cap is certified, and its method (the bisection
+    stops at ``deadline``, a :func:`time.perf_counter` value, where the proofs reached).
 
-    ``time_limit`` (seconds) ends the bisection early; the eps proven so far stands.
+    ``"lp"``: bisection over eps of :func:`lp_lower_bound` (> cap proves it); ``"tradeoff"``: the
+    trade-off curve at cost ``cap`` composed, its eps found by bisection
+    (:func:`optnoise.design.composed_tradeoff.tradeoff_eps_bound`); the larger one is reported.
     """
+    from optnoise.design.composed_tradeoff import tradeoff_eps_bound
+
     if not math.isfinite(eps_hi) or eps_hi <= 0:
-        return None
-    end = None if time_limit is None else time.perf_counter() + float(time_limit)
+        return None, ""
     lo, hi = 0.0, eps_hi
     for _ in range(10):
-        if end is not None and time.perf_counter() >= end:
+        if deadline is not None and time.perf_counter() >= deadline:
             break
         mid = 0.5 * (lo + hi)
-        left = None if end is None else end - time.perf_counter()
-        b = lower_bound(design, lp_solver, eps=mid, time_limit=left, options=options)
+        b = lp_lower_bound(design, lp_solver, mid, deadline, options)
         if b is not None and b > cap:
             lo = mid
         else:
             hi = mid
-    return lo
+    in_time = deadline is None or time.perf_counter() < deadline
+    tb = tradeoff_eps_bound(design, cap, eps_hi) if int(design.compositions or 1) >= 2 and in_time else None
+    if tb is not None and tb > lo:
+        return tb, "tradeoff"
+    return lo, "lp"
+
+
+def eps_bound(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> float | None:
+    """The bound of :func:`eps_bound_and_method`."""
+    return eps_bound_and_method(design, cap, eps_hi, lp_solver)[0]

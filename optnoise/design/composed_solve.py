@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.composed_bounds import composition, eps_bound, lower_bound
+from optnoise.design.composed_bounds import bound_and_method, composition, eps_bound_and_method
 from optnoise.design.composed_families import (
     Support,
     bisect_largest,
@@ -73,6 +73,7 @@ class ComposedSolution:
     eps_objective: float | None = None
     method: str = ""
     candidates: dict[str, float] | None = None
+    bound_method: str = ""
 
 
 class _Problem:
@@ -314,13 +315,13 @@ def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
             return ComposedSolution(None, "time_limit", None, "time limit: no candidate within the cap yet", 0.0)
         cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
     best = min(cands.values(), key=lambda c: c[0])
-    bound = None
-    left = prob.clock.left(total=True)
-    if left > 0:
+    bound, how = None, ""
+    if prob.clock.left(total=True) > 0:
+        end = _bound_deadline(prob)
         if epsilon:
-            bound = eps_bound(d, float(d.max_distortion or 0.0), best[0], lp_solver, left, prob.options)
+            bound, how = eps_bound_and_method(d, float(d.max_distortion or 0.0), best[0], lp_solver, end, prob.options)
         else:
-            bound = lower_bound(d, lp_solver, time_limit=left, options=prob.options)
+            bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=end, options=prob.options)
     table = {k: v[0] for k, v in cands.items()}
     what = "eps" if epsilon else "distortion"
     msg = (
@@ -328,7 +329,8 @@ def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
         f"{what} among certified candidates is {best[2]}; candidates "
         f"{', '.join(f'{k} {v:.6g}' for k, v in table.items())}; {prob.checks} accounting checks at h = {prob.h:g}"
     )
-    return _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None, "time_limit")
+    out = _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None, "time_limit")
+    return replace(out, bound_method=how)
 
 
 def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
@@ -426,14 +428,14 @@ def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound = lower_bound(d, lp_solver, time_limit=_bound_time(prob), options=prob.options)
+    bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=_bound_deadline(prob), options=prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
         f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found.message}; "
-        f"{prob.checks} accounting checks at h = {prob.h:g}"
+        f"{prob.checks} accounting checks at h = {prob.h:g}; lower bound by {how or 'none'}"
     )
-    return _settle(best[1], best[0], bound, msg, best[2], table)
+    return replace(_settle(best[1], best[0], bound, msg, best[2], table), bound_method=how)
 
 
 def _settle(
@@ -454,9 +456,11 @@ def _settle(
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
 
 
-def _bound_time(prob: _Problem) -> float | None:
-    """Seconds left for the bound's LPs: the rest of the time limit (``None`` without one)."""
-    return None if prob.clock.time_limit is None else max(prob.clock.left(total=True), 0.1)
+def _bound_deadline(prob: _Problem) -> float | None:
+    """When the bounds must end: the end of the time limit (``None`` without one; at least 0.1 s from now)."""
+    if prob.clock.time_limit is None:
+        return None
+    return time.perf_counter() + max(prob.clock.left(total=True), 0.1)
 
 
 def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
@@ -516,14 +520,14 @@ def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound = eps_bound(d, cap, best[0], lp_solver, _bound_time(prob), prob.options)
+    bound, how = eps_bound_and_method(d, cap, best[0], lp_solver, _bound_deadline(prob), prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
         f"candidates {', '.join(f'{k} {v:.6g}' for k, v in table.items())}; search: {found_msg}; "
-        f"accounting h = {prob.h:g}"
+        f"accounting h = {prob.h:g}; lower bound by {how or 'none'}"
     )
-    return _settle(best[1], best[0], bound, msg, best[2], table, best[0])
+    return replace(_settle(best[1], best[0], bound, msg, best[2], table, best[0]), bound_method=how)
 
 
 def _clamp_cost(design: NoiseDesign) -> np.ndarray:
@@ -610,7 +614,7 @@ def _k1_distortion(
     res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
-    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP")
+    return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP", bound_method="lp")
 
 
 def _k1_epsilon(
@@ -662,4 +666,4 @@ def _k1_epsilon(
     gap = relative_gap(hi, lo)
     status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "time_limit" if timed_out else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
-    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection")
+    return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection", bound_method="lp")

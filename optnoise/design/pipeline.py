@@ -25,7 +25,6 @@ its lazy-row loop with the same functions.
 from __future__ import annotations
 
 import contextvars
-import math
 import os
 import time
 from collections.abc import Callable
@@ -110,20 +109,22 @@ def cached(
 ) -> Any:
     """``compute()``, unless the cache holds a valid, proven result of ``design`` under ``opts`` (steps 2 and 6).
 
-    An entry carries what makes its status true (:func:`proof_of`); on load the bound is
-    recomputed from it (an LP's stored row multipliers go through weak duality on the
-    rebuilt model; a MILP's proven bound is compared with the rebuilt objective), so an
-    entry whose solution was replaced, or whose proof is missing, is solved again.
+    An entry carries what makes its status true (:func:`proof_of`). On load no stored number is
+    trusted: the result is rebuilt from its PMF (re-verified), its stored bound and gap dropped, and
+    the bound re-derived by :func:`optnoise.design.proofs.recheck` (an LP's stored row multipliers
+    through weak duality on the rebuilt model; a composed design's bound by its LPs). An entry whose
+    status that does not prove (a MILP's, whose branch-and-bound bound cannot be re-checked without
+    solving again), or whose proof contradicts its PMF, is solved again and overwritten.
     """
+    from optnoise.design.proofs import recheck
+
     path = entry_path(cache, design.key(**opts))
 
     def rebuild_proved(entry: dict[str, Any]) -> Any:
         data = dict(entry["result"])
-        bound = _entry_bound(design, entry.get("proof"), opts)
-        if data.get("status") == "optimal" and bound is None:
-            return None  # an optimal claim without a proof: solve again
-        data["bound"], data["gap"] = bound, None
-        return rebuild(data)
+        data["bound"], data["gap"] = None, None
+        res = rebuild(data)
+        return recheck(res, entry.get("proof"), resolve=False, formulation=opts.get("formulation", "hull"))
 
     hit = load_entry(path, design.spec(), rebuild_proved)
     if hit is not None:
@@ -134,24 +135,14 @@ def cached(
 
 
 def proof_of(res: Any) -> dict[str, Any] | None:
-    """What a cache entry keeps to prove ``res``'s status: LP multipliers, or a MILP's bound and backend."""
+    """What a cache entry keeps to prove ``res``'s status: LP multipliers, or the bound (re-derived on load)."""
     if getattr(res, "dual", None) is not None:
         return {"kind": "lp-dual", "dual": np.asarray(res.dual, dtype=float).tolist()}
     if getattr(res, "bound", None) is not None:
-        return {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
-    return None
-
-
-def _entry_bound(design: Any, proof: Any, opts: dict[str, Any]) -> float | None:
-    """The bound a stored proof proves for ``design``, recomputed; ``None`` when it proves nothing."""
-    if not isinstance(proof, dict):
-        return None
-    if proof.get("kind") == "lp-dual" and isinstance(proof.get("dual"), list):
-        model = design.build_model(formulation=opts.get("formulation", "hull"))
-        return model.dual_bound(proof["dual"]) if not model.is_mip else None
-    if proof.get("kind") == "bound":
-        b = proof.get("bound")
-        return float(b) if isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) else None
+        proof = {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
+        if getattr(res, "bound_method", ""):
+            proof["method"] = res.bound_method  # a composed design's: "tradeoff" or "lp"
+        return proof
     return None
 
 
@@ -287,7 +278,7 @@ def solve_noise(
             design,
             cache,
             opts,
-            lambda data: DesignResult.from_dict(data, design=design),
+            lambda data: DesignResult.from_dict(data, design=design, recheck=False),
             lambda: _solve_composed(design, solver, time_limit, verbose, options),
         )
     if canonical:
@@ -313,7 +304,7 @@ def solve_noise(
                 res = _canonical(design, model, out, res, stage)
         return res
 
-    return cached(design, cache, opts, lambda data: DesignResult.from_dict(data, design=design), compute)
+    return cached(design, cache, opts, lambda data: DesignResult.from_dict(data, design=design, recheck=False), compute)
 
 
 def _proved(model: LinearModel, out: SolverOutput) -> SolverOutput:
@@ -518,6 +509,7 @@ def _solve_composed(
         bound=out.bound,
         message=out.message,
         eps_objective=out.eps_objective,
+        bound_method=out.bound_method,
     )
 
 

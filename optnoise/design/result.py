@@ -294,6 +294,9 @@ class DesignResult(CheckedResult, Accountable):
     eps_objective : float or None
         ``privacy="composed"`` with ``objective="epsilon"``: the least composed eps found, the
         eps the result guarantees at the design's delta.
+    bound_method : str
+        ``privacy="composed"``: the method that proved ``bound``, ``"tradeoff"``
+        (:mod:`optnoise.design.composed_tradeoff`) or ``"lp"``; ``""`` otherwise.
 
     Composed designs (``privacy="composed"``, :mod:`optnoise.design.composed`): ``achieved``
     holds ``"composed"`` (delta at eps of the k-fold composition by the design's accounting,
@@ -322,6 +325,7 @@ class DesignResult(CheckedResult, Accountable):
     bound: float | None = None
     dual: np.ndarray | None = field(default=None, repr=False, compare=False)
     eps_objective: float | None = None
+    bound_method: str = ""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.solver
@@ -487,6 +491,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
+            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,
@@ -494,11 +499,14 @@ class DesignResult(CheckedResult, Accountable):
         }
 
     @classmethod
-    def from_dict(cls, data: Any, *, design: NoiseDesign) -> DesignResult:
+    def from_dict(cls, data: Any, *, design: NoiseDesign, recheck: bool = True) -> DesignResult:
         """Rebuild a result of ``design`` from :meth:`to_dict` output (re-verifies the PMF).
 
         Raises ``ValueError`` naming the field that is missing or malformed; a
-        PMF that fails re-verification comes back ``"unverified"``.
+        PMF that fails re-verification comes back ``"unverified"``. A stored bound,
+        gap or status is not trusted: ``recheck`` re-derives the bound (an LP or MILP
+        is solved again; :func:`optnoise.design.proofs.recheck`), so an unproven
+        ``"optimal"`` comes back ``"feasible"``. The cache uses ``recheck=False``.
         """
         common = cls._common_fields(data, "DesignResult")
         if "pmf" not in data:
@@ -515,15 +523,21 @@ class DesignResult(CheckedResult, Accountable):
             if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
                 raise ValueError(f"result field 'eps' must be a finite number (the minimised eps); got {shown(e)}")
             eps_objective = float(e)
-        return cls(
+        res = cls(
             design=design,
             pmf=pmf,
             backend=str(data.get("backend") or ""),
             canonical=canonical,
             delta_objective=delta if design.objective == "delta" else None,
             eps_objective=eps_objective,
+            bound_method=data["bound_method"] if isinstance(data.get("bound_method"), str) else "",
             **common,
         )
+        if recheck:
+            from optnoise.design.proofs import recheck as recheck_proof
+
+            recheck_proof(res)
+        return res
 
     def __repr__(self) -> str:
         dist = "None" if self.distortion is None else f"{self.distortion:.6g}"

@@ -77,9 +77,22 @@ class RenyiProblem:
         Orders ``alpha >= 1`` (1 is KL) and their budgets ``eps > 0``.
     eps_inf : float, optional
         The ``D_inf`` budget (zCDP's pure-DP row), or ``None``.
+    bound_inf : bool
+        Whether the ``D_inf`` rows may carry multipliers in :meth:`lower_bound`. ``False`` when those
+        rows only guide the search and are not part of the problem the bound must hold for (zCDP:
+        rho-zCDP does not imply ``D_inf <= eps_inf``, so a bound using them is not a bound on the
+        rho-zCDP optimum); ``nu`` is then ignored and the bound holds for the orders alone.
     """
 
-    def __init__(self, cost: Any, idx: Any, orders: list[tuple[float, float]], eps_inf: float | None = None) -> None:
+    def __init__(
+        self,
+        cost: Any,
+        idx: Any,
+        orders: list[tuple[float, float]],
+        eps_inf: float | None = None,
+        *,
+        bound_inf: bool = True,
+    ) -> None:
         self.cost = np.asarray(cost, dtype=float).ravel()
         self.idx = np.asarray(idx, dtype=np.int64)
         if self.idx.ndim != 2 or self.idx.shape[1] != self.cost.size:
@@ -95,6 +108,7 @@ class RenyiProblem:
         self.shift = np.tile(np.arange(n_shifts), len(orders))
         self.kl = self.alpha == 1.0
         self.eps_inf = None if eps_inf is None else float(eps_inf)
+        self.bound_inf = bool(bound_inf)
 
     @property
     def size(self) -> int:
@@ -214,7 +228,8 @@ class RenyiProblem:
         ``I`` multipliers per point, ``nu`` the ``(K, N)`` multipliers of the ``D_inf`` rows (row
         ``(m, eta)``: ``f(eta) - e^eps_inf f(J_m(eta)) <= 0``). Negative multipliers are clipped to 0,
         and constraints whose tangent is not finite get none, so any input gives a valid bound
-        (module docstring); ``-inf`` when nothing is finite.
+        (module docstring); ``-inf`` when nothing is finite. ``nu`` is ignored unless
+        :attr:`bound_inf`.
         """
         e = self.cost.copy()
         mag = np.abs(self.cost)  # sum of |terms| of every e(eta), for the summation error
@@ -236,7 +251,7 @@ class RenyiProblem:
                 mag += y[k] * (np.abs(p) + np.abs(q))
                 err += y[k] * (ep + eq)
                 terms += 2
-        if nu is not None and self.eps_inf is not None:
+        if nu is not None and self.eps_inf is not None and self.bound_inf:
             nu = np.maximum(np.nan_to_num(np.asarray(nu, dtype=float), nan=0.0, posinf=0.0), 0.0)
             ee = math.exp(self.eps_inf)
             for m in range(self.shifts):

@@ -122,10 +122,10 @@ def tangent_lp_bound(prob: RenyiProblem, logf: np.ndarray, *, time_limit: float 
     """The best certified bound from tangent cuts at one point ``f_hat = exp(logf)`` (finite logs).
 
     The outer-approximation LP ``min c . f`` over the simplex with ``grad G_i(f_hat) . f <= 0`` for
-    every constraint and the ``D_inf`` rows has as dual ``max_(y, nu >= 0) min_eta e(eta)``: the
-    certificate with the best multipliers for this tangent point. It is posed in f-space, where its
-    dual is well scaled (every cut coefficient is of order one; each row is divided by its largest),
-    solved by HiGHS, and its multipliers are handed to
+    every constraint and the ``D_inf`` rows (when they count, ``prob.bound_inf``) has as dual
+    ``max_(y, nu >= 0) min_eta e(eta)``: the certificate with the best multipliers for this tangent
+    point. It is posed in f-space, where its dual is well scaled (every cut coefficient is of order
+    one; each row is divided by its largest), solved by HiGHS, and its multipliers are handed to
     :meth:`~optnoise.privacy.renyi_problem.RenyiProblem.lower_bound`: HiGHS' objective is never trusted.
     Coefficients below 1e-9 of their row's largest are dropped, which changes the LP, never the bound.
     ``-inf`` when HiGHS returns no multipliers.
@@ -145,7 +145,7 @@ def tangent_lp_bound(prob: RenyiProblem, logf: np.ndarray, *, time_limit: float 
     r, c = np.nonzero(cuts)
     cut_rows = mb.add_rows(r, c, cuts[r, c], upper=0.0) if ok.size else np.zeros(0, dtype=np.int64)
     pure_rows = None
-    if prob.eps_inf is not None:
+    if prob.eps_inf is not None and prob.bound_inf:
         ee = math.exp(prob.eps_inf)
         # (f(eta) - e^eps_inf f(J)) / e^eps_inf <= 0, row (m, eta) = m N + eta
         rr = np.repeat(np.arange(K * N), 2)
@@ -267,19 +267,22 @@ def solve_renyi_barrier(
     eps_inf: float | None = None,
     time_limit: float | None = None,
     verbose: bool = False,
+    bound_inf: bool = True,
 ) -> RenyiSolution:
     """Minimise the expected cost ``cost @ f`` under the Renyi budget with a proven gap (module docstring).
 
     ``sigma2`` is the variance of the reference discrete Gaussian that meets the budget
     (:class:`~optnoise.privacy.budget.Budget`); ``time_limit`` bounds the search (seconds, ``None``
-    for none: it ends anyway once the gap is proven or ``mu`` is at float resolution). ``verbose``
-    shows a progress bar on stderr (barrier stages, the incumbent's value and proven gap).
+    for none: it ends anyway once the gap is proven or ``mu`` is at float resolution). ``bound_inf=False``:
+    the ``D_inf`` rows guide the search but the bound holds without them
+    (:class:`~optnoise.privacy.renyi_problem.RenyiProblem`). ``verbose`` shows a progress bar on stderr
+    (barrier stages, the incumbent's value and proven gap).
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     n, dim = shape[0] - 1, len(shape)
     reference = check_reference(n, dim, sigma2)
-    prob = RenyiProblem(cost, idx, orders, eps_inf)
+    prob = RenyiProblem(cost, idx, orders, eps_inf, bound_inf=bound_inf)
     start = _start(prob, shape, sigma2)
     # the reference is feasible in exact arithmetic and tight at integer orders: accepted within the
     # tolerance of the result's re-verification, as the incumbent to beat
@@ -338,6 +341,7 @@ def solve_renyi_design(
     time_limit: float | None = None,
     verbose: bool = False,
     conic_solver: str = "clarabel",
+    bound_inf: bool = True,
 ) -> RenyiSolution:
     """Solve a Renyi design with ``method="barrier"`` (:func:`solve_renyi_barrier`) or ``"cvxpy"``.
 
@@ -346,10 +350,19 @@ def solve_renyi_design(
     (mixed with 1e-15 of the reference so that every mass is positive: any positive tangent point gives
     a valid bound). Its ``"optimal"`` stands only when that bound proves the gap; otherwise a point is
     ``"feasible"``. Re-verification of the PMF is the caller's (:class:`optnoise.DesignResult`).
+    ``bound_inf`` as in :func:`solve_renyi_barrier`.
     """
     if method == "barrier":
         return solve_renyi_barrier(
-            cost, idx, shape, orders, sigma2, eps_inf=eps_inf, time_limit=time_limit, verbose=verbose
+            cost,
+            idx,
+            shape,
+            orders,
+            sigma2,
+            eps_inf=eps_inf,
+            time_limit=time_limit,
+            bound_inf=bound_inf,
+            verbose=verbose,
         )
     if method != "cvxpy":
         raise ValueError(f"method must be one of {', '.join(RENYI_METHODS)}; got {shown(method)}")
@@ -368,7 +381,7 @@ def solve_renyi_design(
     objective = bound = gap = None
     status, message = out.status, out.message
     if pmf is not None:
-        prob = RenyiProblem(cost, idx, orders, eps_inf)
+        prob = RenyiProblem(cost, idx, orders, eps_inf, bound_inf=bound_inf)
         objective = float(prob.cost @ pmf.ravel())
         reference = reference_log_pmf(shape[0] - 1, len(shape), sigma2)
         with np.errstate(divide="ignore"):

@@ -16,7 +16,7 @@ from optnoise import Neighborhood, NoiseDesign
 from optnoise.design.result import DesignResult
 from optnoise.engine.tolerance import OPTIMAL_GAP
 from optnoise.privacy import renyi_solve
-from optnoise.privacy.renyi import grid_margin, reference_log_pmf
+from optnoise.privacy.renyi import achieved_rho, grid_margin, reference_log_pmf
 from optnoise.privacy.renyi_problem import RenyiProblem
 
 NB = Neighborhood.bd(1)
@@ -79,6 +79,8 @@ def issue_rdp() -> dict[str, DesignResult]:
 
 
 #: Optima proven by an independent prototype (its own barrier and certificate code, gaps <= 1e-6), issue 25.
+#: The zCDP ones are optima on the default order grid only, a relaxation of rho-zCDP (issue 32): the
+#: true optimum lies between them and their cost at rho / (1 + m_grid) (the grid theorem's strict design).
 ZCDP_OPTIMA = {
     "er": 0.7525912555,
     "mse": 32.44059293,
@@ -105,7 +107,10 @@ def test_issue_zcdp_designs_are_proven_optimal(issue_zcdp, metric):
     res = issue_zcdp[metric]
     _proved(res)
     assert res.backend == "log-barrier" and res.solver == "auto"
-    _agrees(res.distortion, ZCDP_OPTIMA[metric])
+    grid = ZCDP_OPTIMA[metric]
+    # a relaxation's optimum is a lower bound; the grid theorem's margin (2.2e-3 here) bounds the cost of
+    # meeting rho at every order (the cost of these designs scales at most like 1 / rho)
+    assert grid * (1 - 2 * OPTIMAL_GAP) <= res.distortion <= grid * (1 + 2 * grid_margin(res.design.budget.alphas))
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -140,14 +145,14 @@ def test_reporters_case_the_conic_route_is_not_called_optimal(issue_rdp):
 
 @pytest.mark.parametrize("metric", ["circular-mse", "mse", "er"])
 def test_zcdp_divergences_recomputed_on_a_fine_grid(issue_zcdp, metric):
-    """Every grid order and D_inf meet the budget; between them the grid theorem's rho (1 + m_grid) holds;
-    50-digit mpmath agrees with float64 log-sum-exp."""
+    """Every grid order and D_inf meet the budget; between them rho itself holds (issue 32: not only
+    the grid theorem's rho (1 + m_grid)); 50-digit mpmath agrees with float64 log-sum-exp."""
     res = issue_zcdp[metric]
     f, budget, rho = res.pmf, res.design.budget, 0.125
     grid = np.array(budget.alphas)
     fine = np.unique(np.concatenate([[1.0], 1.0 + np.geomspace(1e-5, 2 * grid[-1], 600), grid]))
     worst = max(_lse_divergence(f, g, a) / a for g in _shifted(f) for a in fine)
-    assert worst <= rho * (1 + grid_margin(grid)) * (1 + 1e-12)
+    assert worst <= rho * (1 + 1e-9)
     for g in _shifted(f):
         on_grid = np.array([_lse_divergence(f, g, a) for a in grid])
         assert np.all(on_grid <= rho * grid * (1 + 1e-12))
@@ -155,7 +160,7 @@ def test_zcdp_divergences_recomputed_on_a_fine_grid(issue_zcdp, metric):
     for a in list(grid[::12]) + [1.0 + 3e-5, 1.37, 2.5, 7.7, 31.0]:
         for g in _shifted(f):
             mp = _mp_divergence(f, g, a)
-            assert mp <= rho * a * (1 + grid_margin(grid)) * (1 + 1e-12)
+            assert mp <= rho * a * (1 + 1e-9)
             assert mp == pytest.approx(_lse_divergence(f, g, a), rel=1e-9, abs=1e-15)
 
 
@@ -212,6 +217,17 @@ def test_no_feasible_pmf_below_the_certified_bound(n, budget):
         b = res.design.budget
         orders, eps_inf, cost = b.orders(), b.eps_inf, res.design.cost
         best = res.pmf
+        if b.privacy == "zcdp":
+            # rho-zCDP asks for every order, and its bound holds for rho-zCDP only (issue 32): the search is
+            # guided by a dense order set without the design's D_inf row, and feasibility is the certified
+            # supremum over every order (achieved_rho, itself checked against mpmath in test_renyi_sup)
+            dense = [1.0, *(1.0 + np.geomspace(1e-4, 64.0, 60))]
+            orders, eps_inf = [(a, b.rho * a) for a in dense], None
+
+        def feasible(p, orders=orders, eps_inf=eps_inf, b=b, shifts=res.design.shifts):
+            if _independent_excess(p, orders, eps_inf) > 0:  # for zCDP: a necessary condition, and cheap
+                return False
+            return b.privacy != "zcdp" or achieved_rho(p, shifts)[0] <= b.rho
 
         def softmax(u):  # plain numpy: scipy's logsumexp costs more than the whole constraint here
             e = np.exp(u - np.max(u))
@@ -233,16 +249,14 @@ def test_no_feasible_pmf_below_the_certified_bound(n, budget):
             lo, hi = 0.0, 1.0  # largest weight on p whose mixture with the optimum is feasible
             for _ in range(50):
                 mid = 0.5 * (lo + hi)
-                lo, hi = (
-                    (mid, hi) if _independent_excess(mid * p + (1 - mid) * best, orders, eps_inf) <= 0 else (lo, mid)
-                )
+                lo, hi = (mid, hi) if feasible(mid * p + (1 - mid) * best) else (lo, mid)
             found.append(lo * p + (1 - lo) * best)
         for _ in range(300):
             p = best * np.exp(rng.normal(0.0, 10.0 ** rng.uniform(-6, -2), best.size))
             found.append(p / p.sum())
         for p in found:
-            if _independent_excess(p, orders, eps_inf) <= 0:
-                assert float(cost @ p) >= res.bound, (metric, float(cost @ p), res.bound)
+            if float(cost @ p) < res.bound:  # only a cheaper point needs its feasibility checked
+                assert not feasible(p), (metric, float(cost @ p), res.bound)
 
 
 def test_certificate_is_valid_for_any_tangent_point_and_multipliers(issue_rdp):
@@ -307,7 +321,11 @@ def test_a_failed_search_returns_the_reference_with_a_bound(monkeypatch):
     ref = np.exp(reference_log_pmf(20, 1, d.budget.sigma2))
     assert res.status == "feasible" and res.verify()
     assert "numerical failure" in res.message and "reference discrete Gaussian" in res.message
-    np.testing.assert_allclose(res.pmf, ref, rtol=1e-12)
+    # the reference, mixed with the uniform PMF where it misses rho between the grid's orders (issue 32)
+    uniform = np.full(21, 1 / 21)
+    theta = (res.pmf - uniform) / (ref - uniform)
+    np.testing.assert_allclose(theta, theta[0], rtol=1e-9)
+    assert 0.99 <= theta[0] <= 1.0
     assert res.bound is not None and res.bound <= res.distortion
 
 

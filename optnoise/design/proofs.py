@@ -1,0 +1,140 @@
+"""Re-checking the proof of a stored result: the one check the cache and ``certify`` share.
+
+A result read back from disk (a cache entry, a ``solve --format json`` file) carries numbers: a
+status, a ``bound``, a ``gap``. None of them is trusted. :func:`recheck` re-derives the bound from
+the result's own proof data or independently of it, and settles the status again:
+
+* **LP** (every LP notion, mechanisms): weak duality of the stored row multipliers on the rebuilt
+  model (:meth:`~optnoise.engine.model.LinearModel.dual_bound`); without stored multipliers and with
+  ``resolve=True``, the bound of a fresh solve of the same problem.
+* **MILP**: a branch-and-bound bound cannot be re-checked from stored data; only a fresh solve
+  (``resolve=True``) proves it. The cache does not re-solve, so a MILP entry claiming ``"optimal"``
+  is solved again rather than served.
+* **mechanisms** (:class:`~optnoise.design.mechanism.MechanismDesign`, lazy rows): the bound of
+  the final restricted LP is not yet stored with the rows it needs, so the cache still takes its
+  stored number, checked only against the objective (not above it). This is the one exception.
+* **composed, distortion objective**: the proven lower bound re-derived by its LPs
+  (:func:`optnoise.design.composed_bounds.lower_bound`).
+* **composed, epsilon objective**: a stored lower bound ``b`` on eps stands only when the LP bounds
+  prove that no design within the distortion cap exists at ``b`` (``lower_bound(eps=b) > cap``);
+  otherwise there is none.
+* **rdp / zcdp**: tangent cuts at the result's own PMF, solved as an LP and evaluated in certified
+  float arithmetic (:func:`optnoise.privacy.renyi_solve.tangent_lp_bound`); for zCDP without the
+  ``D_inf`` row, so the bound holds for rho-zCDP itself.
+
+A re-derived bound above the result's objective (beyond ``OPTIMAL_GAP``) contradicts the
+re-verified PMF: :func:`recheck` raises ``ValueError`` (the cache then discards the entry and solves
+again; ``certify`` refuses the file). A result that claims ``"optimal"`` is kept ``"optimal"`` only
+when the re-derived bound proves its gap within ``OPTIMAL_GAP``; otherwise it is served as
+``"feasible"`` with the re-derived ``bound`` and ``gap`` (the cache, whose entries must keep their
+stored status, solves such an entry again).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from optnoise.design.composed import COMPOSED
+from optnoise.design.composed_bounds import lower_bound
+from optnoise.engine.output import relative_gap
+from optnoise.engine.tolerance import OPTIMAL_GAP
+
+__all__ = ["recheck", "rederive_bound"]
+
+#: Statuses that claim a solution, and so have something to prove.
+_CLAIMS = ("optimal", "feasible", "time_limit")
+
+
+def _finite(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def _composed_bound(result: Any) -> float | None:
+    d = result.design
+    if d.objective != "epsilon":
+        # searched no further than the stored design's own cost: a bound above it would be refused anyway
+        return lower_bound(d, "highs", upper=_finite(result.distortion))
+    b = _finite(result.bound)
+    if b is None:
+        return None
+    if b <= 0.0:
+        return b  # eps >= 0 for every design
+    lb = lower_bound(d, "highs", eps=b)
+    return b if lb is not None and lb > float(d.max_distortion or 0.0) else None
+
+
+def _renyi_bound(result: Any) -> float | None:
+    from optnoise.privacy.renyi import reference_log_pmf
+    from optnoise.privacy.renyi_problem import RenyiProblem
+    from optnoise.privacy.renyi_solve import tangent_lp_bound
+
+    d, budget = result.design, result.design.budget
+    prob = RenyiProblem(d.cost, d.shift_index(), budget.orders(), budget.eps_inf, bound_inf=d.privacy != "zcdp")
+    reference = reference_log_pmf(d.n, d.dim, float(budget.sigma2 or 1.0))
+    with np.errstate(divide="ignore"):
+        # any positive tangent point gives a valid bound; the mixture keeps every mass positive
+        tangent = prob.mix(np.log(np.asarray(result.pmf, dtype=float).ravel()), reference, 1.0 - 1e-15)
+    b = tangent_lp_bound(prob, tangent)
+    return b if math.isfinite(b) else None
+
+
+def rederive_bound(result: Any, proof: Any = None, *, resolve: bool = True, formulation: str = "hull") -> float | None:
+    """A lower bound on ``result``'s objective, proven afresh (module docstring); ``None`` when none is.
+
+    ``proof`` is a cache entry's proof (``{"kind": "lp-dual", "dual": [...]}``); the result's own
+    ``dual`` is used the same way. ``resolve`` allows a fresh solve where nothing else proves a bound.
+    """
+    d = result.design
+    if getattr(d, "privacy", None) == COMPOSED:
+        return _composed_bound(result)
+    budget = getattr(d, "budget", None)
+    if budget is not None and budget.is_conic:
+        return _renyi_bound(result)
+    duals = []
+    if isinstance(proof, dict) and proof.get("kind") == "lp-dual" and isinstance(proof.get("dual"), list):
+        duals.append(proof["dual"])
+    if getattr(result, "dual", None) is not None:
+        duals.append(result.dual)
+    if duals:
+        model = d.build_model(formulation=formulation)
+        if not model.is_mip:
+            for y in duals:
+                b = model.dual_bound(y)
+                if b is not None and math.isfinite(b):
+                    return float(b)
+    if not resolve and getattr(result, "_SOLUTION", "") == "matrix" and isinstance(proof, dict):
+        if proof.get("kind") == "bound":  # the one stored number still taken (module docstring)
+            return _finite(proof.get("bound"))
+    if resolve:
+        fresh = d.solve(solver="highs", formulation=formulation)
+        return _finite(fresh.bound) if fresh.status in _CLAIMS else None
+    return None
+
+
+def recheck(result: Any, proof: Any = None, *, resolve: bool = True, formulation: str = "hull") -> Any:
+    """``result`` with its bound re-derived (:func:`rederive_bound`) and its status settled on it.
+
+    Mutates and returns ``result``. ``ValueError`` when the re-derived bound exceeds the objective
+    (the stored result contradicts its own proof).
+    """
+    if result.status not in _CLAIMS or getattr(result, result._SOLUTION) is None:
+        return result
+    objective = result._objective()
+    bound = rederive_bound(result, proof, resolve=resolve, formulation=formulation)
+    if bound is not None and objective is not None and bound > objective + OPTIMAL_GAP * max(1.0, abs(objective)):
+        raise ValueError(
+            f"result: the proven bound {bound:.10g} exceeds the result's objective {objective:.10g}; the stored "
+            "result contradicts its own proof"
+        )
+    result.bound = bound
+    result.gap = relative_gap(objective, bound) if bound is not None and objective is not None else None
+    if result.status == "optimal" and (result.gap is None or result.gap > OPTIMAL_GAP):
+        result.status = "feasible"
+        why = "no bound re-derived" if result.gap is None else f"re-derived gap {result.gap:.3g}"
+        result.message = f"{result.message}; 'optimal' not proven by its own proof ({why})".lstrip("; ")
+    return result
