@@ -42,16 +42,17 @@ def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
     return out
 
 
-def clamp_baseline(baseline: Any, n: int) -> tuple[Any, np.ndarray | None]:
-    """A plot baseline for a clamped design: a noise PMF on ``-n..n`` (or an object with ``.pmf``, e.g.
-    another result) becomes its clamped matrix, returned with that noise; anything else is returned as is."""
+def clamp_baseline(baseline: Any, n: int) -> dict[str, Any]:
+    """The plot baseline of a clamped design, as keywords of :func:`~optnoise.plotting.designs.plot_mechanism`:
+    a noise PMF on ``-n..n`` (or an object with ``.pmf``, e.g. another result) becomes its clamped matrix,
+    with that noise drawn beside the design's; anything else is passed on as is (the plot checks it)."""
     if baseline is None or hasattr(baseline, "matrix"):
-        return baseline, None
+        return {"baseline": baseline}
     b = np.asarray(getattr(baseline, "pmf", baseline), dtype=float)
     if b.shape != (2 * n + 1,):
-        return baseline, None  # the plot refuses it, naming the shapes it takes
+        return {"baseline": baseline}
     noise = check_pmf("baseline", b, atol=1e-6)
-    return clamp_matrix(noise, n), noise
+    return {"baseline": clamp_matrix(noise, n), "baseline_noise": noise}
 
 
 def clamp_repair(
