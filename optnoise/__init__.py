@@ -9,9 +9,10 @@
 from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism, load_design
 from optnoise.deploy.certify import CertificationError, certify_result
 from optnoise.design.mechanism import MechanismDesign
+from optnoise.design.mechanism_result import MechanismResult
 from optnoise.design.metrics import METRICS, cost_vector, modulo_errors
 from optnoise.design.noise import OBJECTIVES, NoiseDesign
-from optnoise.design.result import DesignResult, MechanismResult
+from optnoise.design.result import DesignResult
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model

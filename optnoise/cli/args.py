@@ -205,9 +205,9 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else float_arg
     p.add_argument(
         "--n",
-        required=True,
+        required=grid,
         type=str if grid else int_arg("n"),
-        help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else ""),
+        help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else "; none with --release additive"),
     )
     p.add_argument(
         "--eps",
@@ -246,15 +246,17 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         )
     p.add_argument(
         "--privacy",
-        default="pdp",
-        help=f"one of {', '.join(CLI_NOTIONS)}" + (" (comma list)" if grid else ""),
+        default="pdp" if grid else None,
+        help=f"one of {', '.join(CLI_NOTIONS)}"
+        + (" (comma list)" if grid else "; default pdp (dp: --release additive)"),
     )
     add_budget_args(p, grid=grid)
     p.add_argument(
         "--release",
         default="modulo",
         choices=RELEASES,
-        help="q + eta (mod n+1) (default), or clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp)",
+        help="q + eta (mod n+1) (default), clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp), "
+        "or additive: q + eta on all integers, no --n (dp, pdp, profile)",
     )
     p.add_argument(
         "--minimize",

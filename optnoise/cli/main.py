@@ -92,6 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mps", default=None, help="write the model as an MPS file and exit")
     p.add_argument("--plot", default=None, help="also draw the PMF and its privacy profile to this .png/.pdf/.svg")
     p.add_argument(
+        "--support",
+        type=int_arg("support"),
+        default=None,
+        help="--release additive: the finite part -L..L (default grown)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also print the discrete Laplace and Gaussian calibrated to the same guarantee",
+    )
+    p.add_argument(
         "--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one on a terminal)"
     )
     add_exit_args(p)

@@ -380,6 +380,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
         release=point.get("release", "modulo"),
+        support=point.get("support"),
         **budget,
     )
 

@@ -42,6 +42,7 @@ def design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "objective": a.minimize,
             "max_distortion": a.max_distortion,
             "release": a.release,
+            "support": getattr(a, "support", None),  # solve only
             **budget_args(a),
         }
     )
@@ -97,6 +98,10 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if a.plot:
         check_plot_path(a.plot)
     design = design_from_args(a)
+    if design.release == "additive":
+        return _solve_additive(design, a)
+    if a.compare:
+        raise ValueError("compare is supported for --release additive only (for now)")
     solved = solve_with_flags(design, a)
     if solved is None:
         return EXIT_OK
@@ -121,6 +126,42 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if res.status == UNVERIFIED:
         print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
     return exit_for(res.status, a.require_optimal)
+
+
+def _solve_additive(design: Any, a: argparse.Namespace) -> int:
+    """``solve --release additive``: the noise on -L..L, its staircase tails, and ``--compare``'s baselines."""
+    if a.plot or a.mps:
+        raise ValueError(f"{'plot' if a.plot else 'mps'} is not yet supported for --release additive")
+    out_path = None if a.out is None else check_output_path("out", a.out)
+    res = design.solve(**solver_args(a))
+    d = res.to_dict()
+    if a.compare:
+        d["baselines"] = res.baselines
+    if out_path is not None:
+        atomic_write_text(out_path, json.dumps(d, indent=2))
+    if a.format == "json":
+        print(json.dumps(d, indent=2))
+    else:
+        budget = design.profile if design.privacy == "profile" else f"eps={design.eps:g}  delta={design.delta:g}"
+        print(f"problem     q + eta on the integers (release additive)  {budget}")
+        print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
+        print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
+        print_status(res)
+        print(f"support     {res.support_note}")
+        if res.pmf is not None and res.tail is not None:
+            print(f"distortion  {res.distortion:.10g}")
+            for name, value in (d["baselines"] if a.compare else {}).items():
+                gain = f"  (design {100 * (1 - res.distortion / value):.3g}% lower)" if value > 0 else ""
+                print(f"  vs {name:18s} {value:.10g}{gain}")
+            print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
+            print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
+            print(f"pmf         eta = {-res.L}..{res.L}")
+            print("            " + format_pmf(res.pmf).replace("\n", "\n            "))
+            t = res.tail
+            print(f"tail        f(x + {t.period}) = {t.factor:.6g} f(x) beyond +-{res.L}; mass {t.mass:.6g}")
+    if res.status == UNVERIFIED:
+        print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
+    return exit_for(res.status)
 
 
 def cmd_verify(a: argparse.Namespace) -> int:

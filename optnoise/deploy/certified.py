@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.deploy import opendp
+from optnoise.deploy.additive import ADDITIVE_FIELD, additive_from_dict
 from optnoise.deploy.composed import check_composed_block, composed_block, composed_delta
 from optnoise.deploy.files import (
     FILE_FIELDS,
@@ -44,14 +45,17 @@ from optnoise.deploy.files import (
     FORMAT_VERSION,
     OPTIONAL_FIELDS,
     certificate_block,
+    check_certificate,
+    design_document,
     design_from_spec,
     file_digest,
+    read_certificate,
 )
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
-from optnoise.engine.validation import check_delta, check_eps, check_int, check_output_path, shown
+from optnoise.engine.validation import check_int, check_output_path, shown
 from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
@@ -157,12 +161,7 @@ class _Certified:
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (exact: weights and rationals as decimal strings), with its digest ``sha256``."""
-        from optnoise import __version__
-
-        doc = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "optnoise_version": __version__,
+        body = {
             "problem": self.design.spec(),
             "denominator_bits": self.bits,
             "shape": list(self.weights.shape),
@@ -172,10 +171,8 @@ class _Certified:
             "solver": self.solver,
         }
         if self.composed is not None:  # absent for single-release designs: their files are as before
-            doc["composed"] = self.composed
-        doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
-        doc["sha256"] = file_digest(doc)
-        return doc
+            body["composed"] = self.composed
+        return design_document(body)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the design as JSON (see :func:`load_design`), atomically."""
@@ -187,8 +184,10 @@ class _Certified:
         """Rebuild from :meth:`to_dict` output, re-proving the certificate exactly.
 
         Returns a :class:`CertifiedDesign` or a :class:`CertifiedMechanism`,
-        whichever the problem's layout is. Raises ``ValueError`` naming the
-        field: wrong format tag or version, a digest that does not match the
+        whichever the problem's layout is (a
+        :class:`~optnoise.deploy.additive.CertifiedAdditive` for
+        ``release="additive"``). Raises ``ValueError`` naming the field:
+        wrong format tag or version, a digest that does not match the
         canonical file, a malformed field, or a certificate that differs from
         a fresh exact re-check of the problem the file names.
         """
@@ -209,10 +208,13 @@ class _Certified:
         if version != FORMAT_VERSION:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
-        unknown = sorted(set(data) - set(FILE_FIELDS) - set(OPTIONAL_FIELDS) - {"sha256"})
+        problem = data.get("problem")
+        additive = isinstance(problem, dict) and problem.get("release") == "additive"
+        fields = FILE_FIELDS + ((ADDITIVE_FIELD,) if additive else ())
+        unknown = sorted(set(data) - set(fields) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
-        missing = [k for k in FILE_FIELDS + ("sha256",) if k not in data]
+        missing = [k for k in fields + ("sha256",) if k not in data]
         if missing:
             raise bad(missing[0], "is missing")
         if not isinstance(data["sha256"], str) or data["sha256"] != file_digest(data):
@@ -227,6 +229,8 @@ class _Certified:
             design = design_from_spec(data["problem"])
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
+        if additive:  # q + eta on Z: finite weights, exact tails (optnoise.deploy.additive)
+            return additive_from_dict(data, design, bad)
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
@@ -246,41 +250,9 @@ class _Certified:
         if wrong:
             rows = " in every row" if layout.rows > 1 else ""
             raise bad("weights", f"must sum to 2**{bits}{rows}; they sum to {wrong[0]}")
-        for name in ("repair", "solver"):
-            if not isinstance(data[name], dict):
-                raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
-        cert = data["certificate"]
-        if not isinstance(cert, dict):
-            raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
-        try:
-            eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
-            delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
-        except ValueError as exc:
-            raise ValueError(str(exc)) from None
-        if eps != design.eps:
-            raise bad("certificate.eps", f"must be the problem's eps {shown(design.eps)}; got {shown(eps)}")
-        if design.objective != "delta" and delta != design.delta:
-            raise bad("certificate.delta", f"must be the problem's delta {shown(design.delta)}; got {shown(delta)}")
+        cert, eps, delta = read_certificate(data, design, bad)
         # the certificate is recomputed from the weights and the problem, and must be what the file says
-        got = layout.check(w, 1 << bits, check_bounds(eps))
-        if not isinstance(got, Fraction) or not got <= Fraction(delta):
-            got_text = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
-            raise bad(
-                "weights",
-                f"do not meet their certificate: the exact check of the stated problem gives delta {got_text} > "
-                f"the certified target {delta:g}",
-            )
-        fresh = certificate_block(design, eps, delta, got)
-        for key, value in fresh.items():
-            if cert.get(key) != value:
-                raise bad(
-                    f"certificate.{key}",
-                    f"does not match a fresh exact re-check of the problem ({value!r} expected, "
-                    f"{cert.get(key)!r} in the file): the weights do not match their certificate",
-                )
-        extra = sorted(set(cert) - set(fresh))
-        if extra:
-            raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
+        got = check_certificate(cert, design, eps, delta, layout.check(w, 1 << bits, check_bounds(eps)), bad)
         kind = CertifiedDesign if layout.kind == "pmf" else CertifiedMechanism
         repair = dict(data["repair"])
         out = kind(
@@ -486,7 +458,7 @@ class CertifiedMechanism(_Certified, Accountable):
     released output for input ``x`` is ``outputs[y]`` with probability
     exactly ``weights[x, y] / 2**bits``. The certificate covers every ordered
     neighbour pair of the design (:func:`exact_pair_delta`). Build one with
-    :meth:`MechanismResult.certify <optnoise.design.result.MechanismResult.certify>`
+    :meth:`MechanismResult.certify <optnoise.design.mechanism_result.MechanismResult.certify>`
     or :func:`load_design`.
 
     Attributes

@@ -97,7 +97,9 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.deploy.additive import certify_additive
 from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism
+from optnoise.design.additive_eval import ADDITIVE
 from optnoise.design.repair import (
     DEFAULT_BITS,
     MARGINS,
@@ -175,6 +177,8 @@ def certify_result(
         Non-optimal status, no solution, or the target cannot be certified
         within ``max_loss`` (the message says which).
     """
+    if getattr(getattr(result, "design", None), "release", None) == ADDITIVE:
+        return _certify_additive(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):
         raise ValueError(
             "result must be a DesignResult or MechanismResult (from NoiseDesign.solve() or "
@@ -262,6 +266,22 @@ def certify_result(
         repair=repair,
         solver=solver_meta,
     )
+
+
+def _certify_additive(result: Any, *, delta: float | None, bits: int, max_loss: float, allow_suboptimal: bool) -> Any:
+    """An additive result (``q + eta`` on Z): :func:`optnoise.deploy.additive.certify_additive`."""
+    design = result.design
+    ok = result.status == "optimal" or (allow_suboptimal and result.status in ("feasible", "time_limit"))
+    if not ok or result.pmf is None:
+        raise CertificationError(f"cannot certify a result with status {result.status!r}: it is not proven optimal")
+    if delta is not None and check_delta(delta) != design.delta:
+        raise CertificationError("delta for an additive design must be the design's own (re-solve at another delta)")
+    bits = check_int("bits", bits, minimum=16, maximum=62)
+    if not (isinstance(max_loss, (int, float)) and max_loss == math.inf):
+        max_loss = check_positive("max_loss", max_loss, allow_zero=True)
+    meta = {"name": result.backend, "status": result.status, "gap": result.gap, "solve_time_s": result.solve_time}
+    meta["model_size"] = result.model_size
+    return certify_additive(result, bits=bits, max_loss=max_loss, solver_meta=meta, error=CertificationError)
 
 
 set_certifier(certify_result)

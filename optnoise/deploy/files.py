@@ -21,7 +21,7 @@ from typing import Any
 
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import NoiseDesign
-from optnoise.engine.validation import shown
+from optnoise.engine.validation import check_delta, check_eps, shown
 from optnoise.privacy.exact import check_bounds, frac_str
 
 __all__ = [
@@ -31,6 +31,9 @@ __all__ = [
     "OPTIONAL_FIELDS",
     "file_digest",
     "certificate_block",
+    "check_certificate",
+    "read_certificate",
+    "design_document",
     "design_from_spec",
 ]
 
@@ -87,6 +90,72 @@ def certificate_block(design: Any, eps: float, delta: float, certified: Fraction
         "exp_eps_lower": frac_str(lo),
         "exp_eps_upper": frac_str(hi),
     }
+
+
+def design_document(body: dict[str, Any]) -> dict[str, Any]:
+    """A design file from its fields (all of :data:`FILE_FIELDS` but the header): plain JSON, with its digest."""
+    from optnoise import __version__
+
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "optnoise_version": __version__, **body}
+    doc = json.loads(json.dumps(doc))  # plain JSON values, exactly as a reader will see them
+    doc["sha256"] = file_digest(doc)
+    return doc
+
+
+def read_certificate(
+    data: dict[str, Any], design: Any, bad: Callable[[str, str], Exception]
+) -> tuple[dict[str, Any], float, float]:
+    """The ``certificate`` block of a design file and its eps and delta, checked against the problem it names.
+
+    Also checks that ``repair`` and ``solver`` are mappings; ``bad(field, why)`` makes the error.
+    """
+    for name in ("repair", "solver"):
+        if not isinstance(data[name], dict):
+            raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
+    cert = data["certificate"]
+    if not isinstance(cert, dict):
+        raise bad("certificate", f"must be a mapping; got {type(cert).__name__}")
+    eps = check_eps(cert.get("eps"), name="design file field 'certificate.eps'")
+    delta = check_delta(cert.get("delta"), name="design file field 'certificate.delta'")
+    if eps != design.eps:
+        raise bad("certificate.eps", f"must be the problem's eps {shown(design.eps)}; got {shown(eps)}")
+    if design.objective != "delta" and delta != design.delta:
+        raise bad("certificate.delta", f"must be the problem's delta {shown(design.delta)}; got {shown(delta)}")
+    return cert, eps, delta
+
+
+def check_certificate(
+    cert: dict[str, Any],
+    design: Any,
+    eps: float,
+    delta: float,
+    got: Fraction | float,
+    bad: Callable[[str, str], Exception],
+) -> Fraction:
+    """``got``, the fresh exact re-check of the file's weights, if it meets ``delta`` and equals ``cert``.
+
+    Otherwise ``bad(field, why)`` is raised: the weights leak more than the target, or a certificate
+    field differs from the fresh re-check.
+    """
+    if not isinstance(got, Fraction) or not got <= Fraction(delta):
+        got_text = "inf" if not isinstance(got, Fraction) else f"{float(got):.6g}"
+        raise bad(
+            "weights",
+            f"do not meet their certificate: the exact check of the stated problem gives delta {got_text} > "
+            f"the certified target {delta:g}",
+        )
+    fresh = certificate_block(design, eps, delta, got)
+    for key, value in fresh.items():
+        if cert.get(key) != value:
+            raise bad(
+                f"certificate.{key}",
+                f"does not match a fresh exact re-check of the problem ({value!r} expected, "
+                f"{cert.get(key)!r} in the file): the weights do not match their certificate",
+            )
+    extra = sorted(set(cert) - set(fresh))
+    if extra:
+        raise bad(f"certificate.{extra[0]}", "is not a field of the certificate")
+    return got
 
 
 def design_from_spec(spec: Any) -> Any:

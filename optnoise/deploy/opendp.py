@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -67,7 +68,7 @@ from optnoise.deploy.sampler import check_rng
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
-__all__ = ["to_opendp", "certified_map", "composed_map", "symmetric_delta", "INTEGER_TYPES"]
+__all__ = ["to_opendp", "additive_to_opendp", "certified_map", "composed_map", "symmetric_delta", "INTEGER_TYPES"]
 
 #: OpenDP integer types accepted as the input type ``T``.
 INTEGER_TYPES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
@@ -126,8 +127,16 @@ def certified_map(certified: Any) -> Any:
 
     ``delta`` is :func:`symmetric_delta` (rounded up); see the module docstring.
     """
-    eps = float(certified.eps)
-    delta = _float_up(symmetric_delta(certified))
+
+    def uncovered(d: int) -> str | None:
+        why = _missing(certified, d)
+        return None if why is None else f"it does not cover {why}"
+
+    return _privacy_map(float(certified.eps), _float_up(symmetric_delta(certified)), uncovered)
+
+
+def _privacy_map(eps: float, delta: float, uncovered: Callable[[int], str | None]) -> Callable[[Any], Any]:
+    """``d_in -> (eps, delta)`` (``eps`` when ``delta`` is 0); 0 maps to no loss; refused where ``uncovered`` says."""
     pure = delta == 0.0
 
     def privacy_map(d_in: Any) -> Any:
@@ -136,9 +145,9 @@ def certified_map(certified: Any) -> Any:
             raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
         if d == 0:
             return 0.0 if pure else (0.0, 0.0)
-        why = _missing(certified, d)
+        why = uncovered(d)
         if why is not None:
-            raise ValueError(f"d_in = {d} is not covered by the certificate: it does not cover {why}")
+            raise ValueError(f"d_in = {d} is not covered by the certificate: {why}")
         return eps if pure else (eps, delta)
 
     return privacy_map
@@ -289,4 +298,60 @@ def to_opendp(
         function=release,
         privacy_map=privacy_map,
         TO=int if integral else float,
+    )
+
+
+def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str = "i64") -> Any:
+    """An OpenDP measurement releasing ``q + eta`` on the integers with a certified additive noise.
+
+    Input: ``atom_domain(T=T)`` (default ``"i64"``) under ``absolute_distance(T=T)``, so it chains after
+    ``make_count(..., TO=T)`` and a bounded integer ``then_sum()``; no clamp and no range: any integer
+    ``q`` is released as ``q + eta``. Privacy map: ``d_in = 0`` maps to no loss; ``d_in`` maps to the
+    certified ``(eps, delta)`` (``eps`` when pure) when every distance ``1..d_in`` is a shift of the
+    neighbourhood (in some order), with ``delta`` the exact delta of both orders
+    (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`, rounded up to a float); a
+    larger ``d_in`` is refused (the certificate says nothing about it). The output is ``T`` (saturated at
+    its range, post-processing that cannot weaken the guarantee).
+    """
+    rng = check_rng(rng)
+    if not isinstance(T, str) or T not in ("i32", "i64"):
+        raise ValueError(f"T must be 'i32' or 'i64' for an additive design; got {shown(T)}")
+    try:
+        import opendp.prelude as dp
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
+    if not certified.verify():
+        raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
+    dp.enable_features("contrib", "honest-but-curious")
+    eps = float(certified.eps)
+    delta = _float_up(certified.symmetric_delta())
+    pure = delta == 0.0
+    covered = {abs(int(s)) for s in np.asarray(certified.design.shifts).ravel()}
+    D = 0
+    while D + 1 in covered:
+        D += 1
+
+    def uncovered(d: int) -> str | None:
+        if d <= D:
+            return None
+        return (
+            f"it covers answers differing by at most {D} (neighbourhood "
+            f"{certified.design.neighborhood.describe()}); certify a design with a larger sensitivity "
+            "(e.g. Neighborhood.bd(d_in))"
+        )
+
+    privacy_map = _privacy_map(eps, delta, uncovered)
+    lo, hi = (-(2**31), 2**31 - 1) if T == "i32" else (-(2**63), 2**63 - 1)
+
+    def release(x: Any) -> int:
+        # q + eta in Python integers, saturated to T's range only when it would overflow: post-processing
+        return min(max(int(x) + int(certified.sample(rng=rng)), lo), hi)
+
+    return dp.m.make_user_measurement(
+        dp.atom_domain(T=T),
+        dp.absolute_distance(T=T),
+        output_measure=dp.max_divergence() if pure else dp.approximate(dp.max_divergence()),
+        function=release,
+        privacy_map=privacy_map,
+        TO=T,
     )

@@ -14,9 +14,10 @@
 """
 
 from optnoise.design.mechanism import MechanismDesign
+from optnoise.design.mechanism_result import MechanismResult
 from optnoise.design.metrics import METRICS, cost_vector, modulo_errors
 from optnoise.design.noise import OBJECTIVES, RELEASES, NoiseDesign
-from optnoise.design.result import DesignResult, MechanismResult
+from optnoise.design.result import DesignResult
 
 __all__ = [
     "NoiseDesign",

@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size
+from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size, matrix_errors
 from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.tolerance import dp_eps, pdp_rtol
 from optnoise.engine.validation import check_int, check_pmf
+from optnoise.privacy.curves import mechanism_delta
 
-__all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model"]
+__all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model", "clamp_evaluation"]
 
 #: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
 CLAMP_METRICS = ("er", "mse", "mae")
@@ -167,3 +169,26 @@ def clamp_model(
         formulation=formulation,
     )
     return mb.build()
+
+
+def clamp_evaluation(
+    design: Any, pmf: Any, pure: bool | None = None
+) -> tuple[float, dict[str, float], dict[str, float]]:
+    """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
+    (no deltas without an eps: a composed design with ``objective="epsilon"``).
+
+    ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
+    notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
+    """
+    pure = design.is_pure if pure is None else pure
+    n, eps = design.n, design.eps
+    P = clamp_matrix(pmf, n)
+    e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]
+    distortion = float((P * design.cost[e + n]).sum() / (n + 1))
+    if eps is None:  # a composed design minimising eps: no single-release eps to read deltas at
+        return distortion, {}, matrix_errors(P)
+    achieved = {
+        "dp": float(mechanism_delta(P, design.pairs, dp_eps(eps, pure), notion="dp")),
+        "pdp": float(mechanism_delta(P, design.pairs, eps, notion="pdp", rtol=pdp_rtol(eps))),
+    }
+    return distortion, achieved, matrix_errors(P)

@@ -72,8 +72,8 @@ from optnoise.design.matrix import (
     loss_matrix,
     resolve_pairs,
 )
+from optnoise.design.mechanism_result import MechanismResult
 from optnoise.design.pipeline import IPM_ROWS, cached, repair_solution, solve_lp
-from optnoise.design.result import MechanismResult
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder

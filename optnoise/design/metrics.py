@@ -6,7 +6,7 @@ import numpy as np
 
 from optnoise.engine.validation import check_choice
 
-__all__ = ["METRICS", "cost_vector", "modulo_errors"]
+__all__ = ["METRICS", "cost_vector", "modulo_errors", "reflection_pair"]
 
 
 #: Named distortion metrics; any cost array of shape ``(n+1,)*d`` is accepted too.
@@ -64,3 +64,20 @@ def modulo_errors(pmf: np.ndarray) -> dict[str, float]:
         out["mae_worst"] += float(mae_q.max())
     out["er"] = float(1.0 - pmf.flat[0])
     return out
+
+
+def reflection_pair(shifts: np.ndarray, cost: np.ndarray, n: int) -> tuple[int, int] | None:
+    """Flat indices ``(-e1, e1)`` of a modulo noise when shifts and costs are symmetric under eta -> -eta."""
+    dim = cost.ndim
+    shift_set = {tuple(s) for s in shifts.tolist()}
+    if {tuple((-np.asarray(s)) % (n + 1)) for s in shift_set} != shift_set:
+        return None
+    mirrored = np.flip(np.roll(cost, shift=-1, axis=tuple(range(dim))), axis=tuple(range(dim)))
+    if not np.array_equal(mirrored, cost) or n < 2:
+        return None
+    e1 = np.zeros(dim, dtype=np.int64)
+    e1[0] = 1
+    return (
+        int(np.ravel_multi_index(tuple(-e1 % (n + 1)), cost.shape)),
+        int(np.ravel_multi_index(tuple(e1), cost.shape)),
+    )

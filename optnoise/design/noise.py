@@ -65,18 +65,17 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design import pipeline
-from optnoise.design.clamp import CLAMP_METRICS, clamp_matrix, clamp_model, clamp_model_size
+from optnoise.design import additive, pipeline
+from optnoise.design.clamp import CLAMP_METRICS, clamp_evaluation, clamp_matrix, clamp_model, clamp_model_size
 from optnoise.design.composed import COMPOSED, NO_MODEL, check_composed_args, composed_spec, lp_notion
 from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
-from optnoise.design.matrix import matrix_errors
-from optnoise.design.metrics import METRICS, cost_vector
+from optnoise.design.metrics import METRICS, cost_vector, reflection_pair
 from optnoise.design.result import DesignResult
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.tolerance import MIP_REL_GAP, dp_eps, pdp_rtol
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_COST,
     MAX_EPS,
@@ -92,7 +91,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.budget import BUDGET_NOTIONS, Budget
-from optnoise.privacy.curves import NOTIONS, mechanism_delta
+from optnoise.privacy.curves import NOTIONS
 from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
@@ -100,8 +99,8 @@ __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 
 #: What to minimise (``"epsilon"``: the composed eps of ``privacy="composed"``, under ``max_distortion``).
 OBJECTIVES = ("distortion", "delta", "epsilon")
-#: How noise is added: ``q + eta (mod n+1)``, or ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``.
-RELEASES = ("modulo", "clamp")
+#: How noise is added: ``q + eta (mod n+1)``, ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``, or ``q + eta`` on Z.
+RELEASES = ("modulo", "clamp", additive.ADDITIVE)
 #: Every value of ``privacy=``.
 DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS + (COMPOSED,)
 
@@ -125,7 +124,7 @@ class NoiseDesign:
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
     privacy : {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed"}
-        The notion to guarantee (see module docstring).
+        The notion to guarantee (see module docstring); default ``"pdp"``, ``"dp"`` for ``release="additive"``.
     objective : {"distortion", "delta", "epsilon"}
         Minimise the distortion at ``delta`` (13a), or minimise delta subject to
         ``distortion <= max_distortion`` (15a).
@@ -144,6 +143,8 @@ class NoiseDesign:
         the metric (``"er"``, ``"mse"``, ``"mae"``, or a cost per released error ``y - q = -n..n``)
         is charged on the released error, averaged over a uniform answer. Certified as its induced
         matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
+        ``"additive"``: ``q + eta`` on all integers, no ``n`` (:mod:`optnoise.design.additive`;
+        ``support=L`` optionally fixes the finite part of the noise).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
@@ -156,12 +157,12 @@ class NoiseDesign:
     def __init__(
         self,
         *,
-        n: int,
+        n: int | None = None,
         eps: float | None = None,
         delta: float | None = None,
         neighborhood: Neighborhood,
         metric: str | Any = "er",
-        privacy: str = "pdp",
+        privacy: str | None = None,
         objective: str = "distortion",
         max_distortion: float | None = None,
         shape: tuple[int, ...] | None = None,
@@ -172,8 +173,15 @@ class NoiseDesign:
         alphas: Any = None,
         compositions: int | None = None,
         discretization: float | None = None,
+        support: int | None = None,
     ) -> None:
-        self.n = check_int("n", n, minimum=1)
+        if release == additive.ADDITIVE:
+            return additive.setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+        if n is None or support is not None:
+            why = f"n is required with release={shown(release)}" if n is None else "support needs release='additive'"
+            raise ValueError(f"{why}; release='additive' (q + eta on all integers) takes support and no n")
+        self.n, self.support = check_int("n", n, minimum=1), None
+        privacy = "pdp" if privacy is None else privacy  # release="additive" defaults to "dp"
         composed = check_composed_args(privacy, compositions, discretization, objective, eps, delta, max_distortion)
         self.compositions, self.discretization = composed["compositions"], composed["discretization"]
         budget_fields = {"profile": profile, "rdp": rdp, "rho": rho, "alphas": alphas}
@@ -288,7 +296,7 @@ class NoiseDesign:
     # ------------------------------------------------------------------ helpers
     @property
     def dim(self) -> int:
-        return len(self.shape)
+        return len(self.shape) if self.shape else 1  # release="additive": scalar, no shape
 
     @property
     def size(self) -> int:
@@ -316,6 +324,8 @@ class NoiseDesign:
         it against the documented limits (:func:`optnoise.engine.validation.check_model_size`).
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == additive.ADDITIVE:
+            return additive.model_size(self, self.support or additive.initial_support(self))
         if self.release == "clamp":
             notion, dobj, form = lp_notion(self.privacy), self.objective == "delta", formulation
             return clamp_model_size(
@@ -379,6 +389,8 @@ class NoiseDesign:
 
     def spec(self) -> dict[str, Any]:
         """The problem as plain data (JSON-ready)."""
+        if self.release == additive.ADDITIVE:
+            return additive.spec(self)
         return {
             "n": self.n,
             "eps": self.eps,
@@ -415,8 +427,7 @@ class NoiseDesign:
                 metric = np.asarray(spec["cost"], dtype=float)
             objective = spec.get("objective", "distortion")
             kw: dict[str, Any] = {k: spec[k] for k in BUDGET_FIELD_NAMES if spec.get(k) is not None}
-            if spec.get("max_distortion"):
-                kw["max_distortion"] = spec["max_distortion"]
+            kw.update({k: spec[k] for k in ("max_distortion", "support") if spec.get(k)})
             if spec["privacy"] in BUDGET_NOTIONS:
                 kw["eps"] = spec.get("eps")
             elif objective == "delta":
@@ -428,7 +439,7 @@ class NoiseDesign:
             if "eps" not in kw:
                 kw["eps"] = spec["eps"]
             design = cls(
-                n=spec["n"],
+                n=spec["n"] if spec.get("release") != additive.ADDITIVE else None,
                 neighborhood=nb,
                 metric=metric,
                 privacy=spec["privacy"],
@@ -456,6 +467,8 @@ class NoiseDesign:
         return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
+        if self.release == additive.ADDITIVE:
+            return additive.describe(self)
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
         if self.privacy == COMPOSED:
@@ -483,6 +496,8 @@ class NoiseDesign:
         check_choice("formulation", formulation, ("hull", "bigm"))
         if self.privacy == COMPOSED:
             raise ValueError(NO_MODEL)
+        if self.release == additive.ADDITIVE:  # at the given support, or the first one grown from
+            return additive.build(self, self.support or additive.initial_support(self))[0]
         if self.release == "clamp":
             assert self.eps is not None  # release="clamp" excludes the budget notions
             return clamp_model(
@@ -538,22 +553,13 @@ class NoiseDesign:
         return mb.build()
 
     def _reflection_pair(self) -> tuple[int, int] | None:
-        """Flat indices ``(-e1, e1)`` when shifts and costs are symmetric under eta -> -eta."""
-        shifts = {tuple(s) for s in self.shifts.tolist()}
-        if {tuple((-np.asarray(s)) % (self.n + 1)) for s in shifts} != shifts:
-            return None
-        mirrored = np.flip(np.roll(self.cost, shift=-1, axis=tuple(range(self.dim))), axis=tuple(range(self.dim)))
-        if not np.array_equal(mirrored, self.cost) or self.n < 2:
-            return None
-        e1 = np.zeros(self.dim, dtype=np.int64)
-        e1[0] = 1
-        return (
-            int(np.ravel_multi_index(tuple(-e1 % (self.n + 1)), self.shape)),
-            int(np.ravel_multi_index(tuple(e1), self.shape)),
-        )
+        """Flat indices ``(-e1, e1)`` when shifts and costs are symmetric (:func:`~.metrics.reflection_pair`)."""
+        return reflection_pair(self.shifts, self.cost, self.n)
 
     def pair_layout(self) -> PairLayout:
         """How :mod:`optnoise.deploy.certify` checks, repairs and samples this design's PMF."""
+        if self.release == additive.ADDITIVE:
+            raise ValueError("certification of release='additive' designs is not yet supported")
 
         def resolve(delta: float, solver: str) -> np.ndarray | None:
             res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
@@ -573,23 +579,9 @@ class NoiseDesign:
             )
         return pmf_layout(self.shift_index(), self.cost, self.privacy, resolve)
 
-    def clamp_evaluation(self, pmf: np.ndarray, pure: bool | None = None) -> tuple[float, dict, dict[str, float]]:
-        """Distortion, achieved deltas ``{"dp", "pdp"}`` (none without an eps) and errors of a clamped PMF.
-
-        ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
-        notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
-        """
-        pure = self.is_pure if pure is None else pure
-        P = clamp_matrix(pmf, self.n)
-        e = np.arange(self.n + 1)[None, :] - np.arange(self.n + 1)[:, None]
-        distortion = float((P * self.cost[e + self.n]).sum() / (self.n + 1))
-        if self.eps is None:  # a composed design minimising eps: no single-release deltas
-            return distortion, {}, matrix_errors(P)
-        achieved = {
-            "dp": float(mechanism_delta(P, self.pairs, dp_eps(self.eps, pure), notion="dp")),
-            "pdp": float(mechanism_delta(P, self.pairs, self.eps, notion="pdp", rtol=pdp_rtol(self.eps))),
-        }
-        return distortion, achieved, matrix_errors(P)
+    def clamp_evaluation(self, pmf: np.ndarray, pure: bool | None = None) -> tuple[float, dict, dict]:
+        """Distortion, achieved deltas and released errors of a clamped PMF (:func:`~.clamp.clamp_evaluation`)."""
+        return clamp_evaluation(self, pmf, pure)
 
     def to_mps(self, path: str | os.PathLike) -> Path:
         """Write this design's model as an MPS file, for any external solver."""
@@ -673,6 +665,8 @@ class NoiseDesign:
         or ``"error"``; an ``"infeasible"`` that survives is reported as
         ``"error"``, never as infeasible.
         """
+        if self.release == additive.ADDITIVE:
+            return additive.solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
         return pipeline.solve_noise(
             self,
             solver,

@@ -327,6 +327,11 @@ def calibrate(
 ) -> float:
     """Least-noise parameter of ``family`` with ``delta(eps) <= delta`` (the baselines of Fig. 5).
 
+    ``notion`` defaults to ``"pdp"`` (Definition 2 of Kadam et al., the paper's baselines), not
+    ``"dp"``: pass ``notion="dp"`` to calibrate to (eps, delta)-DP (the hockey stick). For noise
+    added on all integers (no ``n``), ``NoiseDesign(release="additive", ...).solve().baselines``
+    calibrates the discrete Laplace and Gaussian to the design's own notion.
+
     The noise parameter is scanned from the least to the most noisy on
     ``grid`` points; the boundary between the last point that fails and the
     first that meets the target is then bisected, so the result meets it.

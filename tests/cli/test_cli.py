@@ -1039,7 +1039,7 @@ def test_certify_refuses_its_input_as_output_before_any_work(capsys, monkeypatch
 
     monkeypatch.setattr(DesignResult, "certify", no_work)
     monkeypatch.chdir(tmp_path / "sub")
-    for out in (str(src), "../r.json", str(tmp_path / "link.json"), str(tmp_path / "hard.json")):
+    for out in (str(src), os.path.join(os.pardir, "r.json"), str(tmp_path / "link.json"), str(tmp_path / "hard.json")):
         code, _, err = run(capsys, ["certify", "--result", str(src), "--out", out])
         assert code == 2 and len(err.strip().splitlines()) == 1 and "overwrite the input" in err, (out, err)
     assert src.read_bytes() == before

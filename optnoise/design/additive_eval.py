@@ -1,0 +1,454 @@
+"""What the additive release computes from a noise: costs, exact tail sums, privacy entries, the result.
+
+The model of :mod:`optnoise.design.additive` and the re-verification here share one list of
+privacy entries (:func:`entries`) and one cost of every metric (:func:`parse_metric`,
+:func:`tail_weights`); everything reported is computed from the finite PMF alone, its
+staircase tails derived from it (:class:`Tail`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_status
+from optnoise.engine.validation import MAX_COST, real_array, shown
+from optnoise.privacy.curves import hockey_stick, pdp_leak
+from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.profile import profile_satisfied
+
+__all__ = [
+    "ADDITIVE",
+    "ADDITIVE_METRICS",
+    "AdditiveResult",
+    "Tail",
+    "entries",
+    "evaluate",
+    "parse_metric",
+    "tail_weights",
+    "additive_baselines",
+]
+
+#: The release name.
+ADDITIVE = "additive"
+#: Metric names (``"abs^p"`` and ``"exceed:t"`` take a number).
+ADDITIVE_METRICS = ("mse", "mae", "er", "abs^p", "exceed:t")
+_POWER = re.compile(r"abs\^([0-9]*\.?[0-9]+)$")
+_EXCEED = re.compile(r"exceed:([0-9]+)$")
+
+
+@dataclass(frozen=True)
+class _Cost:
+    """The cost ``c(eta)`` of a metric, with what makes its tail sums exact.
+
+    ``power``: ``|eta|^power``; ``beyond``: the cost is this constant for ``|eta| > threshold``;
+    otherwise ``fn`` is summed as a series.
+    """
+
+    name: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    power: float | None = None
+    beyond: float | None = None
+    threshold: int = 0
+    vector: np.ndarray | None = None
+
+    def symmetric(self, L: int) -> bool:
+        if self.power is not None or self.name in ("er",) or self.name.startswith("exceed:"):
+            return True
+        x = np.arange(1, L + 1)
+        return bool(np.array_equal(self.fn(x), self.fn(-x)))
+
+
+def _power_cost(p: float) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: np.abs(np.asarray(x, dtype=float)) ** p
+
+
+def parse_metric(metric: Any, support: int | None) -> _Cost:
+    """The :class:`_Cost` of ``metric`` (module docstring), or a ``ValueError`` naming it."""
+    if isinstance(metric, str):
+        if metric in ("mse", "mae"):
+            return _Cost(metric, _power_cost(2.0 if metric == "mse" else 1.0), power=2.0 if metric == "mse" else 1.0)
+        if metric == "er":
+            return _Cost("er", lambda x: (np.asarray(x) != 0).astype(float), beyond=1.0, threshold=0)
+        m = _POWER.match(metric)
+        if m and 0.0 < float(m.group(1)) <= 16.0:
+            return _Cost(metric, _power_cost(float(m.group(1))), power=float(m.group(1)))
+        m = _EXCEED.match(metric)
+        if m and len(m.group(1)) <= 9:
+            t = int(m.group(1))
+            return _Cost(metric, lambda x: (np.abs(np.asarray(x)) > t).astype(float), beyond=1.0, threshold=t)
+        raise ValueError(
+            f"metric must be one of {', '.join(ADDITIVE_METRICS)} for release='additive' (abs^p with 0 < p <= 16, "
+            f"e.g. 'abs^3'; exceed:t with an integer t >= 0, e.g. 'exceed:2'), a function of eta or a cost vector; "
+            f"got {shown(metric)}"
+        )
+    if callable(metric):
+
+        def fn(x: np.ndarray) -> np.ndarray:
+            v = np.broadcast_to(np.asarray(metric(np.asarray(x, dtype=np.int64)), dtype=float), np.shape(x))
+            if not np.all(np.isfinite(v)) or np.any(np.abs(v) > MAX_COST):
+                raise ValueError(f"metric function values must be finite with magnitude <= {MAX_COST:g}")
+            return v
+
+        return _Cost("custom", fn)
+    cost = real_array("metric", metric).ravel()
+    if support is None:
+        raise ValueError("a metric cost vector for release='additive' needs support=L (its 2L+1 entries: eta = -L..L)")
+    if cost.size != 2 * support + 1:
+        raise ValueError(f"metric cost vector must have 2*support+1 = {2 * support + 1} entries; got {cost.size}")
+    if not np.all(np.isfinite(cost)) or np.max(np.abs(cost)) > MAX_COST:
+        raise ValueError(f"metric cost vector must be finite with magnitude <= {MAX_COST:g}")
+    vec = cost.copy()
+
+    def fn_vec(x: np.ndarray) -> np.ndarray:
+        return vec[np.clip(np.asarray(x, dtype=np.int64) + support, 0, 2 * support)]
+
+    return _Cost("custom", fn_vec, vector=vec)
+
+
+def _power_sums(k_max: int, a: float) -> np.ndarray:
+    """``S_k = sum_{m >= 0} m^k a^m`` for ``k = 0..k_max``: ``(1 - a) S_k = a sum_{j<k} C(k, j) S_j``."""
+    S = np.zeros(k_max + 1)
+    S[0] = 1.0 / (1.0 - a)
+    for k in range(1, k_max + 1):
+        S[k] = a * sum(math.comb(k, j) * S[j] for j in range(k)) / (1.0 - a)
+    return S
+
+
+def tail_weights(cost: _Cost, x: np.ndarray, period: int, a: float) -> np.ndarray:
+    """``w(x) = sum_{m >= 0} a^m c(x + m P s)`` (``s`` the sign of ``x``): the exact cost of a tail.
+
+    ``x`` lies beyond the finite part (all of one sign), ``P = period``.
+    """
+    x = np.asarray(x, dtype=np.int64)
+    step = period * np.sign(x)
+    if cost.vector is not None:
+        return cost.fn(x) / (1.0 - a)  # constant beyond the boundary
+    if cost.beyond is not None and np.all(np.abs(x) > cost.threshold):
+        return np.full(x.shape, cost.beyond / (1.0 - a))
+    if cost.power is not None and float(cost.power).is_integer():
+        # sum_m a^m (|x| + m P)^p = sum_k C(p, k) |x|^(p-k) P^k S_k
+        p = int(cost.power)
+        S = _power_sums(p, a)
+        ax = np.abs(x).astype(float)
+        return sum(math.comb(p, k) * ax ** (p - k) * float(period) ** k * S[k] for k in range(p + 1))
+    # a series: its terms shrink geometrically once a^m beats the cost's growth; summed until negligible
+    total = np.zeros(x.shape)
+    m, am = 0, 1.0
+    while True:
+        term = am * cost.fn(x + m * step)
+        total = total + term
+        m, am = m + 1, am * a
+        if (m > 16 and np.all(np.abs(term) <= 1e-18 * np.maximum(np.abs(total), 1e-300))) or am < 1e-300:
+            return total
+        if m > 10_000_000:
+            raise ValueError("the metric's tail sum does not converge fast enough (cost grows too fast)")
+
+
+def entries(L: int, P: int, shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every privacy entry ``(eta, eta + mu)`` the model or the check lists, on the grid ``-L-2P..L+2P``.
+
+    Returns ``(k, first, second, window)``: the shift index, the two outputs, and whether the
+    entry stands for its whole periodic tail (aggregated: smaller output in ``L+1..L+P``, or
+    larger output in ``-L-P..-L-1``). Explicit entries have smaller output ``<= L`` and larger
+    ``>= -L``; every other entry is ``a^m`` times a window entry.
+    """
+    eta = np.arange(-L - 2 * P, L + 2 * P + 1)
+    K = shifts.size
+    k = np.repeat(np.arange(K), eta.size)
+    first = np.tile(eta, K)
+    second = first + np.repeat(shifts, eta.size)
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    inside = (second >= -L - 2 * P) & (second <= L + 2 * P)
+    explicit = inside & (lo <= L) & (hi >= -L)
+    window = inside & (((lo >= L + 1) & (lo <= L + P)) | ((hi <= -L - 1) & (hi >= -L - P)))
+    keep = explicit | window
+    return k[keep], first[keep], second[keep], window[keep]
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation: everything is computed from the finite PMF, the tails derived from it
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The staircase tails beyond ``{-L..L}``: ``f(x + P) = a f(x)`` for ``x > L - P``, mirrored on the left.
+
+    ``right`` holds ``f(L+1..L+P)`` (the first period beyond ``L``), ``left`` ``f(-L-P..-L-1)``;
+    period ``m`` beyond is ``a^m`` times them.
+    """
+
+    period: int
+    factor: float
+    support: int
+    right: np.ndarray
+    left: np.ndarray
+
+    @property
+    def mass(self) -> float:
+        """Total mass beyond ``{-L..L}`` (exact geometric sums)."""
+        return float((self.right.sum() + self.left.sum()) / (1.0 - self.factor))
+
+    def pmf_at(self, x: Any) -> np.ndarray:
+        """``f(x)`` for integers ``|x| > L`` (0 never: the tail is a geometric staircase)."""
+        x = np.asarray(x, dtype=np.int64)
+        L, P = self.support, self.period
+        if np.any(np.abs(x) <= L):
+            raise ValueError(f"x must lie beyond the finite support (|x| > {L})")
+        d = np.abs(x) - L - 1
+        base = np.where(x > 0, self.right[d % P], self.left[::-1][d % P])
+        return base * self.factor ** (d // P)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "period": self.period,
+            "factor": self.factor,
+            "right": self.right.tolist(),
+            "left": self.left.tolist(),
+            "mass": self.mass,
+        }
+
+
+def _extended(design: Any, pmf: np.ndarray, L: int) -> tuple[np.ndarray, Tail]:
+    """``F(x)`` on ``-L-2P..L+2P`` from the finite PMF, and its :class:`Tail`."""
+    P, a = design.period, math.exp(-design.tail_eps)
+    F = np.zeros(2 * L + 4 * P + 1)
+    F[2 * P : 2 * P + 2 * L + 1] = pmf
+    for i in range(2 * P):  # right: index 2P + 2L + 1 + i is x = L + 1 + i
+        j = 2 * P + 2 * L + 1 + i
+        F[j] = a * F[j - P]
+        F[2 * P - 1 - i] = a * F[2 * P - 1 - i + P]
+    tail = Tail(P, a, L, F[2 * P + 2 * L + 1 : 3 * P + 2 * L + 1].copy(), F[P : 2 * P].copy())
+    return F, tail
+
+
+def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
+    """A finite part clipped at 0 and scaled so that it and its tails sum to 1."""
+    f = np.clip(np.asarray(pmf, dtype=float).ravel(), 0.0, None)
+    _, tail = _extended(design, f, L)
+    return f / (f.sum() + tail.mass)
+
+
+def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
+    """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
+
+    ``achieved``: ``"dp"``, the largest hockey stick over the shifts (at the slackened eps of a
+    pure target, :func:`~optnoise.engine.tolerance.dp_eps`), and ``"pdp"``, the largest leak
+    mass (Definition 2, with :func:`~optnoise.engine.tolerance.pdp_rtol`); for a profile, one
+    hockey stick per pair (``"profile"``). Sums over every integer output: explicit entries
+    plus the tail windows times ``1 / (1 - a)``; an output whose neighbour's mass is 0 leaks
+    its whole mass (infinite loss).
+    """
+    P, a = design.period, math.exp(-design.tail_eps)
+    F, tail = _extended(design, pmf, L)
+    xs = np.arange(-L - 2 * P, L + 2 * P + 1)
+    c = design.cost_of
+
+    def expectation(cost: _Cost) -> float:
+        w_r = tail_weights(cost, np.arange(L + 1, L + P + 1), P, a)
+        w_l = tail_weights(cost, np.arange(-L - P, -L), P, a)
+        return float(cost.fn(xs[2 * P : 2 * P + 2 * L + 1]) @ pmf + w_r @ tail.right + w_l @ tail.left)
+
+    k, p, q, win = entries(L, P, design.shifts)
+    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
+    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
+    by_shift = [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
+
+    def dp_at(eps: float, pure: bool) -> float:
+        return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
+
+    achieved: dict[str, Any]
+    if design.profile is not None:
+        achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
+    else:
+        eps, pure = float(design.eps), design.delta == 0.0
+        leak = max(float(pdp_leak(u, v, eps, rtol=pdp_rtol(eps))) for u, v in by_shift)
+        achieved = {"dp": dp_at(eps, pure), "pdp": 0.0 if pure and dp_at(eps, True) == 0.0 else leak}
+    actual = {name: expectation(parse_metric(name, None)) for name in ("mse", "mae", "er")}
+    return {"distortion": expectation(c), "achieved": achieved, "actual": actual, "tail": tail}
+
+
+# --------------------------------------------------------------------------------------------
+# the result and the solve
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AdditiveResult:
+    """A solved additive design (module docstring): noise ``pmf`` on ``support`` plus ``tail``.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (re-verified, proven within the optimality gap over the family at ``L``),
+        ``"feasible"``, ``"unverified"``, or the solver's status.
+    support : ndarray of int
+        ``-L..L``; ``pmf`` holds their masses (the tail's mass is ``tail.mass``).
+    tail : Tail
+        The staircase tails beyond ``L`` (exact).
+    distortion : float
+        The metric's expectation, tails included (exact geometric sums).
+    achieved : dict
+        Re-verified deltas on all of Z (:func:`evaluate`).
+    actual : dict
+        ``mse``, ``mae`` and ``er`` of the released answer ``q + eta`` (= of ``eta``; no clamping).
+    support_note : str
+        How ``L`` was chosen (given, or grown until the proven bound at a larger L met the optimality gap).
+    """
+
+    design: Any
+    status: str
+    support: np.ndarray
+    pmf: np.ndarray | None
+    tail: Tail | None
+    distortion: float | None
+    achieved: dict[str, Any]
+    actual: dict[str, float]
+    bound: float | None
+    gap: float | None
+    solve_time: float
+    backend: str
+    message: str = ""
+    support_note: str = ""
+    model_size: dict[str, int] = field(default_factory=dict)
+    _baselines: dict[str, float] | None = None
+
+    @property
+    def release(self) -> str:
+        return ADDITIVE
+
+    @property
+    def L(self) -> int:
+        """Half-width of the finite part."""
+        return int(self.support[-1])
+
+    def verify(self) -> bool:
+        """True when the PMF meets the design's target by the re-verification rule."""
+        if self.pmf is None:
+            return False
+        d = self.design
+        if d.profile is not None:
+            return profile_satisfied(self.achieved["profile"], d.profile)
+        return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
+
+    def pmf_at(self, x: Any) -> np.ndarray:
+        """``f(x)`` at any integers (finite part or tail)."""
+        assert self.pmf is not None and self.tail is not None
+        x = np.asarray(x, dtype=np.int64)
+        out = np.zeros(x.shape)
+        inside = np.abs(x) <= self.L
+        out[inside] = self.pmf[x[inside] + self.L]
+        if np.any(~inside):
+            out[~inside] = self.tail.pmf_at(x[~inside])
+        return out
+
+    def certify(self, **kwargs: Any) -> Any:
+        """Exact certificate (tails included) and exact sampler: :func:`optnoise.deploy.certify.certify_result`."""
+        from optnoise.design.result import _certify
+
+        return _certify(self, **kwargs)
+
+    @property
+    def baselines(self) -> dict[str, float]:
+        """Distortion of the discrete Gaussian and Laplace calibrated to the same guarantee (lazy)."""
+        if self._baselines is None:
+            self._baselines = additive_baselines(self.design)
+        return self._baselines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "release": ADDITIVE,
+            "status": self.status,
+            "support": self.support.tolist(),
+            "pmf": None if self.pmf is None else self.pmf.tolist(),
+            "tail": None if self.tail is None else self.tail.to_dict(),
+            "distortion": self.distortion,
+            "achieved": self.achieved,
+            "actual": self.actual,
+            "bound": self.bound,
+            "gap": self.gap,
+            "solve_time": self.solve_time,
+            "message": self.message,
+            "support_note": self.support_note,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# baselines: the discrete Laplace and Gaussian calibrated to the design's guarantee
+# --------------------------------------------------------------------------------------------
+
+
+def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
+    """True when ``q + noise`` meets the design's guarantee on Z, by the same sums as :func:`evaluate`.
+
+    Every shift of the design, in its listed order: ``H(g || g(. + mu))`` (``"dp"``, per
+    profile pair) or the leak mass (``"pdp"``), on the noise window padded by the shift (the
+    window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise.TAIL`).
+    """
+    g = noise.pmf
+    budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
+    for mu in design.shifts.tolist():
+        pad = np.zeros(abs(mu))
+        p = np.concatenate([pad, g]) if mu > 0 else np.concatenate([g, pad])
+        q = np.concatenate([g, pad]) if mu > 0 else np.concatenate([pad, g])
+        for eps, delta in budget:
+            if design.privacy == "pdp" and delta > 0:
+                got = float(pdp_leak(p, q, eps, rtol=pdp_rtol(eps)))
+            else:
+                got = float(hockey_stick(p, q, dp_eps(eps, delta == 0.0)))
+            if not got <= delta:
+                return False
+    return True
+
+
+def _least_noise(design: Any, make: Callable[[float], IntegerNoise], start: float) -> IntegerNoise | None:
+    """The least noisy ``make(t)`` that meets the guarantee (noise grows with ``t > 0``), from a first guess.
+
+    A bracket is found by halving or doubling ``start``, then bisected in ``log t`` to ~1e-13.
+    """
+    t = start
+    ok = _noise_meets(design, make(t))
+    for _ in range(80):
+        nxt = t / 2 if ok else t * 2
+        try:
+            nxt_ok = _noise_meets(design, make(nxt))
+        except ValueError:  # too wide to tabulate: no member meets it
+            return None
+        if nxt_ok != ok:
+            lo, hi = (nxt, t) if ok else (t, nxt)
+            break
+        t = nxt
+    else:
+        return make(t) if ok else None
+    while hi / lo - 1.0 > 1e-13:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if _noise_meets(design, make(mid)) else (mid, hi)
+    return make(hi)
+
+
+def additive_baselines(design: Any) -> dict[str, float]:
+    """Distortion of the discrete Laplace and the discrete Gaussian, each the least noisy of its family
+    meeting the design's guarantee by the same accounting (exact hockey-stick or leak sums on Z, every
+    shift of the neighbourhood); ``inf`` when no member does (the Gaussian under pure DP).
+    """
+    P = design.period
+    out: dict[str, float] = {}
+    eps_min = min(e for e, _ in design.profile) if design.profile is not None else float(design.eps)
+    # discrete Laplace alpha = e^(-1/t): t = P / eps is pure eps-DP, which meets every notion here
+    pure = design.profile is None and design.delta == 0.0
+    if pure:  # exactly alpha = e^(-eps / P), its ratios tight at shift P
+        lap: IntegerNoise | None = geometric_noise(math.exp(-float(design.eps) / P))
+    else:
+        lap = _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), P / eps_min)
+    d_min = min(d for _, d in design.profile) if design.profile is not None else float(design.delta)
+    guess = (P / eps_min) ** 2 * 2.0 * math.log(1.25 / max(d_min, 1e-300))  # the classical Gaussian scale
+    gauss = None if pure or d_min == 0.0 else _least_noise(design, discrete_gaussian_noise, guess)
+    for name, noise in (("discrete_laplace", lap), ("discrete_gaussian", gauss)):
+        out[name] = math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
+    return out
