@@ -350,9 +350,9 @@ class AdditiveResult:
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate (tails included) and exact sampler: :func:`optnoise.deploy.certify.certify_result`."""
-        from optnoise.design.result import _certify
+        from optnoise.design.result import run_certifier
 
-        return _certify(self, **kwargs)
+        return run_certifier(self, **kwargs)
 
     @property
     def baselines(self) -> dict[str, float]:
