@@ -26,8 +26,15 @@ from optnoise.cli.deploy import result_from_file
 from optnoise.deploy.certified import load_design
 from optnoise.deploy.files import FORMAT
 from optnoise.engine.io import read_json
-from optnoise.engine.validation import check_delta, check_eps, check_positive
-from optnoise.privacy.accounting import DISCRETIZATION, InfiniteLossWarning, check_compositions
+from optnoise.engine.validation import check_delta, check_eps
+from optnoise.privacy.accounting import (
+    DISCRETIZATION,
+    MAX_DISCRETIZATION,
+    MIN_DISCRETIZATION,
+    InfiniteLossWarning,
+    check_compositions,
+    check_discretization,
+)
 
 __all__ = ["add_compose_cli", "cmd_compose", "load_accountable"]
 
@@ -38,9 +45,12 @@ def add_compose_cli(sub: Any) -> None:
     p.add_argument("--compositions", required=True, type=int_arg("compositions"), help="number of releases k")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--delta", type=float_arg("delta"), help="print the composed eps at this delta")
-    what.add_argument("--eps", type=float_arg("eps"), help="print the composed delta at this eps")
+    what.add_argument("--eps", type=float_arg("eps"), help="print the composed delta at this eps (>= 0)")
     p.add_argument(
-        "--discretization", type=float_arg("discretization"), default=DISCRETIZATION, help="PLD loss grid (1e-4)"
+        "--discretization",
+        type=float_arg("discretization"),
+        default=DISCRETIZATION,
+        help=f"PLD loss grid, in [{MIN_DISCRETIZATION:g}, {MAX_DISCRETIZATION:g}] (default {DISCRETIZATION:g})",
     )
     p.add_argument("--format", default="table", choices=("table", "json"))
     p.set_defaults(handler=cmd_compose)
@@ -61,9 +71,9 @@ def load_accountable(path: str) -> Any:
 
 def cmd_compose(a: argparse.Namespace) -> int:
     k = check_compositions(a.compositions, "compositions")
-    h = check_positive("discretization", a.discretization)
+    h = check_discretization(a.discretization)
     delta = None if a.delta is None else check_delta(a.delta)  # flags first, then the file
-    eps = None if a.eps is None else check_eps(a.eps)
+    eps = None if a.eps is None else check_eps(a.eps, allow_zero=True)
     res = load_accountable(a.result)
     if getattr(res, "status", "optimal") in ("infeasible", "error", "unbounded"):
         raise ValueError(f"result file holds no solution (status {res.status!r})")

@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print the discrete Laplace and Gaussian calibrated to the same guarantee",
     )
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one on a terminal)"
+    )
     add_exit_args(p)
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")

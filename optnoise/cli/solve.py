@@ -25,7 +25,7 @@ from optnoise.engine.validation import MAX_FINITE_EPS, check_delta, check_eps, c
 from optnoise.privacy.curves import NOTIONS, achieved_deltas
 from optnoise.privacy.neighborhood import Neighborhood
 
-__all__ = ["design_from_args", "solve_with_flags", "cmd_solve", "cmd_verify"]
+__all__ = ["design_from_args", "progress_args", "solve_with_flags", "cmd_solve", "cmd_verify"]
 
 
 def design_from_args(a: argparse.Namespace) -> NoiseDesign:
@@ -55,11 +55,24 @@ def solve_with_flags(design: Any, a: argparse.Namespace) -> tuple[Any, dict[str,
     if mps_path is not None:
         print(f"wrote {design.to_mps(mps_path)}")
         return None
-    res = design.solve(**solver_args(a))
+    res = design.solve(**solver_args(a), **progress_args(design, a))
     d = res.to_dict()
     if out_path is not None:
         atomic_write_text(out_path, json.dumps(d, indent=2))
     return res, d
+
+
+def progress_args(design: Any, a: argparse.Namespace) -> dict[str, Any]:
+    """``verbose=True`` (a progress bar on stderr) for the iterative solves when stderr is a terminal and
+    ``--quiet`` is not given: composed designs and the Renyi log-barrier method, whose verbose output is
+    that bar alone (the LP/MILP and cvxpy solvers' verbose output is their log, on stdout). Scripts and
+    pipes get no bar, so an error stays one line on stderr."""
+    if getattr(a, "quiet", True) or not sys.stderr.isatty():
+        return {}
+    iterative = getattr(design, "privacy", None) == "composed" or (
+        getattr(design, "budget", None) is not None and design.budget.is_conic and a.solver == "auto"
+    )
+    return {"verbose": True} if iterative else {}
 
 
 def target_text(design: Any) -> str:

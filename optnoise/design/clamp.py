@@ -11,10 +11,10 @@ import numpy as np
 from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size, matrix_errors
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.tolerance import dp_eps, pdp_rtol
-from optnoise.engine.validation import check_int
+from optnoise.engine.validation import check_int, check_pmf
 from optnoise.privacy.curves import mechanism_delta
 
-__all__ = ["clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model", "clamp_evaluation"]
+__all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model", "clamp_evaluation"]
 
 #: Metrics of clamped releases: error rate, squared and absolute error of the released answer.
 CLAMP_METRICS = ("er", "mse", "mae")
@@ -42,6 +42,19 @@ def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
     out = np.zeros((n + 1, n + 1))
     np.add.at(out, (np.broadcast_to(q, y.shape), y), np.broadcast_to(f, y.shape))
     return out
+
+
+def clamp_baseline(baseline: Any, n: int) -> dict[str, Any]:
+    """The plot baseline of a clamped design, as keywords of :func:`~optnoise.plotting.designs.plot_mechanism`:
+    a noise PMF on ``-n..n`` (or an object with ``.pmf``, e.g. another result) becomes its clamped matrix,
+    with that noise drawn beside the design's; anything else is passed on as is (the plot checks it)."""
+    if baseline is None or hasattr(baseline, "matrix"):
+        return {"baseline": baseline}
+    b = np.asarray(getattr(baseline, "pmf", baseline), dtype=float)
+    if b.shape != (2 * n + 1,):
+        return {"baseline": baseline}
+    noise = check_pmf("baseline", b, atol=1e-6)
+    return {"baseline": clamp_matrix(noise, n), "baseline_noise": noise}
 
 
 def clamp_repair(
@@ -161,7 +174,8 @@ def clamp_model(
 def clamp_evaluation(
     design: Any, pmf: Any, pure: bool | None = None
 ) -> tuple[float, dict[str, float], dict[str, float]]:
-    """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF.
+    """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
+    (no deltas without an eps: a composed design with ``objective="epsilon"``).
 
     ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
     notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
@@ -171,6 +185,8 @@ def clamp_evaluation(
     P = clamp_matrix(pmf, n)
     e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]
     distortion = float((P * design.cost[e + n]).sum() / (n + 1))
+    if eps is None:  # a composed design minimising eps: no single-release eps to read deltas at
+        return distortion, {}, matrix_errors(P)
     achieved = {
         "dp": float(mechanism_delta(P, design.pairs, dp_eps(eps, pure), notion="dp")),
         "pdp": float(mechanism_delta(P, design.pairs, eps, notion="pdp", rtol=pdp_rtol(eps))),

@@ -47,8 +47,9 @@ single-release LP optimum at a per-release budget ``(eps0, delta / 2k)``) are ca
 same certified way, the search starts from the best, and the least-distortion certified PMF
 is returned, so the result is never worse than any calibrated candidate.
 
-Status. ``"optimal"`` only with a proof: k = 1 (the LP's own proof) or a proven gap within
-:data:`~optnoise.engine.tolerance.OPTIMAL_GAP`. Otherwise ``"feasible"``: the composed
+Status. ``"optimal"`` only with a proof: k = 1 (the LP's own proof), a trivial budget (below) or a
+proven gap within :data:`~optnoise.engine.tolerance.OPTIMAL_GAP`. Otherwise ``"feasible"`` (or
+``"time_limit"``, below): the composed
 guarantee holds (re-verified) and ``bound`` is a proven lower bound, ``gap`` the relative gap:
 
 * any metric: the k = 1 LP at the same (eps, delta) (one release is a post-processing of
@@ -82,12 +83,25 @@ the trade-off bound 79.60 (61%, gap 0.38); at k = 2, n = 128: 7.64 against 7.83;
 (n = 896): 772 against 1390 (the LP bounds: 154). Epsilon form at k = 10, delta = 1e-6, variance
 25, n = 140: eps >= 2.11 against the design's 2.66 (the LP bounds: 0.84).
 
-Time and reproducibility. The searches stop at evaluation limits
-(:data:`~optnoise.design.composed_solve.SEARCH_EVALUATIONS` per start); ``solve(time_limit=T)``
-gives them 0.6 T seconds in all (25 s by default) as a safety net. When the time limit does not
-bind, the result depends on the problem only (the same PMF on any machine); when it binds the
-message says so ("stopped at the time limit"), and a slower machine may return a slightly worse
-design. Pass a generous ``time_limit`` for reproducible work (the figures use 900 s).
+Trivial budgets (:func:`~optnoise.design.composed_solve.trivial_budget`, no search). The distortion is
+linear in the PMF, so no PMF does better than the least cost ``c_min`` of one noise value. With
+``delta >= 1`` every release is (eps, 1)-DP (a hockey-stick divergence never exceeds 1), so the
+point mass at the least-cost value (0 for every metric) is ``"optimal"`` at once, and the least
+composed eps under a cap ``>= c_min`` is 0. A cap below ``c_min``, or equal to it when only a point
+mass meets it (its releases are told apart with certainty), is ``"infeasible"``.
+
+Time and reproducibility. Without ``time_limit`` nothing depends on the clock: the searches stop
+at evaluation limits (:data:`~optnoise.design.composed_solve.SEARCH_EVALUATIONS` per start) and
+the calibrations run to their tolerances, so the result depends on the problem only (the same PMF
+on any machine). ``solve(time_limit=T)`` bounds the whole solve: the searches get ``0.6 T``
+(:data:`~optnoise.design.composed_solve.SEARCH_SHARE`); no accounting check starts after
+``0.85 T`` (nor one predicted, from the loss grid and the checks so far, to end after it); the
+bound's LPs get the rest. When the limit cuts a search only, the message says so and the status
+stays ``"feasible"``; when it cuts the calibrations, the best certified candidate so far (at worst
+the perfectly private release) is returned with status ``"time_limit"``, its proven bound and gap.
+``solve(verbose=True)`` (and the CLI's ``solve`` on a terminal, unless ``--quiet``) shows a progress bar on
+stderr: accounting checks and search evaluations, with the stage. HiGHS ``options`` apply to the
+LPs inside (k = 1, the candidates, the bounds); ``mip_gap`` is refused (no MILP is solved).
 
 Limits. ``compositions`` is an integer in ``1..MAX_DESIGN_COMPOSITIONS`` (bools, floats and
 larger values are refused); ``delta > 0`` (for pure DP design ``privacy="dp"`` at eps/k:

@@ -11,6 +11,7 @@ valid) and the trade-off bound of :mod:`optnoise.design.composed_tradeoff` (modu
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +68,14 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 # --------------------------------------------------------------------------------------------
 
 
-def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -> float | None:
+def _lp_bound(
+    design: NoiseDesign,
+    eps: float,
+    lp_solver: str,
+    time_limit: float | None = None,
+    options: dict[str, Any] | None = None,
+    **changes: Any,
+) -> float | None:
     """A proven lower bound of the (eps, delta) LP of ``design`` with ``changes`` (``None`` if unproven)."""
     spec = {
         "privacy": "dp",
@@ -79,7 +87,7 @@ def _lp_bound(design: NoiseDesign, eps: float, lp_solver: str, **changes: Any) -
         "delta": design.delta,
         **changes,
     }
-    res = design.replace(**spec).solve(solver=lp_solver)
+    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit, options=options)
     return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
 
 
@@ -105,17 +113,31 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     return out
 
 
-def lp_lower_bound(design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None) -> float | None:
+def lp_lower_bound(
+    design: NoiseDesign,
+    lp_solver: str = "highs",
+    eps: float | None = None,
+    deadline: float | None = None,
+    options: dict[str, Any] | None = None,
+) -> float | None:
     """The LP bounds: the k = 1 LP, and for ``"mse"``/``"circular-mse"`` modulo noise the sum statistic
-    ``(LP_k - d/4) / k`` (:mod:`optnoise.design.composed` docstring). ``None`` when no LP proved a bound."""
+    ``(LP_k - d/4) / k`` (:mod:`optnoise.design.composed` docstring). ``None`` when no LP proved a bound.
+    ``deadline`` (a :func:`time.perf_counter` value) bounds the LPs together (an LP cut short keeps only
+    the bound it proved); ``options``: raw HiGHS options of the LPs."""
     from optnoise.privacy.neighborhood import Neighborhood
 
+    def left() -> float | None:
+        return None if deadline is None else max(deadline - time.perf_counter(), 0.05)
+
     eps = float(design.eps or 0.0) if eps is None else float(eps)
-    bounds = [_lp_bound(design, eps, lp_solver)]
+    bounds = [_lp_bound(design, eps, lp_solver, left(), options)]
     k = int(design.compositions)
     for shifts, both in _sum_shifts(design):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         nb = Neighborhood.shifts(shifts, directed=not both)
-        b = _lp_bound(design, eps, lp_solver, neighborhood=nb.to_dict(), metric="circular-mse", cost=None)
+        sums = {"neighborhood": nb.to_dict(), "metric": "circular-mse", "cost": None}
+        b = _lp_bound(design, eps, lp_solver, left(), options, **sums)
         if b is not None:
             bounds.append((b - design.dim / 4.0) / k)
     got = [b for b in bounds if b is not None]
@@ -128,6 +150,7 @@ def bound_and_method(
     eps: float | None = None,
     upper: float | None = None,
     deadline: float | None = None,
+    options: dict[str, Any] | None = None,
 ) -> tuple[float | None, str]:
     """A proven lower bound on the distortion of any design whose k-fold composition the accounting
     certifies at (eps, delta), and the method that proved it: ``"tradeoff"``
@@ -136,7 +159,7 @@ def bound_and_method(
     bounds, else ``"lp"`` (:func:`lp_lower_bound`). ``(None, "")`` when nothing is proven."""
     from optnoise.design.composed_tradeoff import tradeoff_bound
 
-    lp = lp_lower_bound(design, lp_solver, eps)
+    lp = lp_lower_bound(design, lp_solver, eps, deadline, options)
     if int(design.compositions or 1) >= 2:
         tb = tradeoff_bound(design, lo=max(lp or 0.0, 0.0), hi=upper, eps=eps, deadline=deadline)
         if tb is not None and (lp is None or tb > lp):
@@ -151,8 +174,16 @@ def lower_bound(
     return bound_and_method(design, lp_solver, eps, upper)[0]
 
 
-def eps_bound_and_method(design: NoiseDesign, cap: float, eps_hi: float, lp_solver: str) -> tuple[float | None, str]:
-    """The largest eps at which no design within the cap is certified, and its method.
+def eps_bound_and_method(
+    design: NoiseDesign,
+    cap: float,
+    eps_hi: float,
+    lp_solver: str,
+    deadline: float | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[float | None, str]:
+    """The largest eps at which no design within the cap is certified, and its method (the bisection
+    stops at ``deadline``, a :func:`time.perf_counter` value, where the proofs reached).
 
     ``"lp"``: bisection over eps of :func:`lp_lower_bound` (> cap proves it); ``"tradeoff"``: the
     trade-off curve at cost ``cap`` composed, its eps found by bisection
@@ -164,13 +195,16 @@ def eps_bound_and_method(design: NoiseDesign, cap: float, eps_hi: float, lp_solv
         return None, ""
     lo, hi = 0.0, eps_hi
     for _ in range(10):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         mid = 0.5 * (lo + hi)
-        b = lp_lower_bound(design, lp_solver, eps=mid)
+        b = lp_lower_bound(design, lp_solver, mid, deadline, options)
         if b is not None and b > cap:
             lo = mid
         else:
             hi = mid
-    tb = tradeoff_eps_bound(design, cap, eps_hi) if int(design.compositions or 1) >= 2 else None
+    in_time = deadline is None or time.perf_counter() < deadline
+    tb = tradeoff_eps_bound(design, cap, eps_hi) if int(design.compositions or 1) >= 2 and in_time else None
     if tb is not None and tb > lo:
         return tb, "tradeoff"
     return lo, "lp"

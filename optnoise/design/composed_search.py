@@ -221,13 +221,16 @@ def reduced_search(
     time_limit: float = 30.0,
     max_evals: int = 400,
     working: int = 3,
+    progress: Callable[[], None] | None = None,
 ) -> SearchResult:
     """Minimise the distortion at a surrogate composed delta (``mode="distortion"``, ``target`` = delta),
     or the surrogate delta at ``eps`` under a distortion cap (``mode="epsilon"``, ``target`` = the cap).
 
     ``start`` is a positive flat PMF. ``to_theta(x)`` maps the optimisation variables to the
     full log-PMF, ``from_theta`` the other way, ``back`` pulls a gradient in theta back to x
-    (default: x is theta). Returns the best surrogate-feasible PMF found (or ``None``).
+    (default: x is theta). ``time_limit`` (seconds, ``inf`` for none) and ``max_evals`` stop the
+    search; ``progress()`` is called once per evaluation. Returns the best surrogate-feasible PMF
+    found (or ``None``).
     """
     t0 = time.perf_counter()
     c = np.asarray(cost, dtype=float).ravel()
@@ -284,6 +287,8 @@ def reduced_search(
         if time.perf_counter() - t0 > time_limit or state["evals"] >= max_evals:
             raise _Stop
         state["evals"] += 1
+        if progress is not None:
+            progress()
         th = to_theta(x)
         a, u, C, gC, obj, g_obj, dCa = solve_a(th)
         state["a"] = a

@@ -25,6 +25,7 @@ from optnoise.design.composed_families import (
 )
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
+from optnoise.engine.progress import OutOfTime, Progress
 from optnoise.engine.tolerance import OPTIMAL_GAP
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ __all__ = [
     "LP_CANDIDATE_SIZE",
     "SEARCH_EVALUATIONS",
     "SEARCH_SECONDS",
+    "SEARCH_SHARE",
+    "TIME_SHARE",
     "ComposedSolution",
     "solve_composed",
 ]
@@ -42,10 +45,18 @@ __all__ = [
 #: Calibrations accept a PMF when its composed delta is at most ``delta * (1 - CALIBRATION_MARGIN)``:
 #: headroom for the exact rounding of :meth:`DesignResult.certify`, at no measurable distortion cost.
 CALIBRATION_MARGIN = 1e-7
-#: Default seconds of the surrogate search (the calibrations always run to the end).
-SEARCH_SECONDS = 25.0
+#: Share of ``time_limit`` the surrogate searches may use (the calibrations run to TIME_SHARE of it, the
+#: bounds get the rest). Without a time limit only the evaluation limits stop the searches (reproducible).
+SEARCH_SHARE = 0.6
+#: Share of ``time_limit`` after which no new accounting check starts (the best certified point is returned).
+TIME_SHARE = 0.85
+#: Former default of the search's time (kept for imports): without ``time_limit`` no clock stops a solve now.
+SEARCH_SECONDS = math.inf
 #: Most surrogate evaluations of one search run.
 SEARCH_EVALUATIONS = 800
+#: Seconds per loss-grid point assumed for the first accounting check of a time-limited solve (measured
+#: 0.6-2 us on a loaded 2-core machine; later checks use the mean rate seen).
+CHECK_SECONDS_PER_POINT = 2e-6
 #: The general path adds the single-release LP candidate only up to this many noise values.
 LP_CANDIDATE_SIZE = 3000
 
@@ -68,14 +79,21 @@ class ComposedSolution:
 class _Problem:
     """The design's composed problem as the calibrations and the search see it."""
 
-    def __init__(self, design: NoiseDesign) -> None:
+    def __init__(self, design: NoiseDesign, clock: Progress, options: dict[str, Any] | None = None) -> None:
         self.design = design
+        self.clock = clock
+        self.options = options  # raw HiGHS options of the LPs
+        # every certified candidate, by name: (value, pmf, label); a time limit returns the best of them
+        self.cands: dict[str, tuple[float, np.ndarray, str]] = {}
         self.k = int(design.compositions)
         self.delta = float(design.delta or 0.0)
         self.h = float(design.discretization)
         self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
         self.support = Support(design.n, design.shape, design.release)
         self.checks = 0
+        self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
+        from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
+
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
         if design.release == "clamp":
             self.pairs = clamp_pair_map(design.n, design.pairs)
@@ -113,18 +131,36 @@ class _Problem:
 
     def private(self, pmf: np.ndarray, eps: float) -> bool:
         """The certificate: the accounting's composed delta at eps within the calibration margin."""
-        self.checks += 1
-        try:
-            return composition(self.design, pmf).delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
-        except ValueError:  # losses too wide for the accounting's grid: not certified
-            return False
+        comp = self._composition(pmf)
+        return comp is not None and comp.delta(eps) <= self.delta * (1.0 - CALIBRATION_MARGIN)
 
     def eps_of(self, pmf: np.ndarray) -> float:
+        comp = self._composition(pmf)
+        return math.inf if comp is None else float(comp.epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
+
+    def _composition(self, pmf: np.ndarray) -> Any:
+        """The accounting of ``pmf`` (``None`` when its losses are too wide for the accounting's grid).
+
+        With a time limit, a check predicted to end past the deadline is not started (:class:`OutOfTime`):
+        its cost grows with the loss grid, ``k * (log-mass range) / h`` per pair, at the mean rate of the
+        checks so far (:data:`CHECK_SECONDS_PER_POINT` before the first one).
+        """
         self.checks += 1
+        self.clock.step()
+        f = np.asarray(pmf, dtype=float).ravel()
+        logs = np.log(f[f > 0])
+        points = self.k * self.pairs.count * (float(logs.max() - logs.min()) + 1.0) / self.h
+        rate = self.spent / self.points if self.points else CHECK_SECONDS_PER_POINT
+        if points * rate > self.clock.left():
+            raise OutOfTime
+        t = time.perf_counter()
         try:
-            return float(composition(self.design, pmf).epsilon(self.delta * (1.0 - CALIBRATION_MARGIN)))
-        except ValueError:
-            return math.inf
+            comp = composition(self.design, f)
+        except ValueError:  # losses too wide for the accounting's grid (refused at once): not certified
+            return None
+        self.spent += time.perf_counter() - t
+        self.points += points
+        return comp
 
     def distortion(self, pmf: np.ndarray) -> float:
         return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
@@ -170,32 +206,141 @@ class _Problem:
 
 
 def solve_composed(
-    design: NoiseDesign, *, solver: str = "highs", time_limit: float | None = None, verbose: bool = False
+    design: NoiseDesign,
+    *,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    verbose: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> ComposedSolution:
-    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result."""
+    """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
+
+    ``verbose`` shows a progress bar on stderr (accounting checks and search evaluations, with the
+    stage). ``time_limit`` (seconds) stops the work in time: the best certified point found so far is
+    returned with status ``"time_limit"``, its proven bound and gap. ``options``: raw HiGHS options of
+    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs).
+    """
     t0 = time.perf_counter()
     lp_solver = "highs" if solver == "auto" else solver
-    if design.compositions == 1:
-        out = _k1_distortion(design, lp_solver, time_limit) if design.objective == "distortion" else None
-        if out is None:
-            out = _k1_epsilon(design, lp_solver)
-    else:
-        prob = _Problem(design)
-        budget = SEARCH_SECONDS if time_limit is None else max(1.0, 0.6 * float(time_limit))
-        if design.objective == "distortion":
-            out = _primal(prob, budget, lp_solver, verbose)
-        else:
-            out = _dual(prob, budget, lp_solver, verbose)
+    with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
+        out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
     out.solve_time = time.perf_counter() - t0
     return out
 
 
+def _solve(design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None) -> ComposedSolution:
+    """The k = 1 LPs, or the candidates and searches of k >= 2 (the best certified point at a time limit)."""
+    if design.compositions == 1:
+        if design.objective == "distortion":
+            return _k1_distortion(design, lp_solver, clock.left(total=True), options)
+        return _k1_epsilon(design, lp_solver, clock, options)
+    prob = _Problem(design, clock, options)
+    try:
+        return _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
+    except OutOfTime:
+        return _timed_out(prob, lp_solver)
+
+
+def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
+    """The designs solved without a search, each with its proof (``None`` for every other design).
+
+    The distortion is linear in the PMF, ``sum_z c(z) f(z)`` (for clamped noise with the averaged cost
+    of :func:`_clamp_cost`), so every PMF has distortion at least ``c_min = min_z c(z)`` and a PMF
+    supported on the minimisers of ``c`` attains it.
+
+    * ``delta >= 1``: every mechanism is (eps, 1)-DP at every eps >= 0, since the hockey-stick
+      divergence ``sup_S P(S) - e^eps Q(S)`` never exceeds ``P(S) <= 1``; so is every composition.
+      The constraint is void: the point mass at the least-cost noise value (0 for every metric,
+      whose cost vanishes at zero error) is optimal with distortion ``c_min``, and the least composed
+      eps under any cap ``>= c_min`` is 0, met by that point mass.
+    * the least-cost PMF (the point mass, or the uniform PMF on every least-cost value) already meets
+      the composed budget: optimal with distortion ``c_min``.
+    * ``objective="epsilon"`` with ``max_distortion < c_min``: no PMF meets the cap: ``"infeasible"``.
+    * ``objective="epsilon"`` with ``max_distortion = c_min`` and delta < 1: only PMFs on the
+      minimisers of ``c`` meet the cap; when they are a single noise value whose release tells some
+      neighbouring inputs apart with certainty (delta = 1 at every eps; e.g. the point mass at 0), no
+      finite eps is achievable: ``"infeasible"``.
+    """
+    d = design
+    cost = _clamp_cost(d) if d.release == "clamp" else np.asarray(d.cost, dtype=float).ravel()
+    c_min = float(cost.min())
+    at_min = np.flatnonzero(cost <= c_min)
+    point = np.zeros(cost.size)
+    point[int(at_min[0])] = 1.0
+    delta = float(d.delta or 0.0)
+    why = f"every PMF has distortion >= {c_min:.10g}, the least cost of one noise value"
+    if d.objective == "epsilon":
+        cap = float(d.max_distortion or 0.0)
+        if cap < c_min:
+            return ComposedSolution(None, "infeasible", None, f"max_distortion = {cap:g} < {c_min:.10g}: {why}", 0.0)
+        if delta >= 1.0:
+            msg = f"delta = {delta:g} >= 1: every release is (0, 1)-DP; the least-cost point mass meets the cap"
+            return ComposedSolution(point, "optimal", 0.0, msg, 0.0, eps_objective=0.0, method="point mass")
+        if cap == c_min and at_min.size == 1 and composition(d, point).infinite_mass >= 1.0:
+            return ComposedSolution(
+                None,
+                "infeasible",
+                None,
+                f"max_distortion = {cap:g}: {why}, and only the point mass at that value meets it; its releases "
+                f"are told apart with certainty, so no finite eps is achievable at delta = {delta:g} < 1",
+                0.0,
+            )
+        return None
+    if delta >= 1.0:
+        msg = (
+            f"delta = {delta:g} >= 1: every release is (eps, 1)-DP, so the least-cost PMF, the point mass at "
+            f"noise {'0' if cost[int(at_min[0])] == 0 else 'of least cost'}, is optimal ({why})"
+        )
+        return ComposedSolution(point, "optimal", c_min, msg, 0.0, method="point mass")
+    eps = float(d.eps or 0.0)
+    spread = np.zeros(cost.size)
+    spread[at_min] = 1.0 / at_min.size
+    for f, what in ((point, "point mass"), (spread, "uniform PMF")):
+        if composition(d, f).delta(eps) <= delta:
+            msg = f"the least-cost {what} meets the composed budget, so it is optimal ({why})"
+            return ComposedSolution(f, "optimal", c_min, msg, 0.0, method=what)
+        if at_min.size == 1:
+            break
+    return None
+
+
+def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
+    """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
+    d = prob.design
+    cands = {k: v for k, v in prob.cands.items() if math.isfinite(v[0])}  # eps = inf: not an answer
+    epsilon = d.objective == "epsilon"
+    if not cands:
+        safe = prob.safe()
+        if epsilon:
+            return ComposedSolution(None, "time_limit", None, "time limit: no candidate within the cap yet", 0.0)
+        cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
+    best = min(cands.values(), key=lambda c: c[0])
+    bound, how = None, ""
+    if prob.clock.left(total=True) > 0:
+        end = _bound_deadline(prob)
+        if epsilon:
+            bound, how = eps_bound_and_method(d, float(d.max_distortion or 0.0), best[0], lp_solver, end, prob.options)
+        else:
+            bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=end, options=prob.options)
+    table = {k: v[0] for k, v in cands.items()}
+    what = "eps" if epsilon else "distortion"
+    msg = (
+        f"composed design, {prob.path} path: stopped at the time limit ({prob.clock.time_limit:g} s); least "
+        f"{what} among certified candidates is {best[2]}; candidates "
+        f"{', '.join(f'{k} {v:.6g}' for k, v in table.items())}; {prob.checks} accounting checks at h = {prob.h:g}"
+    )
+    out = _settle(best[1], best[0], bound, msg, best[2], table, best[0] if epsilon else None, "time_limit")
+    return replace(out, bound_method=how)
+
+
 def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
     """Each family calibrated by ``value_of(make, start, coarse) -> (value, pmf, scale)``; the
-    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale)."""
-    out: dict[str, tuple[float, np.ndarray, str]] = {}
+    convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale).
+    Each certified candidate enters ``prob.cands`` at once (a time limit returns the best of them)."""
+    out = prob.cands
     last = guess
     for fam in ("gaussian", "laplace"):
+        prob.clock.stage(f"calibrating {fam}")
         got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
         if got is not None:
             out[fam] = (got[0], got[1], fam)
@@ -207,6 +352,7 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
         last = got[2] if got is not None else last  # warm start the next share's calibration
         return math.inf if got is None else got[0]
 
+    prob.clock.stage("calibrating convolution")
     _, w_best = golden_share(coarse, grid=(0.25, 0.5, 0.75), steps=1 if prob.heavy else 4)
     got = value_of(lambda V: family_pmf("convolution", V, prob.support, w_best), last)
     if got is not None:
@@ -214,7 +360,14 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
     return out
 
 
-def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+def _search_time(prob: _Problem) -> float:
+    """Seconds left for the surrogate searches: ``SEARCH_SHARE`` of the time limit (``inf`` without one)."""
+    if prob.clock.time_limit is None:
+        return math.inf
+    return prob.clock.t0 + SEARCH_SHARE * prob.clock.time_limit - time.perf_counter()
+
+
+def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
     d = prob.design
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
@@ -230,6 +383,7 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
 
     cands = _family_candidates(prob, calibrated, guess)
     if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
+        prob.clock.stage("single-release LP candidate")
         lp = _lp_candidate(prob, eps, lp_solver)
         if lp is not None:
             cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
@@ -237,18 +391,18 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         safe = prob.safe()
         cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
     start = min(cands.values(), key=lambda c: c[0])
-    t_search = time.perf_counter()
     starts = [np.maximum(start[1], 1e-300)]
     if prob.structured and "gaussian" in cands and start[2] != "gaussian":
         starts.append(prob.hybrid(start[1], cands["gaussian"][1]))
     found = None
-    # the second start guards against a local minimum of the first one's landscape. Both run whenever the
-    # time budget allows: what is searched then depends on evaluation counts only, not on the machine's
-    # speed, so an unhurried solve is reproducible (the budget is a safety net, reported when it binds)
-    for f0 in starts:
-        left = budget - (time.perf_counter() - t_search)
+    # the second start guards against a local minimum of the first one's landscape. Both run unless a
+    # time limit binds: without one, what is searched depends on evaluation counts only, not on the
+    # machine's speed, so the solve is reproducible (a binding time limit is reported in the message)
+    for i, f0 in enumerate(starts):
+        left = _search_time(prob)
         if found is not None and left <= 0:
             break
+        prob.clock.stage(f"search start {i + 1} of {len(starts)}")
         got = reduced_search(
             f0,
             cost=prob.cost,
@@ -256,14 +410,16 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
             eps=eps,
             mode="distortion",
             target=prob.delta,
-            time_limit=left,
+            time_limit=max(left, 0.0),
             max_evals=SEARCH_EVALUATIONS,
+            progress=lambda: prob.clock.step(check=False),
             **prob.search_args(),
         )
         if found is None or (got.pmf is not None and got.objective < found.objective):
             found = got
     assert found is not None
     if found.pmf is not None:
+        prob.clock.stage("calibrating the search's point")
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
         if tuned is None and d.release == "clamp":
@@ -271,7 +427,8 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
-    bound, how = bound_and_method(d, lp_solver, upper=best[0])
+    prob.clock.stage("lower bound")
+    bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=_bound_deadline(prob), options=prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
@@ -282,16 +439,31 @@ def _primal(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Com
 
 
 def _settle(
-    pmf: np.ndarray, value: float, bound: float | None, msg: str, method: str, table: dict[str, float], eps=None
+    pmf: np.ndarray,
+    value: float,
+    bound: float | None,
+    msg: str,
+    method: str,
+    table: dict[str, float],
+    eps=None,
+    unproven: str = "feasible",
 ) -> ComposedSolution:
+    """The solution with its status: ``"optimal"`` with a proven gap, else ``unproven``."""
     gap = relative_gap(value, bound) if bound is not None else None
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
-    if status == "feasible":
-        msg += "; feasible: the composed guarantee is re-verified, optimality is not proven"
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else unproven
+    if status != "optimal":
+        msg += f"; {status}: the composed guarantee is re-verified, optimality is not proven"
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
 
 
-def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> ComposedSolution:
+def _bound_deadline(prob: _Problem) -> float | None:
+    """When the bounds must end: the end of the time limit (``None`` without one; at least 0.1 s from now)."""
+    if prob.clock.time_limit is None:
+        return None
+    return time.perf_counter() + max(prob.clock.left(total=True), 0.1)
+
+
+def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
     d = prob.design
     cap = float(d.max_distortion or 0.0)
     uniform = prob.safe()
@@ -317,6 +489,7 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
         eps_ref = float(best[0])
         if not math.isfinite(eps_ref) or eps_ref <= 0:
             break
+        prob.clock.stage("search")
         found = reduced_search(
             np.maximum(raw, 1e-300),
             cost=prob.cost,
@@ -324,7 +497,8 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
             eps=eps_ref,
             mode="epsilon",
             target=cap,
-            time_limit=budget / 2,
+            time_limit=max(_search_time(prob), 0.0) / 2,
+            progress=lambda: prob.clock.step(check=False),
             **prob.search_args(),
         )
         found_msg = found.message
@@ -345,7 +519,8 @@ def _dual(prob: _Problem, budget: float, lp_solver: str, verbose: bool) -> Compo
             break
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
-    bound, how = eps_bound_and_method(d, cap, best[0], lp_solver)
+    prob.clock.stage("lower bound")
+    bound, how = eps_bound_and_method(d, cap, best[0], lp_solver, _bound_deadline(prob), prob.options)
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
@@ -382,7 +557,9 @@ def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
     steps = math.floor(eps / (prob.k * prob.h))
     if steps >= 1:
         e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(solver=lp_solver)
+        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(
+            solver=lp_solver, options=prob.options
+        )
         if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
             return np.asarray(res.pmf, dtype=float).ravel()
     return prob.safe()
@@ -397,7 +574,7 @@ def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | No
         if e0 not in single:
             res = d.replace(
                 privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            ).solve(solver=lp_solver)
+            ).solve(solver=lp_solver, options=prob.options)
             single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
         return single[e0]
 
@@ -430,21 +607,36 @@ def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
     )
 
 
-def _k1_distortion(design: NoiseDesign, lp_solver: str, time_limit: float | None) -> ComposedSolution:
-    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=time_limit)
+def _k1_distortion(
+    design: NoiseDesign, lp_solver: str, time_limit: float, options: dict[str, Any] | None
+) -> ComposedSolution:
+    limit = None if math.isinf(time_limit) else max(time_limit, 0.1)
+    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP", bound_method="lp")
 
 
-def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
-    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP."""
+def _k1_epsilon(
+    design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None
+) -> ComposedSolution:
+    """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP
+    (stopped by the time limit where the proofs reached)."""
     cap = float(design.max_distortion or 0.0)
     lo, hi = 0.0, None
     best = None
     e = 1.0
+
+    def lp(eps: float) -> Any:
+        clock.step(stage=f"LP at eps = {eps:.6g}", check=False)
+        left = clock.left(total=True)
+        limit = None if math.isinf(left) else max(left, 0.1)
+        return _single(design, eps).solve(solver=lp_solver, time_limit=limit, options=options)
+
     for _ in range(40):  # bracket: double until an LP within the cap
-        res = _single(design, e).solve(solver=lp_solver)
+        if clock.expired:
+            return ComposedSolution(None, "time_limit", None, "time limit: no (eps, delta) LP within the cap yet", 0.0)
+        res = lp(e)
         if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
             hi, best = e, res
             break
@@ -455,11 +647,15 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
             break
     if hi is None or best is None:
         return ComposedSolution(None, "error", None, "no (eps, delta) LP within the cap for eps <= 32", 0.0)
+    timed_out = False
     for _ in range(40):
         if hi - lo <= 0.5 * OPTIMAL_GAP * max(1.0, hi):
             break
+        if clock.expired:
+            timed_out = True
+            break
         mid = 0.5 * (lo + hi)
-        res = _single(design, mid).solve(solver=lp_solver)
+        res = lp(mid)
         if res.pmf is not None and res.distortion is not None and res.distortion <= cap and res.verify():
             hi, best = mid, res
         elif res.bound is not None and res.bound > cap:
@@ -468,6 +664,6 @@ def _k1_epsilon(design: NoiseDesign, lp_solver: str) -> ComposedSolution:
             break
     pmf = np.asarray(best.pmf, dtype=float)
     gap = relative_gap(hi, lo)
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "feasible"
+    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "time_limit" if timed_out else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
     return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection", bound_method="lp")

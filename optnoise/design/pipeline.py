@@ -43,7 +43,7 @@ from optnoise.engine.highs import basis_dual, polish_with_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import check_solve_args, solve_model
-from optnoise.engine.tolerance import OPTIMAL_GAP, UNVERIFIED, within_delta
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP, UNVERIFIED, within_delta
 from optnoise.engine.validation import shown
 
 if TYPE_CHECKING:
@@ -261,18 +261,25 @@ def solve_noise(
     if design.budget is not None and design.budget.is_conic:
         if canonical:
             raise ValueError(f"canonical applies to the LP/MILP notions, not privacy={shown(design.privacy)}")
+        _no_mip_gap(mip_gap, f"privacy={shown(design.privacy)} has no MILP")
+        if options:
+            raise ValueError(
+                f"options (--highs-option) do not apply to privacy={shown(design.privacy)}: its solvers are the "
+                "log-barrier method (solver='auto') and cvxpy (solver='cvxpy', conic_solver=...)"
+            )
         return _solve_renyi(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
     if design.privacy == COMPOSED:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
         if solver not in ("auto", "highs"):
             raise ValueError(f"solver must be 'auto' or 'highs' for privacy='composed' (its LPs); got {shown(solver)}")
+        _no_mip_gap(mip_gap, "privacy='composed' solves LPs only (HiGHS options apply to them)")
         return cached(
             design,
             cache,
             opts,
             lambda data: DesignResult.from_dict(data, design=design, recheck=False),
-            lambda: _solve_composed(design, solver, time_limit, verbose),
+            lambda: _solve_composed(design, solver, time_limit, verbose, options),
         )
     if canonical:
         opts["canonical"] = True
@@ -480,9 +487,17 @@ def _canonical(
     return res
 
 
-def _solve_composed(design: NoiseDesign, solver: str, time_limit: float | None, verbose: bool) -> DesignResult:
+def _no_mip_gap(mip_gap: float, why: str) -> None:
+    """Refuse a ``mip_gap`` other than the default where no MILP is solved (it would be ignored)."""
+    if mip_gap != MIP_REL_GAP:
+        raise ValueError(f"mip_gap (--mip-gap) applies to MILPs only: {why}; got {shown(mip_gap)}")
+
+
+def _solve_composed(
+    design: NoiseDesign, solver: str, time_limit: float | None, verbose: bool, options: dict[str, Any] | None
+) -> DesignResult:
     """A ``privacy="composed"`` design (:mod:`optnoise.design.composed`), as a re-verified result."""
-    out = solve_composed(design, solver=solver, time_limit=time_limit, verbose=verbose)
+    out = solve_composed(design, solver=solver, time_limit=time_limit, verbose=verbose, options=options)
     return DesignResult(
         design=design,
         status=out.status,

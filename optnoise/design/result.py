@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_matrix
+from optnoise.design.clamp import clamp_baseline, clamp_matrix
 from optnoise.design.composed import COMPOSED, composed_achieved, single_delta
 from optnoise.design.metrics import modulo_errors
 from optnoise.engine.output import relative_gap
@@ -390,14 +390,11 @@ class DesignResult(CheckedResult, Accountable):
         return accounting.noise_pairs(pmf, d.shifts)
 
     def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
-        d = self.design
-        label = label or f"optimal ({d.privacy}, {d.metric})"
+        d, f = self.design, self._require_pmf()
+        kw = {"eps": eps, "axes": axes, "label": label or f"optimal ({d.privacy}, {d.metric})"}
         if d.release == "clamp":
-            pmf = self._require_pmf()
-            return plot_mechanism(
-                clamp_matrix(pmf, d.n), d.pairs, noise=pmf, baseline=baseline, eps=eps, axes=axes, label=label
-            )
-        return plot_design(self._require_pmf(), d.shifts, baseline=baseline, eps=eps, axes=axes, label=label)
+            return plot_mechanism(clamp_matrix(f, d.n), d.pairs, noise=f, **kw, **clamp_baseline(baseline, d.n))
+        return plot_design(f, d.shifts, baseline=baseline, **kw)
 
     def _require_pmf(self) -> np.ndarray:
         if self.pmf is None:

@@ -21,8 +21,12 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
     The cut text ends in ``"... (N chars)"``, counting what was left out. Every message that
     echoes an input goes through this, so a 120 KB ``--cost`` list or a path of 5000 characters
     gives a one-line error, not a copy of the input. Integers too long to print (Python refuses
-    ``str()`` beyond 4300 digits) are described by their number of digits.
+    ``str()`` beyond 4300 digits) are described by their number of digits. A numpy scalar is shown
+    as the Python number it holds (``-0.01``, not ``np.float64(-0.01)``).
     """
+    item = getattr(value, "item", None)
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and item is not None:
+        value = item()
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3300:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     try:

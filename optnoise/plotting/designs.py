@@ -175,6 +175,7 @@ def plot_mechanism(
     eps: Any = None,
     axes: Any = None,
     label: str = "optimal",
+    baseline_noise: Any = None,
 ) -> Any:
     """Draw a released matrix ``P[x, y]`` (left) and its privacy profile ``delta(eps)`` (right, log scale).
 
@@ -193,6 +194,8 @@ def plot_mechanism(
         For clamped noise: its PMF on ``-n..n``, drawn on the left instead of the matrix.
     baseline : array_like or Mechanism, optional
         A matrix of the same shape (or an object with ``.matrix``), drawn on the profile panel.
+    baseline_noise : array_like, shape (2n+1,), optional
+        With ``noise``: the baseline's noise PMF, drawn beside it on the left.
     eps, axes, label, baseline_label
         As for :func:`plot_design`.
 
@@ -215,6 +218,10 @@ def plot_mechanism(
         f = np.asarray(noise, dtype=float).ravel()
         n = (f.size - 1) // 2
         ax_left.plot(np.arange(-n, n + 1), f, "o-", ms=3, lw=1.2, label=label)
+        if baseline_noise is not None:
+            b = np.asarray(baseline_noise, dtype=float).ravel()
+            name = baseline_label or getattr(baseline, "name", None) or "baseline"
+            ax_left.plot(np.arange(-n, n + 1), b, "s--", ms=3, lw=1.0, label=name)
         ax_left.set_xlabel("noise value eta (released as clip(q + eta, 0, n))")
         ax_left.set_ylabel("probability f(eta)")
         ax_left.set_title("noise PMF")

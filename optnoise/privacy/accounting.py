@@ -78,9 +78,12 @@ __all__ = [
     "MAX_PROFILE_POINTS",
     "MAX_COMPOSITIONS",
     "MAX_COMPOSED_GRID",
+    "MAX_DISCRETIZATION",
+    "MIN_DISCRETIZATION",
     "Composition",
     "InfiniteLossWarning",
     "ReleasePairs",
+    "check_discretization",
     "compose",
     "compose_pairs",
     "design_pld",
@@ -95,6 +98,9 @@ __all__ = [
 
 #: Default loss discretisation of the PLDs (dp-accounting's own default).
 DISCRETIZATION = 1e-4
+#: Accepted loss grids ``h`` of the accounting: a PLD on a grid coarser than one unit of loss says
+#: nothing (and dp-accounting overflows from h ~ 710 on); at 1e-9 only losses within +-0.002 fit MAX_GRID.
+MIN_DISCRETIZATION, MAX_DISCRETIZATION = 1e-9, 1.0
 #: Largest number of grid points of one PLD (``(max loss - min loss) / h``).
 MAX_GRID = 4_000_000
 #: Largest number of hockey-stick evaluations (ordered pairs x loss grid points) of one dominating
@@ -244,6 +250,16 @@ def _loss_range(P: np.ndarray, Q: np.ndarray) -> tuple[float, float] | None:
     return float(min(vals.min(), -vals.max())), float(max(vals.max(), -vals.min()))
 
 
+def _max_loss(P: np.ndarray, Q: np.ndarray) -> float:
+    """The largest finite privacy loss ``log P(o) - log Q(o)`` over the pairs, as the PLD reads them (at least 0)."""
+    both = (P > 0) & (Q > 0)
+    if not np.any(both):
+        return 0.0
+    with np.errstate(divide="ignore"):
+        loss = np.log(np.where(both, P, 1.0)) - np.log(np.where(both, Q, 1.0))
+    return max(float(loss[both].max()), 0.0)
+
+
 def _warn_infinite(mass: float, stacklevel: int = 3) -> None:
     if mass > 0:
         warnings.warn(
@@ -286,7 +302,7 @@ def dominating_pld(pairs: ReleasePairs, *, discretization: float = DISCRETIZATIO
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
-    h = check_positive("discretization", discretization)
+    h = check_discretization(discretization)
     P, Q = pairs.P, pairs.Q
     m_inf = _inf_mass(P, Q)
     if warn:
@@ -386,11 +402,17 @@ class Composition:
     infinite_mass : float
         Per-release mass of infinite privacy loss ``m``; the composition has
         ``delta(eps) >= 1 - (1 - m)^k`` at every eps.
+    pure_eps : float
+        The exact eps at delta = 0: ``k`` times the largest privacy loss of one release (pure DP
+        composes additively, and k copies of the worst pair attain the sum); ``inf`` with
+        infinite-loss mass. :meth:`epsilon` and :meth:`delta` use it where it is tighter than
+        the PLD, whose tail truncation (``TAIL_TRUNCATION``) puts a tiny mass at infinite loss.
     """
 
     k: int
     pld: Any
     infinite_mass: float = 0.0
+    pure_eps: float = math.inf
 
     def delta(self, eps: Any) -> Any:
         """``delta(eps)`` of the k-fold composition (float, or an array for an array of eps)."""
@@ -398,15 +420,32 @@ class Composition:
         if not np.all(np.isfinite(e)) or np.any(e < 0):
             raise ValueError(f"eps must be finite and >= 0; got {shown(eps)}")
         if e.ndim == 0:  # dp-accounting's scalar path: one vectorised sum (its list path loops in Python)
+            if float(e) >= self.pure_eps:  # every loss is at most eps: exactly 0
+                return 0.0
             return float(np.clip(float(self.pld.get_delta_for_epsilon(float(e))), 0.0, 1.0))
         out = np.atleast_1d(np.asarray(self.pld.get_delta_for_epsilon(list(np.atleast_1d(e))), dtype=float))
-        out = np.clip(out, 0.0, 1.0)
-        return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)
+        out = np.where(np.atleast_1d(e) >= self.pure_eps, 0.0, np.clip(out, 0.0, 1.0))
+        return out.reshape(e.shape)
 
     def epsilon(self, delta: float) -> float:
-        """Smallest eps with ``delta(eps) <= delta``; ``inf`` when none is finite."""
+        """Smallest eps with ``delta(eps) <= delta``; ``inf`` when none is finite.
+
+        Never above :attr:`pure_eps`, the exact eps at delta = 0 (both are upper bounds on the true
+        eps at ``delta``; at delta = 0 the PLD's tail truncation alone would give ``inf``).
+        """
         d = check_delta(delta)
-        return float(self.pld.get_epsilon_for_delta(d))
+        return min(float(self.pld.get_epsilon_for_delta(d)), self.pure_eps)
+
+
+def check_discretization(value: Any, name: str = "discretization") -> float:
+    """A loss grid ``h`` of the accounting: a number in ``[MIN_DISCRETIZATION, MAX_DISCRETIZATION]``."""
+    h = check_positive(name, value)
+    if not MIN_DISCRETIZATION <= h <= MAX_DISCRETIZATION:
+        raise ValueError(
+            f"{name} must be in [{MIN_DISCRETIZATION:g}, {MAX_DISCRETIZATION:g}] (the PLD's loss grid, "
+            f"default {DISCRETIZATION:g}); got {shown(value)}"
+        )
+    return h
 
 
 def check_compositions(k: Any, name: str = "k") -> int:
@@ -433,6 +472,13 @@ def compose_pairs(
     """
     k = check_compositions(k)
     pld = dominating_pld(pairs, discretization=discretization, warn=warn)
+    inf_mass = _inf_mass(pairs.P, pairs.Q)
+    pure = k * _max_loss(pairs.P, pairs.Q) if inf_mass == 0 else math.inf
+    if k > 1 and inf_mass >= 1.0:
+        # a pair told apart with certainty (e.g. a point mass): one release already has delta(eps) = 1 at
+        # every eps, and so has any composition (delta only grows with k); dp-accounting cannot compose a
+        # PLD with no finite loss, so the one-release PLD stands for it
+        return Composition(k=k, pld=pld, infinite_mass=inf_mass)
     if k > 1:
         points = _composed_grid(pld, k)
         if points > MAX_COMPOSED_GRID:
@@ -444,7 +490,8 @@ def compose_pairs(
     return Composition(
         k=k,
         pld=pld if k == 1 else pld.self_compose(k, tail_mass_truncation=TAIL_TRUNCATION),
-        infinite_mass=_inf_mass(pairs.P, pairs.Q),
+        infinite_mass=inf_mass,
+        pure_eps=pure,
     )
 
 

@@ -52,6 +52,7 @@ from scipy.special import logsumexp
 
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
+from optnoise.engine.progress import Progress
 from optnoise.engine.solve import solve_model
 from optnoise.engine.tolerance import OPTIMAL_GAP
 from optnoise.engine.validation import shown
@@ -219,8 +220,9 @@ def _start(prob: RenyiProblem, shape: tuple[int, ...], sigma2: float) -> np.ndar
     return None
 
 
-def _search(prob: RenyiProblem, best: _Incumbent, start: np.ndarray, deadline: float | None) -> int:
-    """The barrier path (module docstring) from ``start``; updates ``best``, returns the stages run."""
+def _search(prob: RenyiProblem, best: _Incumbent, start: np.ndarray, deadline: float | None, progress: Progress) -> int:
+    """The barrier path (module docstring) from ``start``; updates ``best``, returns the stages run
+    (each one counted on ``progress``, with the incumbent's value and proven gap)."""
     cscale = max(float(np.max(np.abs(prob.cost))), 1e-300)
     rows = prob.constraints + (prob.shifts if prob.eps_inf is not None else 0)
     logf = start
@@ -245,6 +247,8 @@ def _search(prob: RenyiProblem, best: _Incumbent, start: np.ndarray, deadline: f
                 best.prove(tangent_lp_bound(prob, lp, time_limit=remaining))
             if centred and math.isfinite(barrier_value(prob, lp, mu, logw)):
                 logf = lp
+        gap = best.gap
+        progress.step(stage=f"value {best.value:.6g}, gap {'n/a' if gap is None else f'{gap:.2g}'}", check=False)
         if best.proven(GAP_TARGET):
             break
         mu *= 0.3 if final else 0.1
@@ -262,6 +266,7 @@ def solve_renyi_barrier(
     *,
     eps_inf: float | None = None,
     time_limit: float | None = None,
+    verbose: bool = False,
     bound_inf: bool = True,
 ) -> RenyiSolution:
     """Minimise the expected cost ``cost @ f`` under the Renyi budget with a proven gap (module docstring).
@@ -270,7 +275,8 @@ def solve_renyi_barrier(
     (:class:`~optnoise.privacy.budget.Budget`); ``time_limit`` bounds the search (seconds, ``None``
     for none: it ends anyway once the gap is proven or ``mu`` is at float resolution). ``bound_inf=False``:
     the ``D_inf`` rows guide the search but the bound holds without them
-    (:class:`~optnoise.privacy.renyi_problem.RenyiProblem`).
+    (:class:`~optnoise.privacy.renyi_problem.RenyiProblem`). ``verbose`` shows a progress bar on stderr
+    (barrier stages, the incumbent's value and proven gap).
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
@@ -288,7 +294,8 @@ def solve_renyi_barrier(
     else:
         best.start = start
         try:
-            stages = _search(prob, best, start, deadline)
+            with Progress("renyi barrier", verbose=verbose, time_limit=None, unit="stage") as progress:
+                stages = _search(prob, best, start, deadline, progress)
         except (ArithmeticError, ValueError, RuntimeError) as exc:
             # a numerical failure (LinAlgError is a ValueError; HiGHS reports RuntimeError): the incumbent, at
             # worst the reference, and the bound proven so far stand
@@ -347,7 +354,15 @@ def solve_renyi_design(
     """
     if method == "barrier":
         return solve_renyi_barrier(
-            cost, idx, shape, orders, sigma2, eps_inf=eps_inf, time_limit=time_limit, bound_inf=bound_inf
+            cost,
+            idx,
+            shape,
+            orders,
+            sigma2,
+            eps_inf=eps_inf,
+            time_limit=time_limit,
+            bound_inf=bound_inf,
+            verbose=verbose,
         )
     if method != "cvxpy":
         raise ValueError(f"method must be one of {', '.join(RENYI_METHODS)}; got {shown(method)}")

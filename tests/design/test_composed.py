@@ -36,12 +36,12 @@ def composed(n=24, k=3, **kw):
 
 @pytest.fixture(scope="module")
 def k3():
-    return composed().solve(time_limit=6)
+    return composed().solve(time_limit=120)
 
 
 @pytest.fixture(scope="module")
 def k2_small():
-    return composed(n=14, k=2).solve(time_limit=4)
+    return composed(n=14, k=2).solve(time_limit=120)
 
 
 def _pmf_dicts(f, shift=1):
@@ -110,7 +110,7 @@ def test_exact_enumeration_of_the_composition_small_ring(k2_small):
 
 @pytest.mark.slow
 def test_exact_enumeration_k3():
-    res = composed(n=10, k=3).solve(time_limit=3)
+    res = composed(n=10, k=3).solve(time_limit=120)
     f = np.asarray(res.pmf, dtype=float)
     exact = _exact_delta(f, 3, EPS)
     assert exact <= DELTA and float(exact) <= res.compose(3).delta(EPS) * (1 + 1e-9)
@@ -202,7 +202,7 @@ def test_k1_dual_is_proven():
 @pytest.mark.slow
 def test_dual_form_least_eps_under_a_variance_cap():
     d = composed(n=40, k=4, eps=None, objective="epsilon", max_distortion=16.0)
-    res = d.solve(time_limit=6)
+    res = d.solve(time_limit=120)
     assert res.status == "feasible" and res.verify()
     assert res.distortion <= 16.0
     comp = res.compose(4)
@@ -232,7 +232,7 @@ def test_clamped_release_is_reverified():
     d = NoiseDesign(
         n=10, eps=EPS, delta=DELTA, neighborhood=NB, metric="mse", privacy="composed", compositions=2, release="clamp"
     )
-    res = d.solve(time_limit=3)
+    res = d.solve(time_limit=120)
     assert res.status == "feasible" and res.verify() and "general path" in res.message
     assert res.compose(2).delta(EPS) <= DELTA
     assert res.bound is not None and res.bound <= res.distortion
@@ -243,7 +243,7 @@ def test_vector_query_is_reverified():
     d = NoiseDesign(
         n=6, eps=EPS, delta=DELTA, neighborhood=nb, metric="circular-mse", privacy="composed", compositions=2
     )
-    res = d.solve(time_limit=3)
+    res = d.solve(time_limit=120)
     assert res.status == "feasible" and res.verify() and res.pmf.shape == (7, 7)
     assert res.compose(2).delta(EPS) <= DELTA
 
@@ -251,7 +251,7 @@ def test_vector_query_is_reverified():
 @pytest.mark.slow
 def test_error_rate_and_directed_neighbourhood():
     d = composed(n=12, k=2, metric="er", neighborhood=Neighborhood.sd(1, directed=True))
-    res = d.solve(time_limit=3)
+    res = d.solve(time_limit=120)
     assert res.status == "feasible" and res.verify() and "general path" in res.message
     assert res.compose(2).delta(EPS) <= DELTA
 
@@ -270,8 +270,8 @@ def test_certify_single_release_and_composed(k3):
 def test_spec_round_trip_and_cache(tmp_path):
     d = composed(n=12, k=2, discretization=1e-3)
     assert NoiseDesign.from_spec(d.spec()).spec() == d.spec()
-    first = d.solve(time_limit=2, cache=tmp_path)
-    again = d.solve(time_limit=2, cache=tmp_path)
+    first = d.solve(time_limit=120, cache=tmp_path)
+    again = d.solve(time_limit=120, cache=tmp_path)
     assert again.status == first.status and again.distortion == first.distortion and again.bound == first.bound
     assert first.compose(2, discretization=1e-3).delta(EPS) <= DELTA
 
