@@ -609,6 +609,8 @@ class MechanismDesign:
             backend_objective=backend_objective,
             rounds=rounds,
             bound=out.bound if out.status in ("optimal", "feasible", "time_limit") else None,
+            dual=out.dual if out.status == "optimal" and not model.is_mip else None,
+            active=active,
         )
 
     def _polish(self, res: MechanismResult, solver: str) -> MechanismResult | None:

@@ -76,6 +76,10 @@ class MechanismResult(CheckedResult, Accountable):
     actual: dict[str, float] = field(default_factory=dict)
     loss: float | None = None
     bound: float | None = None
+    #: Row multipliers of the final (restricted) LP and the (pair, output) entries it kept (``None``:
+    #: the full model): the proof a cache entry stores and re-checks (:mod:`optnoise.design.proofs`).
+    dual: np.ndarray | None = field(default=None, repr=False, compare=False)
+    active: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_choice("status", self.status, RESULT_STATUSES)

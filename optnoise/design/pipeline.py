@@ -137,7 +137,10 @@ def cached(
 def proof_of(res: Any) -> dict[str, Any] | None:
     """What a cache entry keeps to prove ``res``'s status: LP multipliers, or the bound (re-derived on load)."""
     if getattr(res, "dual", None) is not None:
-        return {"kind": "lp-dual", "dual": np.asarray(res.dual, dtype=float).tolist()}
+        lp_proof: dict[str, Any] = {"kind": "lp-dual", "dual": np.asarray(res.dual, dtype=float).tolist()}
+        if getattr(res, "active", None) is not None:  # a lazy-row LP: the rows its multipliers belong to
+            lp_proof["active"] = np.flatnonzero(np.asarray(res.active, dtype=bool)).tolist()
+        return lp_proof
     if getattr(res, "bound", None) is not None:
         proof = {"kind": "bound", "bound": float(res.bound), "backend": getattr(res, "backend", res.solver)}
         if getattr(res, "bound_method", ""):

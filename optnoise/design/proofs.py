@@ -10,9 +10,11 @@ the result's own proof data or independently of it, and settles the status again
 * **MILP**: a branch-and-bound bound cannot be re-checked from stored data; only a fresh solve
   (``resolve=True``) proves it. The cache does not re-solve, so a MILP entry claiming ``"optimal"``
   is solved again rather than served.
-* **mechanisms** (:class:`~optnoise.design.mechanism.MechanismDesign`, lazy rows): the bound of
-  the final restricted LP is not yet stored with the rows it needs, so the cache still takes its
-  stored number, checked only against the objective (not above it). This is the one exception.
+* **mechanisms** (:class:`~optnoise.design.mechanism.MechanismDesign`, lazy rows): the stored row
+  multipliers of the final restricted LP with the (pair, output) entries it kept; weak duality on
+  that restricted model, rebuilt from the design (it is the relaxation whose optimum the solve
+  claimed: :mod:`optnoise.design.mechanism` states why it bounds the full LP). An entry without
+  them (or with a malformed entry list) proves nothing and is solved again.
 * **composed, distortion objective**: the proven lower bound re-derived by its LPs
   (:func:`optnoise.design.composed_bounds.lower_bound`).
 * **composed, epsilon objective**: a stored lower bound ``b`` on eps stands only when the LP bounds
@@ -83,6 +85,22 @@ def _renyi_bound(result: Any) -> float | None:
     return b if math.isfinite(b) else None
 
 
+def _active(design: Any, stored: Any) -> np.ndarray | None | bool:
+    """The (pair, output) mask of a lazy-row proof's entries: ``None`` for the full model, ``False`` if malformed."""
+    if stored is None:
+        return None
+    shape = (design.pairs.shape[0], design.outputs.size) if hasattr(design, "outputs") else None
+    try:
+        idx = np.asarray(stored, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if shape is None or idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= shape[0] * shape[1]):
+        return False
+    mask = np.zeros(shape[0] * shape[1], dtype=bool)
+    mask[idx] = True
+    return mask.reshape(shape)
+
+
 def rederive_bound(result: Any, proof: Any = None, *, resolve: bool = True, formulation: str = "hull") -> float | None:
     """A lower bound on ``result``'s objective, proven afresh (module docstring); ``None`` when none is.
 
@@ -97,19 +115,21 @@ def rederive_bound(result: Any, proof: Any = None, *, resolve: bool = True, form
         return _renyi_bound(result)
     duals = []
     if isinstance(proof, dict) and proof.get("kind") == "lp-dual" and isinstance(proof.get("dual"), list):
-        duals.append(proof["dual"])
+        duals.append((proof["dual"], _active(d, proof.get("active"))))
     if getattr(result, "dual", None) is not None:
-        duals.append(result.dual)
-    if duals:
-        model = d.build_model(formulation=formulation)
+        duals.append((result.dual, getattr(result, "active", None)))
+    for y, active in duals:
+        if active is False:
+            continue  # a malformed row set proves nothing
+        model = (
+            d.build_model(formulation=formulation)
+            if active is None
+            else d.build_model(formulation=formulation, active=active)
+        )
         if not model.is_mip:
-            for y in duals:
-                b = model.dual_bound(y)
-                if b is not None and math.isfinite(b):
-                    return float(b)
-    if not resolve and getattr(result, "_SOLUTION", "") == "matrix" and isinstance(proof, dict):
-        if proof.get("kind") == "bound":  # the one stored number still taken (module docstring)
-            return _finite(proof.get("bound"))
+            b = model.dual_bound(y)
+            if b is not None and math.isfinite(b):
+                return float(b)
     if resolve:
         fresh = d.solve(solver="highs", formulation=formulation)
         return _finite(fresh.bound) if fresh.status in _CLAIMS else None

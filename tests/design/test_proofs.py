@@ -107,3 +107,51 @@ def test_cli_certify_refuses_a_forged_optimal_result(tmp_path, capsys):
     code = main(["certify", "--result", str(path), "--out", str(out)])
     _, err = capsys.readouterr()
     assert code != 0 and not out.exists() and "feasible" in err
+
+
+def _mechanism_entry_served(tmp_path, edit):
+    from optnoise import MechanismDesign
+
+    d = MechanismDesign(n=80, eps=1.0, delta=1e-3, loss="sq")  # large enough for lazy rows
+    first = d.solve(cache=tmp_path)
+    assert first.status == "optimal" and first.bound is not None
+    path, doc = _entry(tmp_path)
+    assert doc["proof"]["kind"] == "lp-dual" and "active" in doc["proof"]  # restricted LP multipliers, not a number
+    edit(doc, first)
+    open(path, "w").write(json.dumps(doc))
+    calls = []
+    original = MechanismDesign._solve_lazy
+
+    def counting(self, *a, **k):
+        calls.append(1)
+        return original(self, *a, **k)
+
+    MechanismDesign._solve_lazy = counting
+    try:
+        again = d.solve(cache=tmp_path)
+    finally:
+        MechanismDesign._solve_lazy = original
+    return first, again, bool(calls)
+
+
+def test_a_genuine_mechanism_entry_is_served_with_its_rechecked_bound(tmp_path):
+    first, again, solved = _mechanism_entry_served(tmp_path, lambda doc, first: None)
+    assert not solved and again.status == "optimal"
+    assert again.bound == pytest.approx(first.bound, rel=1e-9) and again.bound <= again.loss * (1 + OPTIMAL_GAP)
+
+
+def test_a_mechanism_entry_with_a_bare_bound_is_solved_again(tmp_path):
+    # before: the cache took a mechanism entry's stored number ("kind": "bound") as its proof
+    def forge(doc, first):
+        doc["proof"] = {"kind": "bound", "bound": first.loss, "backend": "highs"}
+
+    _, again, solved = _mechanism_entry_served(tmp_path, forge)
+    assert solved and again.status == "optimal"
+
+
+def test_a_mechanism_entry_with_forged_multipliers_is_not_optimal(tmp_path):
+    def forge(doc, first):
+        doc["proof"]["dual"] = [0.0] * len(doc["proof"]["dual"])  # proves only the trivial bound
+
+    first, again, solved = _mechanism_entry_served(tmp_path, forge)
+    assert solved and again.status == "optimal" and again.bound == pytest.approx(first.bound, rel=1e-6)
