@@ -16,7 +16,7 @@ from optnoise.design.result import DesignResult
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
-from optnoise.engine.tolerance import DELTA_ATOL, DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
+from optnoise.engine.tolerance import DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 from optnoise.privacy.curves import (
     NOTIONS,
     achieved_deltas,
@@ -53,7 +53,6 @@ __all__ = [
     "NOTIONS",
     "SOLVERS",
     "DELTA_RTOL",
-    "DELTA_ATOL",
     "pdp_rtol",
     "RESULT_STATUSES",
     "delta_allowance",

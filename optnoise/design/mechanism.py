@@ -473,7 +473,7 @@ class MechanismDesign:
         :mod:`optnoise.engine.cache`), ``formulation`` (``"hull"`` or ``"bigm"`` for
         ``"pdp"``), raw HiGHS ``options`` and ``concurrent``. With
         ``solver="auto"`` (default) the LPs run on HiGHS (the algorithm chosen
-        by size, see :func:`_solve_lp`) and the ``"pdp"`` MILPs race HiGHS
+        by size, see :func:`optnoise.design.pipeline.solve_lp`) and the ``"pdp"`` MILPs race HiGHS
         against SCIP (:func:`optnoise.engine.solve.solve_model`); ``"highs"`` is
         deterministic.
 
@@ -485,7 +485,7 @@ class MechanismDesign:
         first replaced by its exact repair when that costs at most
         :data:`optnoise.design.pipeline.POLISH_RTOL` (relative). Uniform rows are always feasible with a
         loss objective, so a solver's ``"infeasible"`` there is retried
-        (:func:`_solve_lp`) and, if it persists, reported as ``"error"``.
+        (:func:`optnoise.design.pipeline.solve_lp`) and, if it persists, reported as ``"error"``.
         """
         options, time_limit, mip_gap, opts = check_solve_args(
             solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap

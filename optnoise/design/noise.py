@@ -44,8 +44,9 @@ of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
 
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`) and judged by the one rule of
-:mod:`optnoise.engine.tolerance`: ``achieved <= delta * (1 + 1e-6) + 1e-12``, PDP
-indicators read at ``eps * (1 + 1e-6) + 1e-12``. A
+:mod:`optnoise.engine.tolerance`: ``achieved <= delta * (1 + 1e-6)`` (purely relative,
+no absolute slack); PDP indicators, and every notion at delta = 0, are read at
+``eps * (1 + 1e-6) + 1e-12``. A
 solver's "optimal" that fails the rule is reported as ``"unverified"`` with the
 reason (:attr:`DesignResult.message`), never as optimal. For a guarantee that
 holds exactly for the distribution you sample, certify the result

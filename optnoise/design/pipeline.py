@@ -65,7 +65,7 @@ PURE_REPAIR_DELTA = 1e-9
 _POLISHING: contextvars.ContextVar[bool] = contextvars.ContextVar("optnoise_polishing", default=False)
 
 
-#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`_solve_lp`).
+#: LPs with at least this many rows are solved with HiGHS' interior point method (see :func:`solve_lp`).
 IPM_ROWS = 20_000
 
 

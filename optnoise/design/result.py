@@ -109,7 +109,9 @@ class CheckedResult:
     def verify(self) -> bool:
         """True when the re-verified delta of the design's notion meets its target.
 
-        The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6) + 1e-12``.
+        The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6)``, purely relative (no
+        absolute slack, so a target of 0 needs exactly 0; pure eps-DP is read at the slackened eps of
+        :mod:`optnoise.engine.tolerance`).
         """
         if getattr(self, self._SOLUTION) is None or self.target is None:
             return False
@@ -375,7 +377,7 @@ class DesignResult(CheckedResult, Accountable):
         """True when the re-verified delta of the design's notion meets its target.
 
         The rule is :func:`optnoise.engine.tolerance.within_delta`:
-        ``achieved <= target * (1 + 1e-6) + 1e-12``; a budget notion
+        ``achieved <= target * (1 + 1e-6)`` (purely relative); a budget notion
         (profile, rdp, zcdp) is judged by :meth:`optnoise.privacy.budget.Budget.satisfied`.
         """
         if self.pmf is not None and self.design.budget is not None:

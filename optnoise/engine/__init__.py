@@ -20,7 +20,6 @@ from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import STATUSES, SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
 from optnoise.engine.tolerance import (
-    DELTA_ATOL,
     DELTA_RTOL,
     RESULT_STATUSES,
     delta_allowance,
@@ -37,7 +36,6 @@ __all__ = [
     "available_solvers",
     "solve_model",
     "DELTA_RTOL",
-    "DELTA_ATOL",
     "RESULT_STATUSES",
     "delta_allowance",
     "pdp_rtol",

@@ -68,7 +68,6 @@ from optnoise.engine.shown import shown
 
 __all__ = [
     "DELTA_RTOL",
-    "DELTA_ATOL",
     "PDP_EPS_RTOL",
     "PDP_EPS_ATOL",
     "pdp_rtol",
@@ -88,8 +87,6 @@ __all__ = [
 
 #: Relative slack of the delta rule: ``achieved <= delta * (1 + DELTA_RTOL)``.
 DELTA_RTOL = 1e-6
-#: The delta rule has no absolute slack: kept (0) for code that still reads it.
-DELTA_ATOL = 0.0
 #: PDP indicators are evaluated at ``eps * (1 + PDP_EPS_RTOL) + PDP_EPS_ATOL``.
 PDP_EPS_RTOL = 1e-6
 PDP_EPS_ATOL = 1e-12

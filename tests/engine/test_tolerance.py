@@ -7,7 +7,6 @@ import pytest
 
 from optnoise import Neighborhood, NoiseDesign, delta_pdp, delta_pdp_kadam
 from optnoise.engine.tolerance import (
-    DELTA_ATOL,
     DELTA_RTOL,
     PDP_EPS_ATOL,
     PDP_EPS_RTOL,
@@ -22,7 +21,9 @@ from optnoise.privacy.curves import pdp_leak
 
 
 def test_rule_is_relative_to_delta():
-    assert (DELTA_RTOL, DELTA_ATOL, PDP_EPS_RTOL, PDP_EPS_ATOL) == (1e-6, 0.0, 1e-6, 1e-12)
+    assert (DELTA_RTOL, PDP_EPS_RTOL, PDP_EPS_ATOL) == (1e-6, 1e-6, 1e-12)
+    # the delta rule has no absolute slack: a zero target allows exactly zero
+    assert delta_allowance(0.0) == 0.0
     assert delta_allowance(0.1238) == 0.1238 * (1 + 1e-6)
     # the README's flow: 0.12380000000000005 meets 0.1238
     assert within_delta(0.12380000000000005, 0.1238)
