@@ -366,6 +366,7 @@ class AdditiveResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "release": ADDITIVE,
+            "problem": self.design.spec(),  # what from_dict's caller rebuilds the design from (NoiseDesign.from_spec)
             "status": self.status,
             "support": self.support.tolist(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
