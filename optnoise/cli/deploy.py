@@ -333,7 +333,9 @@ def _integer_values(text: str) -> np.ndarray:
     except ValueError:
         raise ValueError(f"value must be integers (an additive design: any integer); got {shown(text)}") from None
     if any(abs(v) > MAX_ADDITIVE_ANSWER for v in rows):
-        raise ValueError(f"value must be integers with |q| <= 2**62 (the release is a 64-bit integer); got {shown(text)}")
+        raise ValueError(
+            f"value must be integers with |q| <= 2**62 (the release is a 64-bit integer); got {shown(text)}"
+        )
     return np.array(rows, dtype=np.int64).reshape(len(rows), 1)
 
 

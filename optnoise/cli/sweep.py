@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from optnoise.cli.additive_points import ADDITIVE_ROW_KEYS
 from optnoise.cli.args import (
     EXIT_FEASIBLE,
     EXIT_INTERRUPTED,
@@ -18,7 +19,6 @@ from optnoise.cli.args import (
     solver_args,
     write_rows,
 )
-from optnoise.cli.additive_points import ADDITIVE_ROW_KEYS
 from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
 from optnoise.cli.sweeps import SweepInterrupted, run_sweep
 from optnoise.engine.tolerance import UNVERIFIED
