@@ -97,9 +97,12 @@ def solve_cached(design: Any, cache: str | None, **solve: Any) -> AdditiveResult
     path = entry_path(cache, design.key(**opts))
 
     def rebuild(entry: dict[str, Any]) -> AdditiveResult:
-        return AdditiveResult.from_dict(
+        res = AdditiveResult.from_dict(
             entry["result"], design=design, recheck=False, proof=entry.get("proof"), backend="cache"
         )
+        # the optimum at L is re-proved above; how L was chosen is what the solve that stored it found
+        res.support_note = f"{res.support_note} (cached: the optimum at this L re-proved on reading)".lstrip()
+        return res
 
     hit = load_entry(path, design.spec(), rebuild)
     if hit is not None:
