@@ -205,9 +205,11 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else float_arg
     p.add_argument(
         "--n",
-        required=grid,
+        default=None,
         type=str if grid else int_arg("n"),
-        help="answers lie in {0..n}" + (" (grid: 8 or 8,16 or 8:64:3)" if grid else "; none with --release additive"),
+        help="answers lie in {0..n}"
+        + (" (grid: 8 or 8,16 or 8:64:3)" if grid else "")
+        + "; required, but none with --release additive",
     )
     p.add_argument(
         "--eps",
@@ -246,9 +248,10 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         )
     p.add_argument(
         "--privacy",
-        default="pdp" if grid else None,
+        default=None,
         help=f"one of {', '.join(CLI_NOTIONS)}"
-        + (" (comma list)" if grid else "; default pdp (dp: --release additive)"),
+        + (" (comma list)" if grid else "")
+        + "; default pdp (dp: --release additive)",
     )
     add_budget_args(p, grid=grid)
     p.add_argument(

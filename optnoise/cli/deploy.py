@@ -95,7 +95,11 @@ def add_certify_cli(sub: Any) -> None:
     )
     p.add_argument("--design", required=True, help="certified design file (from `optnoise certify --out`)")
     p.add_argument(
-        "--value", required=True, help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4"
+        "--value",
+        "--answer",
+        required=True,
+        help="true answer(s) in {0..n}: 3, a comma list 3,5, or vectors 1/2 or 1/2,3/4 (any 64-bit integers for an "
+        "additive design)",
     )
     p.add_argument(
         "--count",
@@ -126,6 +130,8 @@ def result_from_file(path: str) -> DesignResult:
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
+    if data.get("release") == "additive":
+        return _additive_from_file(path, data)
     missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]
     if missing:
         raise ValueError(
@@ -185,6 +191,25 @@ def result_from_file(path: str) -> DesignResult:
     return DesignResult.from_dict(data, design=design)
 
 
+def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
+    """An :class:`~optnoise.design.additive_eval.AdditiveResult` from `optnoise solve --release additive
+    --format json` output: its ``problem`` rebuilt (re-validated), the PMF re-verified and the bound
+    re-derived by a fresh solve at its support (:meth:`AdditiveResult.from_dict`); nothing stored is trusted."""
+    from optnoise.design.additive_eval import AdditiveResult
+
+    problem = data.get("problem")
+    if not isinstance(problem, dict) or problem.get("release") != "additive":
+        raise ValueError(
+            f"result file {shown(path)} lacks the field 'problem' (the additive design's spec) of "
+            "`optnoise solve --release additive --format json`"
+        )
+    try:
+        design = NoiseDesign.from_spec(problem)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"result file field 'problem': {' '.join(str(exc).split())}") from None
+    return AdditiveResult.from_dict(data, design=design)
+
+
 def _json_shift(s: Any) -> Any:
     """One shift of a result file: an integer, or a list of integers (a vector shift) as a tuple."""
     return tuple(s) if isinstance(s, list) else s
@@ -218,6 +243,7 @@ def cmd_certify(a: argparse.Namespace) -> int:
     max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
+    needed = ("eps", "neighborhood") if getattr(a, "release", None) == "additive" else ("n", "eps", "neighborhood")
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
@@ -228,10 +254,11 @@ def cmd_certify(a: argparse.Namespace) -> int:
             )
         res = result_from_file(a.result)
     else:
-        missing = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is None]
+        missing = [k for k in needed if getattr(a, k) is None]
         if missing:
             raise ValueError(
-                f"certify needs --result FILE or the problem flags --n, --eps, --neighborhood (missing --{missing[0]})"
+                f"certify needs --result FILE or the problem flags {', '.join('--' + k for k in needed)} "
+                f"(missing --{missing[0]})"
             )
         res = design_from_args(a).solve(**solve_kw)
     composed = getattr(res.design, "privacy", None) == "composed"
@@ -265,8 +292,14 @@ def cmd_certify(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def parse_values(text: str, dim: int, n: int) -> np.ndarray:
-    """Answers ``3``, ``3,5`` or vectors ``1/2,3/4``: ASCII integers in ``{0..n}``, compared exactly."""
+def parse_values(text: str, dim: int, n: int | None) -> np.ndarray:
+    """Answers ``3``, ``3,5`` or vectors ``1/2,3/4``: ASCII integers in ``{0..n}``, compared exactly.
+
+    ``n=None`` (an additive design: ``q + eta`` on all integers) takes any integer whose release
+    stays within 64 bits (``|q| <= 2**62``).
+    """
+    if n is None:
+        return _integer_values(text)
     items = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not t for t in items):
         raise ValueError(f"value must be answers in {{0..{n}}} such as 3 or 1/2 (comma-separated); got {shown(text)}")
@@ -283,6 +316,29 @@ def parse_values(text: str, dim: int, n: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), dim)
 
 
+#: Largest |answer| of an additive release: ``q + eta`` must stay a 64-bit integer (the noise's
+#: tail mass beyond 2**62 is far below anything a CSPRNG draws).
+MAX_ADDITIVE_ANSWER = 2**62
+
+
+def _integer_values(text: str) -> np.ndarray:
+    """Answers of an additive design: ASCII integers (a leading minus allowed), comma-separated."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise ValueError(f"value must be integer answers such as 5000 or 3,-2 (comma-separated); got {shown(text)}")
+    if len(items) > 10**6:
+        raise ValueError("value lists more than 10^6 answers")
+    try:
+        rows = [parse_int("value", t) for t in items]
+    except ValueError:
+        raise ValueError(f"value must be integers (an additive design: any integer); got {shown(text)}") from None
+    if any(abs(v) > MAX_ADDITIVE_ANSWER for v in rows):
+        raise ValueError(
+            f"value must be integers with |q| <= 2**62 (the release is a 64-bit integer); got {shown(text)}"
+        )
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 1)
+
+
 def format_value(v: Any) -> str:
     """A released value: an integer as such; a mechanism's non-integer output value in full."""
     f = float(v)
@@ -293,7 +349,7 @@ def cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=MAX_RELEASES)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
-    vals = parse_values(a.value, cd.design.dim, cd.n)
+    vals = parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
     if count * len(vals) > MAX_RELEASES:
         raise ValueError(f"count x values = {count * len(vals)} releases exceeds the limit {MAX_RELEASES} (10^8)")
     rng = None if seed is None else np.random.default_rng(seed)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.cli.additive_points import additive_row, solve_cached
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import DESIGN_NOTIONS, NoiseDesign
 from optnoise.engine.tolerance import MIP_REL_GAP
@@ -203,7 +204,7 @@ def parse_grid(
 
 def grid_points(
     *,
-    n: Iterable[int],
+    n: Iterable[int] | None,
     eps: Iterable[float] | None,
     delta: Iterable[float] | None = None,
     neighborhoods: Iterable[str],
@@ -232,7 +233,7 @@ def grid_points(
         raise ValueError(f"max_distortion is required with objective={shown(objective)}")
     second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
     axes: list[list[Any]] = [
-        list(n),
+        list(n) if n is not None else [None],
         list(eps) if eps is not None else [None],
         second,
         list(neighborhoods),
@@ -252,7 +253,7 @@ def grid_points(
     pts = []
     for nn, e, s, nb, met, pv, *values in itertools.product(*axes):
         p: dict[str, Any] = {
-            "n": int(nn),
+            "n": None if nn is None else int(nn),
             "eps": None if e is None else float(e),
             "neighborhood": nb,
             "directed": bool(directed),
@@ -408,6 +409,11 @@ def run_point(
         )
         return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
+    if design.release == "additive":
+        solved = solve_cached(
+            design, cache, solver=solver, time_limit=time_limit, mip_gap=mip_gap, options=options, concurrent=concurrent
+        )
+        return additive_row(point, design, solved, solver)
     res = design.solve(
         solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options, concurrent=concurrent
     )

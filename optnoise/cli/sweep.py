@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from optnoise.cli.additive_points import ADDITIVE_ROW_KEYS
 from optnoise.cli.args import (
     EXIT_FEASIBLE,
     EXIT_INTERRUPTED,
@@ -38,21 +39,27 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         for f in BUDGET_FIELDS
         if (text := getattr(a, f.name)) is not None
     }
+    additive = a.release == "additive"
+    if a.n is None and not additive:
+        raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")
+    if a.n is not None and additive:
+        raise ValueError("n: --release additive takes no --n (q + eta on all integers); drop --n")
+    privacy = a.privacy if a.privacy is not None else ("dp" if additive else "pdp")
     points = grid_points(
-        n=parse_grid("n", a.n, integer=True),
+        n=None if additive else parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,
         delta=parse_grid("delta", a.delta) if a.delta is not None else None,
         neighborhoods=a.neighborhood,
         directed=a.directed,
         metric=[m.strip() for m in a.metric.split(",")],
-        privacy=[p.strip() for p in a.privacy.split(",")],
+        privacy=[p.strip() for p in privacy.split(",")],
         objective=a.minimize,
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
         release=a.release,
         **budget,
     )
-    return run_sweep_command(points, a, ROW_KEYS)
+    return run_sweep_command(points, a, ADDITIVE_ROW_KEYS if additive else ROW_KEYS)
 
 
 def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys: Sequence[str]) -> int:

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_status
-from optnoise.engine.validation import MAX_COST, real_array, shown
+from optnoise.engine.output import relative_gap
+from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_gap, settle_status
+from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
@@ -28,6 +29,7 @@ __all__ = [
     "AdditiveResult",
     "Tail",
     "entries",
+    "settled_result",
     "evaluate",
     "parse_metric",
     "tail_weights",
@@ -364,6 +366,7 @@ class AdditiveResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "release": ADDITIVE,
+            "problem": self.design.spec(),  # what from_dict's caller rebuilds the design from (NoiseDesign.from_spec)
             "status": self.status,
             "support": self.support.tolist(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
@@ -377,6 +380,91 @@ class AdditiveResult:
             "message": self.message,
             "support_note": self.support_note,
         }
+
+    @classmethod
+    def from_dict(
+        cls, data: Any, *, design: Any, recheck: bool = True, proof: Any = None, backend: str = ""
+    ) -> AdditiveResult:
+        """Rebuild a result of ``design`` from :meth:`to_dict` output; no stored number is trusted.
+
+        The finite PMF is read (``support`` must be ``-L..L`` with one mass each) and everything
+        else recomputed from it (:func:`evaluate`): tails, distortion, ``achieved``, ``actual``;
+        the status claimed is settled again against the target. The stored bound and gap are
+        dropped; the bound is re-derived from ``proof`` (row multipliers ``{"kind": "lp-dual",
+        "dual": [...]}`` of the LP at support ``L``, by weak duality on the rebuilt model) or, with
+        ``recheck``, by a fresh solve at support ``L``. An ``"optimal"`` that no re-derived bound
+        proves comes back ``"feasible"``. ``ValueError`` names a missing or malformed field.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("an additive result must be a JSON object (AdditiveResult.to_dict())")
+        missing = [k for k in ("release", "status", "support", "pmf") if k not in data]
+        if missing:
+            raise ValueError(f"result lacks the field {shown(missing[0])}")
+        if data["release"] != ADDITIVE:
+            raise ValueError(f"result field 'release' must be {ADDITIVE!r}; got {shown(data['release'])}")
+        status = data["status"]
+        if not isinstance(status, str):
+            raise ValueError(f"result field 'status' must be a text; got {shown(status)}")
+        raw = data["support"]
+        if not isinstance(raw, list) or not raw:
+            raise ValueError("result field 'support' must be the list -L..L")
+        L = check_int("result field 'support'", raw[-1], minimum=1)
+        if raw != list(range(-L, L + 1)):
+            raise ValueError(f"result field 'support' must be the consecutive integers -L..L; got {shown(raw)}")
+        support = np.arange(-L, L + 1)
+        note = str(data.get("support_note") or "")
+        if data["pmf"] is None:
+            return cls(design, status, support, None, None, None, {}, {}, None, None, 0.0, backend, support_note=note)
+        pmf = np.asarray(real_array("result field 'pmf'", data["pmf"]), dtype=float).ravel()
+        if pmf.size != support.size or not np.all(np.isfinite(pmf)) or np.any(pmf < -1e-9):
+            raise ValueError(f"result field 'pmf' must hold {support.size} finite masses >= 0 (eta = -L..L)")
+        _, tail = _extended(design, np.clip(pmf, 0.0, None), L)
+        total = float(np.clip(pmf, 0.0, None).sum()) + tail.mass
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"result field 'pmf' with its staircase tails must sum to 1; it sums to {total:.10g}")
+        pmf = normalised(design, pmf, L)
+        res = settled_result(design, pmf, L, status, _rederived_bound(design, L, proof, recheck), "")
+        if status == "optimal" and res.gap is None and res.status == "optimal":
+            res.status, res.message = "feasible", "'optimal' not proven on reading back (no bound re-derived)"
+        res.backend, res.support_note = backend, note
+        return res
+
+
+def _rederived_bound(design: Any, L: int, proof: Any, resolve: bool) -> float | None:
+    """A lower bound on the optimum at support ``L``: weak duality of ``proof``'s multipliers, else a fresh solve."""
+    at_L = design if design.support == L else design.replace(support=L)
+    if isinstance(proof, dict) and proof.get("kind") == "lp-dual" and isinstance(proof.get("dual"), list):
+        model = at_L.build_model()
+        b = None if model.is_mip else model.dual_bound(proof["dual"])
+        if b is not None and math.isfinite(b):
+            return float(b)
+    if resolve:
+        fresh = at_L.solve(solver="highs")
+        if fresh.status in ("optimal", "feasible", "time_limit") and fresh.bound is not None:
+            return float(fresh.bound)
+    return None
+
+
+def settled_result(
+    design: Any, pmf: np.ndarray, L: int, status: str, bound: float | None, message: str
+) -> AdditiveResult:
+    """The result of ``pmf`` on ``-L..L``: re-verified, its gap to ``bound`` recomputed, its status settled."""
+    ev = evaluate(design, pmf, L)
+    gap = None if bound is None else relative_gap(ev["distortion"], bound)
+    status, why = settle_gap(status, gap)
+    notes = [message, why]
+    if design.profile is not None:
+        if status in ("optimal", "feasible", "time_limit") and not profile_satisfied(
+            ev["achieved"]["profile"], design.profile
+        ):
+            status = "unverified"
+            notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
+    else:
+        status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
+        notes.append(why)
+    msg = "; ".join(n for n in notes if n)
+    args = (ev["tail"], ev["distortion"], ev["achieved"], ev["actual"], bound, gap, 0.0, "")
+    return AdditiveResult(design, status, np.arange(-L, L + 1), pmf, *args, message=msg)
 
 
 # --------------------------------------------------------------------------------------------
