@@ -106,7 +106,9 @@ def main(argv=None) -> int:
         # the excess over the optimum, so a Laplace within 1e-4 of it stays visible on a log scale
         rax.plot(eps, [r["ratio_gaussian"] - 1.0 for r in sub], **STYLE["gaussian"])
         rax.plot(eps, [r["ratio_laplace"] - 1.0 for r in sub], **STYLE["laplace"])
-        what = "count (shifts $\\pm 1$)" if b == 1 else f"sum, contribution bound {b} (shifts $\\pm 1..\\pm {b}$)"
+        what = (
+            "count (shifts $\\pm 1$)" if b == 1 else f"sum, contribution bound {b} (shifts $\\pm 1, \\dots, \\pm {b}$)"
+        )
         ax.set_title(f"{what}: per-release MSE", fontsize=10)
         rax.set_title(f"{what}: excess MSE over optnoise's", fontsize=10)
         ax.set_yscale("log")

@@ -11,7 +11,7 @@ evaluation (distortion, ``achieved``, the released errors) and the solve. It is 
 only dispatches to it.
 
 The noise. A finite part ``f(-L..L)`` plus *staircase tails*: beyond ``L`` the last ``P``
-masses (``P`` = the largest |shift|) repeat with a factor ``a = e^-eps`` per period,
+masses (``P`` = the largest ``|shift|``) repeat with a factor ``a = e^-eps`` per period,
 ``f(x + P) = a f(x)`` for ``x > L - P``, and mirrored on the left. The family is linear in
 ``f``, contains the Geng-Viswanath staircase (the pure-DP optimum for MSE and MAE) and
 every PMF supported on ``{-L+P..L-P}`` (zero base masses), and grows with ``L``. In the

@@ -107,7 +107,8 @@ def test_canonical_keeps_the_primary_objective_and_is_lexicographically_smallest
     else:
         assert abs(canon.delta_objective - plain.delta_objective) <= PRIMARY_TOL
         assert canon.distortion <= spec["max_distortion"] + 1e-8
-    assert canon.backend_objective == plain.backend_objective
+    # equal up to round-off: under load the auto race may answer from HiGHS once and from SCIP once
+    assert canon.backend_objective == pytest.approx(plain.backend_objective, rel=1e-12, abs=1e-15)
     assert lex_le(canon.pmf, plain.pmf)
 
 

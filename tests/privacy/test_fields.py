@@ -13,7 +13,9 @@ CORE = {"self", "n", "eps", "delta", "neighborhood", "metric", "privacy", "objec
 
 
 def test_the_table_is_exactly_noise_designs_budget_keywords():
-    params = set(inspect.signature(NoiseDesign.__init__).parameters) - CORE - {"release"}
+    params = (
+        set(inspect.signature(NoiseDesign.__init__).parameters) - CORE - {"release", "support"}
+    )  # support: additive
     assert params == set(BUDGET_FIELD_NAMES) and len(BUDGET_FIELD_NAMES) == len(set(BUDGET_FIELD_NAMES))
     for f in BUDGET_FIELDS:
         assert f.notion in DESIGN_NOTIONS and f.kind in FIELD_KINDS and f.help
