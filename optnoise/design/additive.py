@@ -338,7 +338,13 @@ def _restricted(
             keep |= extra[j]
         kept.append(keep)
         add_pair_rows(
-            mb, first_c[keep], second_c[keep], k[keep], eps=eps, notion=notion, delta=None if notion == "pure" else delta
+            mb,
+            first_c[keep],
+            second_c[keep],
+            k[keep],
+            eps=eps,
+            notion=notion,
+            delta=None if notion == "pure" else delta,
         )
     return mb.build(), cols, kept, terms
 
@@ -372,8 +378,15 @@ LAZY_ROUNDS = 8
 
 
 def _lazy_solve(
-    design: Any, L: int, seed: Any, solver: str, time_limit: float | None, mip_gap: float, verbose: bool,
-    options: Any, concurrent: bool,
+    design: Any,
+    L: int,
+    seed: Any,
+    solver: str,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    options: Any,
+    concurrent: bool,
 ) -> tuple[LinearModel, _Columns, Any]:
     """Solve at ``L`` with the entries that can bind at ``seed``, adding every entry the solution makes positive.
 
