@@ -358,15 +358,16 @@ def relaxed_bound(
     ``res``'s PMF (a smaller support's optimum, extended by its staircase tails, which lies in
     the family at ``L``); every other row is dropped. Dropping rows relaxes the LP, so the
     weak-duality bound of the smaller LP is a lower bound on the optimum at ``L`` whatever rows
-    are kept. At an optimum only the rows with nonzero multipliers matter, and those are among
-    the kept ones when ``res`` is optimal at ``L`` too (the boundary inactive), so the bound is
-    tight then; otherwise it is merely lower and the caller solves the full model.
+    are kept. When ``res``'s PMF is optimal at ``L`` too (the boundary inactive), every optimal
+    multiplier vanishes on the rows it leaves slack (complementary slackness), the dropped ones, so
+    the bound is tight then; otherwise it is merely lower and the caller solves the full model.
     Returns ``(bound or None, model size)``.
     """
     model, _, _, _ = _restricted(design, L, res.pmf_at)
     out = backend_solve(model, solver, time_limit, MIP_REL_GAP, False, options, concurrent=concurrent)
     bound = out.bound if out.status == "optimal" else None
-    if bound is not None and out.x is not None and relative_gap(out.objective, bound) > OPTIMAL_GAP / 10:
+    gap = None if bound is None else relative_gap(out.objective, bound)
+    if bound is not None and out.x is not None and (gap is None or gap > OPTIMAL_GAP / 10):
         proof = proof_dual(model, out.x)
         if proof is not None and proof[0] > bound:
             bound = proof[0]
