@@ -403,7 +403,11 @@ def _lazy_solve(
         out = backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
         if out.status != "optimal" or out.x is None:
             break
-        new = [(t > RELAX_ATOL) & ~keep for t, keep in zip(terms(out.x), kept, strict=True)]
+        # dropped entries may stay positive by a total of 1e-9 delta: far inside the re-verification rule
+        new = [
+            (t > 1e-9 * delta / max(1, t.size)) & ~keep
+            for t, keep, (_, delta) in zip(terms(out.x), kept, _budget(design), strict=True)
+        ]
         if not any(n.any() for n in new):
             return model, cols, out
         extra = [keep | n for keep, n in zip(kept, new, strict=True)]
