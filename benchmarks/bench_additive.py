@@ -5,7 +5,10 @@ Sums with contribution bound D (``Neighborhood.bd(D)``: shifts +-1..+-D) release
 
 * optnoise: ``NoiseDesign(release="additive", ...).solve(solver="highs")``, the support L
   grown automatically (staircase tails beyond L, a symmetric PMF, one aggregated window of
-  tail rows per side); the wall time covers every solve of the growth and the re-verification;
+  tail rows per side); at L only the rows that can bind at the pure-DP optimum (more added
+  while a solution makes a dropped one positive), and the boundary proven inactive by an LP
+  relaxation at L + L/4 with the rows that can bind at L's optimum (weak duality); the wall
+  time covers every solve (the pure-DP seed included) and the re-verification;
 * the naive full LP, in the same run: the noise on ``{-L..L}`` (the L optnoise chose), every
   hockey-stick row of every shift +-1..+-D at every output, no tails, no symmetry reduction,
   built with :class:`~optnoise.engine.model.ModelBuilder` and
@@ -116,7 +119,8 @@ def main(argv=None) -> int:
         f"(shifts +-1..+-D), q + eta on Z, (eps, delta) = ({EPS:g}, {DELTA:g})-DP, MSE, HiGHS. "
         "Wall-clock and CPU seconds (this process, all its threads), build + solve + re-verification. "
         'optnoise: `NoiseDesign(release="additive")`, '
-        "support grown automatically (every solve of the growth counted); full LP: the noise on {-L..L} at "
+        "support grown automatically, rows that can bind only, the boundary proven inactive by a relaxation at "
+        "L + L/4 (every solve counted, the pure-DP seed included); full LP: the noise on {-L..L} at "
         "optnoise's L, every hockey-stick row of every shift, no tails, no symmetry, one solve.",
         "",
         fmt_row(["D", "method", "status", "gap", "wall s", "CPU s", "MSE", "L", "rows x cols", "speed-up (wall, CPU)"]),

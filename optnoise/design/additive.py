@@ -245,6 +245,15 @@ class _Columns:
 
 def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
     """The LP/MILP at support ``L`` (module docstring) and where its columns are."""
+    mb, cols, (k, first_c, second_c) = _base(design, L)
+    for eps, delta in _budget(design):
+        notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
+        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=None if notion == "pure" else delta)
+    return mb.build(), cols
+
+
+def _base(design: Any, L: int) -> tuple[ModelBuilder, _Columns, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The model at support ``L`` before its privacy rows, and every privacy entry's shift and columns."""
     P, a = design.period, math.exp(-design.tail_eps)
     sym = _symmetric(design, L)
     mb = ModelBuilder()
@@ -294,11 +303,117 @@ def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
         keep = design.shifts[k] > 0
         k, p, q, win = k[keep], p[keep], q[keep], win[keep]
     pick = lambda x, w_: np.where(w_, G[x + L + 2 * P], F[x + L + 2 * P])  # noqa: E731
-    first_c, second_c = pick(p, win), pick(q, win)
-    for eps, delta in _budget(design):
-        notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
-        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=None if notion == "pure" else delta)
-    return mb.build(), cols
+    return mb, cols, (k, pick(p, win), pick(q, win))
+
+
+#: Entries kept in the relaxation of :func:`relaxed_bound`: hockey-stick terms of the extended optimum above
+#: ``-(RELAX_RTOL * p + RELAX_ATOL)``. Any choice keeps the bound valid; these keep it tight (measured at D = 16, 32).
+RELAX_RTOL, RELAX_ATOL = 1e-9, 1e-12
+
+
+def _restricted(
+    design: Any, L: int, x0: Any, extra: list[np.ndarray] | None = None
+) -> tuple[LinearModel, _Columns, list[np.ndarray], Any]:
+    """The model at ``L`` with the privacy entries that can bind at the PMF ``x0`` (a function of the integers).
+
+    Returns the model, its columns, the kept entries of every budget (plus ``extra``), and a
+    function giving every budget's hockey-stick terms at a point of the model's columns.
+    """
+    mb, cols, (k, first_c, second_c) = _base(design, L)
+    xs = np.arange(-L - 2 * design.period, L + 2 * design.period + 1)
+    f = x0(xs)
+    x = np.zeros(mb.num_vars)
+    x[cols.F] = f
+    has_g = cols.G >= 0
+    x[cols.G[has_g]] = f[has_g] / (1.0 - math.exp(-design.tail_eps))
+
+    def terms(v: np.ndarray) -> list[np.ndarray]:
+        return [v[first_c] - math.exp(eps) * v[second_c] for eps, _ in _budget(design)]
+
+    kept = []
+    for j, ((eps, delta), t) in enumerate(zip(_budget(design), terms(x), strict=True)):
+        notion = "pure" if delta == 0.0 else "dp"
+        keep = t >= -(RELAX_RTOL * x[first_c] + RELAX_ATOL)
+        if extra is not None:
+            keep |= extra[j]
+        kept.append(keep)
+        add_pair_rows(
+            mb,
+            first_c[keep],
+            second_c[keep],
+            k[keep],
+            eps=eps,
+            notion=notion,
+            delta=None if notion == "pure" else delta,
+        )
+    return mb.build(), cols, kept, terms
+
+
+def relaxed_bound(
+    design: Any, res: AdditiveResult, L: int, solver: str, time_limit: float | None, options: Any, concurrent: bool
+) -> tuple[float | None, dict[str, int]]:
+    """A proven lower bound on the optimum at support ``L`` from a relaxation with the rows that can bind.
+
+    The model at ``L`` keeps only the privacy entries whose term is nonnegative or nearly so at
+    ``res``'s PMF (a smaller support's optimum, extended by its staircase tails, which lies in
+    the family at ``L``); every other row is dropped. Dropping rows relaxes the LP, so the
+    weak-duality bound of the smaller LP is a lower bound on the optimum at ``L`` whatever rows
+    are kept. When ``res``'s PMF is optimal at ``L`` too (the boundary inactive), every optimal
+    multiplier vanishes on the rows it leaves slack (complementary slackness), the dropped ones, so
+    the bound is tight then; otherwise it is merely lower and the caller solves the full model.
+    Returns ``(bound or None, model size)``.
+    """
+    model, _, _, _ = _restricted(design, L, res.pmf_at)
+    out = backend_solve(model, solver, time_limit, MIP_REL_GAP, False, options, concurrent=concurrent)
+    bound = out.bound if out.status == "optimal" else None
+    gap = None if bound is None else relative_gap(out.objective, bound)
+    if bound is not None and out.x is not None and (gap is None or gap > OPTIMAL_GAP / 10):
+        proof = proof_dual(model, out.x)
+        if proof is not None and proof[0] > bound:
+            bound = proof[0]
+    return bound, model.size
+
+
+#: Rounds of :func:`_lazy_solve` before it falls back to the full model.
+LAZY_ROUNDS = 8
+
+
+def _lazy_solve(
+    design: Any,
+    L: int,
+    seed: Any,
+    solver: str,
+    time_limit: float | None,
+    mip_gap: float,
+    verbose: bool,
+    options: Any,
+    concurrent: bool,
+) -> tuple[LinearModel, _Columns, Any]:
+    """Solve at ``L`` with the entries that can bind at ``seed``, adding every entry the solution makes positive.
+
+    Each round is a relaxation (rows dropped), so its bound is valid; once its solution leaves no dropped
+    entry positive it meets every row of the full model and is optimal for it. After :data:`LAZY_ROUNDS`
+    rounds, or on any solver trouble, the full model is solved instead.
+    """
+    t0 = time.perf_counter()
+    extra = None
+    for _ in range(LAZY_ROUNDS):
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        model, cols, kept, terms = _restricted(design, L, seed, extra)
+        out = backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
+        if out.status != "optimal" or out.x is None:
+            break
+        # dropped entries may stay positive by a total of 1e-9 delta: far inside the re-verification rule
+        new = [
+            (t > 1e-9 * delta / max(1, t.size)) & ~keep
+            for t, keep, (_, delta) in zip(terms(out.x), kept, _budget(design), strict=True)
+        ]
+        if not any(n.any() for n in new):
+            return model, cols, out
+        extra = [keep | n for keep, n in zip(kept, new, strict=True)]
+    model, cols = build(design, L)
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+    return model, cols, backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
 
 
 def _solve_at(
@@ -310,11 +425,19 @@ def _solve_at(
     verbose: bool,
     options: Any,
     concurrent: bool,
+    seed: Any = None,
 ) -> AdditiveResult:
-    """Solve the model at support ``L``; re-verify; settle the status."""
+    """Solve the model at support ``L``; re-verify; settle the status.
+
+    With a ``seed`` (a PMF as a function of the integers, near the optimum) the rows that cannot
+    bind there are left out until a solution makes them positive (:func:`_lazy_solve`).
+    """
     check_model_size(model_size(design, L), what=f"the {design.privacy!r} model of this design at support {L}")
-    model, cols = build(design, L)
-    out = backend_solve(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)
+    if seed is not None and design.privacy != "pdp":
+        model, cols, out = _lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent)
+    else:
+        model, cols = build(design, L)
+        out = backend_solve(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)
     pmf = None
     if out.x is not None:
         raw = out.x[cols.F[2 * design.period : 2 * design.period + 2 * L + 1]]
@@ -391,13 +514,21 @@ def _pure_at(
     in the one at ``L``: its staircase extends exactly, and its far masses stay clear of the
     solver's absolute tolerance.
     """
+    res = _pure_result(design, L, solver, time_limit, options, concurrent)
+    return None if res is None else res.pmf_at(np.arange(-L, L + 1))
+
+
+def _pure_result(
+    design: Any, L: int, solver: str, time_limit: float | None, options: Any, concurrent: bool
+) -> AdditiveResult | None:
+    """The family's verified pure eps-DP optimum at the first support tried for pure DP (at most ``L``)."""
     if design.profile is not None:
         return None
     pure = copy.copy(design)
     pure.delta = 0.0
     small = min(L, initial_support(pure))
     res = _solve_at(pure, small, solver, time_limit, MIP_REL_GAP, False, options, concurrent)
-    return res.pmf_at(np.arange(-L, L + 1)) if res.status in ("optimal", "feasible") else None
+    return res if res.status in ("optimal", "feasible") else None
 
 
 def _mixed(
@@ -461,7 +592,12 @@ def solve(
         res.support_note = f"support L = {design.support} given: optimal among noises on -L..L with staircase tails"
         return res
     L = initial_support(design)
-    res = _solve_at(design, L, args[0], left(), *args[1:])
+    seed = None
+    if design.privacy == "dp" and design.delta > 0.0:
+        # the pure optimum is a staircase like the (eps, delta) one: its binding rows are nearly the same
+        pure = _pure_result(design, L, solver, left(), options, concurrent)
+        seed = None if pure is None else pure.pmf_at
+    res = _solve_at(design, L, args[0], left(), *args[1:], seed=seed)
     spent = res.solve_time
     while True:
         wide = L + max(L // 4, design.period)  # a quarter more: the proof LP stays small
@@ -473,10 +609,22 @@ def solve(
             )
             res.solve_time = spent
             return res
-        wider = _solve_at(design, wide, args[0], left(), *args[1:])
-        spent += wider.solve_time
         assert res.distortion is not None
         slack = SUPPORT_RTOL * max(1.0, abs(res.distortion))
+        if design.privacy != "pdp":
+            t1 = time.perf_counter()
+            bound, size = relaxed_bound(design, res, wide, solver, left(), options, concurrent)
+            spent += time.perf_counter() - t1
+            if bound is not None and res.distortion - bound <= slack:
+                res.support_note = (
+                    f"support L = {L} chosen automatically: the proven lower bound at L = {wide} (an LP relaxation "
+                    f"with the {size['rows']} rows that can bind) is within {SUPPORT_RTOL:g} relative of this "
+                    "optimum (the boundary is inactive; the optimum does not depend on L)"
+                )
+                res.solve_time = spent
+                return res
+        wider = _solve_at(design, wide, args[0], left(), *args[1:])
+        spent += wider.solve_time
         if wider.bound is not None and res.distortion - wider.bound <= slack:
             # the proven lower bound of the wider family: growing L cannot lower the optimum
             res.support_note = (

@@ -241,3 +241,71 @@ def test_pdp_milp_agrees_with_the_modulo_milp_on_a_large_ring():
         assert mod.distortion <= add.distortion + 1e-9
         if exact:
             assert mod.distortion == pytest.approx(add.distortion, rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------------
+# the restricted routes to speed: relaxation bound at the wider support, lazy entries at L
+# --------------------------------------------------------------------------------------------
+
+
+class _Seed:
+    """A stand-in result: only ``pmf_at`` is read by the relaxation."""
+
+    def __init__(self, fn):
+        self.pmf_at = fn
+
+
+_RESTRICTED_CASES = [
+    (Neighborhood.bd(3), {"eps": 1.0, "delta": 1e-4}),
+    (Neighborhood.bd(2), {"eps": 0.5}),  # pure: the relaxation drops ratio rows
+    (Neighborhood.bd(2, directed=True), {"eps": 1.0, "delta": 1e-3}),
+    (Neighborhood.bd(2), {"privacy": "profile", "profile": [(0.5, 1e-3), (1.5, 1e-5)]}),
+]
+
+
+@pytest.mark.parametrize("nb,kw", _RESTRICTED_CASES)
+def test_relaxed_bound_never_above_the_full_optimum_at_the_wider_support(nb, kw):
+    from optnoise.design import additive
+
+    L = 12
+    d = _additive(neighborhood=nb, metric="mse", support=L, **kw)
+    res = d.solve(solver="highs")
+    assert res.status == "optimal"
+    wide = L + L // 4
+    full = _additive(neighborhood=nb, metric="mse", support=wide, **kw).solve(solver="highs")
+    assert full.status == "optimal"
+    a = math.exp(-1.0)
+    laplace = _Seed(lambda x: (1 - a) / (1 + a) * a ** np.abs(np.asarray(x, dtype=float)))
+    point = _Seed(lambda x: (np.asarray(x) == 0).astype(float))  # a bad guess: most binding rows dropped
+    for seed in (res, laplace, point):
+        bound, size = additive.relaxed_bound(d, seed, wide, "highs", None, None, False)
+        assert bound is not None
+        # weak duality on a relaxation: never above the optimum of the full model at the wider support
+        assert bound <= full.distortion + 1e-9 * max(1.0, full.distortion)
+        assert size["rows"] < additive.build(d, wide)[0].shape[0]
+    # from the optimum at L it is tight whenever the full model at the wider support does no better
+    bound, _ = additive.relaxed_bound(d, res, wide, "highs", None, None, False)
+    if full.distortion >= res.distortion * (1 - 1e-7):
+        assert bound == pytest.approx(full.distortion, rel=1e-6)
+
+
+@pytest.mark.parametrize("nb,kw", _RESTRICTED_CASES)
+def test_lazy_entries_reach_the_full_models_optimum(nb, kw):
+    from optnoise.design import additive
+    from optnoise.engine.tolerance import MIP_REL_GAP
+
+    L = 15
+    d = _additive(neighborhood=nb, metric="mse", **kw)
+    full = additive._solve_at(d, L, "highs", None, MIP_REL_GAP, False, None, False)
+    a = math.exp(-0.5)
+    seeds = [
+        lambda x: (1 - a) / (1 + a) * a ** np.abs(np.asarray(x, dtype=float)),
+        lambda x: (np.asarray(x) == 0).astype(float),  # needs rounds (or the fall-back to the full model)
+    ]
+    assert full.status == "optimal"
+    for seed in seeds:
+        lazy = additive._solve_at(d, L, "highs", None, MIP_REL_GAP, False, None, False, seed=seed)
+        assert lazy.status == "optimal"
+        assert lazy.distortion == pytest.approx(full.distortion, rel=2e-6)
+        assert lazy.verify()
+        assert lazy.model_size["rows"] <= full.model_size["rows"]
