@@ -60,9 +60,9 @@ from optnoise.design.additive_eval import (
     AdditiveResult,
     Tail,
     entries,
-    evaluate,
     normalised,
     parse_metric,
+    settled_result,
     tail_weights,
 )
 from optnoise.design.pipeline import backend_solve, proof_dual
@@ -70,7 +70,7 @@ from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.solve import check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP, settle_gap, settle_status
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import (
     MAX_EPS,
     MAX_EPS_REASON,
@@ -82,7 +82,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.profile import check_profile, profile_satisfied
+from optnoise.privacy.profile import check_profile
 
 __all__ = [
     "ADDITIVE",
@@ -484,25 +484,7 @@ def _solve_at(
     return res
 
 
-def _settled(design: Any, pmf: np.ndarray, L: int, status: str, bound: float | None, message: str) -> AdditiveResult:
-    """The result of ``pmf``: re-verified, its gap to ``bound`` recomputed, its status settled."""
-    ev = evaluate(design, pmf, L)
-    gap = None if bound is None else relative_gap(ev["distortion"], bound)
-    status, why = settle_gap(status, gap)
-    notes = [message, why]
-    if design.profile is not None:
-        if status in ("optimal", "feasible", "time_limit") and not profile_satisfied(
-            ev["achieved"]["profile"], design.profile
-        ):
-            status = "unverified"
-            notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
-    else:
-        status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
-        notes.append(why)
-    msg = "; ".join(n for n in notes if n)
-    support = np.arange(-L, L + 1)
-    args = (ev["tail"], ev["distortion"], ev["achieved"], ev["actual"], bound, gap, 0.0, "")
-    return AdditiveResult(design, status, support, pmf, *args, message=msg)
+_settled = settled_result  # re-verified, gap recomputed, status settled (one rule for solves and loads)
 
 
 def _pure_at(
