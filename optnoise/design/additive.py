@@ -69,6 +69,7 @@ from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
+from optnoise.engine.progress import time_left
 from optnoise.engine.solve import check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import (
@@ -398,7 +399,7 @@ def _lazy_solve(
     t0 = time.perf_counter()
     extra = None
     for _ in range(LAZY_ROUNDS):
-        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        left = time_left(time_limit, t0)
         model, cols, kept, terms = _restricted(design, L, seed, extra)
         out = backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
         if out.status != "optimal" or out.x is None:
@@ -412,7 +413,7 @@ def _lazy_solve(
             return model, cols, out
         extra = [keep | n for keep, n in zip(kept, new, strict=True)]
     model, cols = build(design, L)
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+    left = time_left(time_limit, t0)
     return model, cols, backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
 
 
@@ -566,7 +567,7 @@ def solve(
     t0 = time.perf_counter()
 
     def left() -> float | None:
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        return time_left(time_limit, t0)
 
     args = (solver, mip_gap, verbose, options, concurrent)
     if design.support is not None:

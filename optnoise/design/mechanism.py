@@ -77,6 +77,7 @@ from optnoise.design.pipeline import IPM_ROWS, cached, repair_solution, solve_lp
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.progress import time_left
 from optnoise.engine.solve import check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED, delta_allowance
 from optnoise.engine.validation import (
@@ -561,7 +562,7 @@ class MechanismDesign:
             if rounds > MAX_ROUNDS:
                 active = None  # give up on lazy rows: the full model
             model, entries = self._model(active, formulation)
-            left = None if time_limit is None else max(1e-3, time_limit - (time.perf_counter() - start))
+            left = time_left(time_limit, start)
             out = solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
             backend_objective = out.info.get("backend_objective", out.objective)  # before any polish
             total += out.solve_time

@@ -16,7 +16,13 @@ import time
 from types import TracebackType
 from typing import Any
 
-__all__ = ["OutOfTime", "Progress"]
+__all__ = ["OutOfTime", "Progress", "time_left"]
+
+
+def time_left(time_limit: float | None, start: float, floor: float = 1e-3) -> float | None:
+    """Seconds left of ``time_limit`` since ``start`` (a :func:`time.perf_counter` value), at least ``floor``
+    so that a last solve still gets a positive limit; ``None`` without a limit."""
+    return None if time_limit is None else max(time_limit - (time.perf_counter() - start), floor)
 
 
 class OutOfTime(Exception):
