@@ -22,10 +22,11 @@ from optnoise.design.noise import DESIGN_NOTIONS, RELEASES
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
 from optnoise.engine.shown import clip, shown
 from optnoise.engine.solve import SOLVERS, check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import JOBS_PER_CORE, parse_float, parse_int, real_array
 from optnoise.privacy.budget import BUDGET_NOTIONS
 from optnoise.privacy.fields import BUDGET_FIELDS, BudgetField
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = [
     "parsed_arg",

@@ -19,7 +19,7 @@ from optnoise.design.noise import NoiseDesign
 from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
 from optnoise.design.result import DesignResult
 from optnoise.engine.io import read_json
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     check_int,
     check_output_path,
@@ -30,6 +30,7 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = [
     "add_certify_cli",

@@ -20,10 +20,11 @@ from optnoise.cli.args import (
 from optnoise.cli.points import design_of
 from optnoise.design.noise import NoiseDesign
 from optnoise.engine.io import atomic_write_text
-from optnoise.engine.tolerance import FEASIBILITY_TOL, UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
+from optnoise.engine.tolerance import FEASIBILITY_TOL, check_tol
 from optnoise.engine.validation import MAX_FINITE_EPS, check_delta, check_eps, check_output_path, check_pmf
 from optnoise.privacy.curves import NOTIONS, achieved_deltas
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.verification import UNVERIFIED, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["design_from_args", "progress_args", "solve_with_flags", "cmd_solve", "cmd_verify"]
 
@@ -175,7 +176,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
         raise ValueError(f"pmf must have at least 2 entries per coordinate (answers 0..n with n >= 1); got {pmf.shape}")
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
-    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.engine.tolerance)
+    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.privacy.verification)
     got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps), pure=delta == 0.0)
     notions = NOTIONS if a.privacy == "all" else (a.privacy,)
     passed = {k: within_delta(got[k], delta) for k in NOTIONS}

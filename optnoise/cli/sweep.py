@@ -21,9 +21,9 @@ from optnoise.cli.args import (
 )
 from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
 from optnoise.cli.sweeps import SweepInterrupted, run_sweep
-from optnoise.engine.tolerance import UNVERIFIED
 from optnoise.engine.validation import check_jobs, check_output_path
 from optnoise.privacy.fields import BUDGET_FIELDS
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = ["cmd_sweep", "run_sweep_command"]
 

@@ -111,15 +111,11 @@ from optnoise.design.repair import (
 )
 from optnoise.design.result import set_certifier
 from optnoise.engine.solve import SOLVERS
-from optnoise.engine.tolerance import delta_allowance
 from optnoise.engine.validation import check_choice, check_delta, check_int, check_positive, shown
 from optnoise.privacy.curves import NOTIONS
+from optnoise.privacy.verification import CertificationError, delta_allowance
 
 __all__ = ["CertificationError", "certify_result"]
-
-
-class CertificationError(ValueError):
-    """The requested (eps, delta) cannot be certified exactly (or the result is not certifiable)."""
 
 
 def certify_result(
@@ -143,7 +139,7 @@ def certify_result(
         The delta to certify at the design's eps. Default: the design's delta;
         for a minimise-delta design (15a), which asks for no particular delta,
         the solver's minimum with the slack of the tolerance rule
-        (:func:`optnoise.engine.tolerance.delta_allowance`; the exact certified delta,
+        (:func:`optnoise.privacy.verification.delta_allowance`; the exact certified delta,
         reported, is usually far closer to the minimum). For a design
         certified at another delta than its own, the returned design states
         the problem at that delta.

@@ -10,9 +10,9 @@ import numpy as np
 
 from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size, matrix_errors
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.tolerance import dp_eps, pdp_rtol
 from optnoise.engine.validation import check_int, check_pmf
 from optnoise.privacy.curves import mechanism_delta
+from optnoise.privacy.verification import dp_eps, pdp_rtol
 
 __all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model", "clamp_evaluation"]
 
@@ -178,7 +178,7 @@ def clamp_evaluation(
     (no deltas without an eps: a composed design with ``objective="epsilon"``).
 
     ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
-    notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
+    notion shares at delta = 0 (:func:`optnoise.privacy.verification.dp_eps`).
     """
     pure = design.is_pure if pure is None else pure
     n, eps = design.n, design.eps

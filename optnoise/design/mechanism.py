@@ -79,7 +79,7 @@ from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
 from optnoise.engine.solve import check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED, delta_allowance
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_EPS,
     MAX_EPS_REASON,
@@ -94,6 +94,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.verification import UNVERIFIED, delta_allowance
 
 __all__ = ["MechanismDesign", "MECHANISM_OBJECTIVES", "MECHANISM_NOTIONS"]
 
@@ -481,7 +482,7 @@ class MechanismDesign:
         Notes
         -----
         Statuses mean what they say, as for :meth:`optnoise.NoiseDesign.solve`:
-        a matrix that fails re-verification (:mod:`optnoise.engine.tolerance`) is
+        a matrix that fails re-verification (:mod:`optnoise.privacy.verification`) is
         ``"unverified"``, never ``"optimal"``; for the loss objectives it is
         first replaced by its exact repair when that costs at most
         :data:`optnoise.design.pipeline.POLISH_RTOL` (relative). Uniform rows are always feasible with a

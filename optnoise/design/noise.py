@@ -44,7 +44,7 @@ of any result: :meth:`DesignResult.pld`, :meth:`DesignResult.compose`
 
 Guarantee and tolerance. Every returned PMF is re-verified from the PMF
 alone (:attr:`DesignResult.achieved`) and judged by the one rule of
-:mod:`optnoise.engine.tolerance`: ``achieved <= delta * (1 + 1e-6)`` (purely relative,
+:mod:`optnoise.privacy.verification`: ``achieved <= delta * (1 + 1e-6)`` (purely relative,
 no absolute slack); PDP indicators, and every notion at delta = 0, are read at
 ``eps * (1 + 1e-6) + 1e-12``. A
 solver's "optimal" that fails the rule is reported as ``"unverified"`` with the

@@ -43,8 +43,9 @@ from optnoise.engine.highs import basis_dual, polish_with_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import check_solve_args, solve_model
-from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP, UNVERIFIED, within_delta
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import shown
+from optnoise.privacy.verification import UNVERIFIED, within_delta
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign

@@ -52,8 +52,9 @@ from optnoise.design.layout import PairLayout
 from optnoise.design.rows import ROW_SCALE_FLOOR
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.tolerance import FEASIBILITY_TOL
 from optnoise.privacy.exact import check_bounds, round_to_total
+from optnoise.privacy.verification import DELTA_RTOL
 
 __all__ = [
     "DEFAULT_BITS",

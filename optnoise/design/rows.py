@@ -29,7 +29,7 @@ Notions (``E = e^eps``):
 The budget is either a number (``delta``) or a model column ``t`` that the
 objective minimises (``objective="delta"`` designs, Kadam et al. (15)). A
 budget below ``1e-3`` is written relative to delta, so that the solver's
-absolute tolerance acts relatively (the rule of :mod:`optnoise.engine.tolerance`).
+absolute tolerance acts relatively (the rule of :mod:`optnoise.privacy.verification`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from __future__ import annotations
 import numpy as np
 
 from optnoise.engine.model import ModelBuilder
-from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.tolerance import FEASIBILITY_TOL
 from optnoise.engine.validation import check_choice, shown
+from optnoise.privacy.verification import DELTA_RTOL
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 

@@ -8,7 +8,8 @@
   cvxpy's Clarabel/SCS)
 * :mod:`~optnoise.engine.race`: ``solver="auto"``, HiGHS and SCIP raced in two processes
 * :mod:`~optnoise.engine.lazy`: LPs whose rows are added once violated
-* :mod:`~optnoise.engine.tolerance`: solver tolerances and the one re-verification rule behind every status
+* :mod:`~optnoise.engine.tolerance`: solver tolerances and the proven gap a status "optimal" needs
+  (the re-verification rule is privacy's: :mod:`optnoise.privacy.verification`)
 * :mod:`~optnoise.engine.cache`: the on-disk cache of results
 * :mod:`~optnoise.engine.validation`, :mod:`~optnoise.engine.io`: shared input validation and file helpers
 
@@ -19,13 +20,6 @@ read solutions.
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import STATUSES, SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
-from optnoise.engine.tolerance import (
-    DELTA_RTOL,
-    RESULT_STATUSES,
-    delta_allowance,
-    pdp_rtol,
-    within_delta,
-)
 
 __all__ = [
     "LinearModel",
@@ -35,9 +29,4 @@ __all__ = [
     "SOLVERS",
     "available_solvers",
     "solve_model",
-    "DELTA_RTOL",
-    "RESULT_STATUSES",
-    "delta_allowance",
-    "pdp_rtol",
-    "within_delta",
 ]

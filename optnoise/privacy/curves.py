@@ -30,7 +30,7 @@ Tolerances: the functions here are exact for the floating-point numbers they
 are given (``tol=0, rtol=0``). A solver returns PMFs whose tight ratio rows hold
 only up to rounding; ``rtol`` makes an indicator read
 ``P(o) > e^eps (1 + rtol) Q(o)`` (a privacy-loss slack of ``log1p(rtol)``, which
-:func:`optnoise.engine.tolerance.pdp_rtol` sets for re-verification), and
+:func:`optnoise.privacy.verification.pdp_rtol` sets for re-verification), and
 ``tol`` adds an absolute slack. Both must be finite and >= 0. Exact guarantees
 for a sampled design come from :mod:`optnoise.deploy.certify`.
 """
@@ -244,8 +244,8 @@ def achieved_deltas(
     hockey stick has no indicator and uses none, except with ``pure=True`` (a target
     delta of 0, pure DP), where it is read at the same slackened eps
     ``eps + log(1 + rtol)`` as the indicators: at delta = 0 every notion is one
-    constraint and gets one tolerance (:mod:`optnoise.engine.tolerance`).
-    Re-verification uses ``rtol=optnoise.engine.tolerance.pdp_rtol(eps)``.
+    constraint and gets one tolerance (:mod:`optnoise.privacy.verification`).
+    Re-verification uses ``rtol=optnoise.privacy.verification.pdp_rtol(eps)``.
     """
     return {
         "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),

@@ -96,7 +96,7 @@ def test_achieved_delta_by_plain_sums_and_dp_accounting(nb, eps, delta, metric):
     assert f.sum() == pytest.approx(1.0, abs=1e-12)
     shifts = {s[0] for s in nb.raw} | (set() if nb.directed else {-s[0] for s in nb.raw})
     worst, pess, opt = 0.0, 0.0, 0.0
-    at = eps if delta > 0 else eps * (1 + 1e-6) + 1e-12  # the documented pure-DP rule (engine.tolerance)
+    at = eps if delta > 0 else eps * (1 + 1e-6) + 1e-12  # the documented pure-DP rule (privacy.verification)
     for mu in shifts:
         # the modulo design's convention: f(eta) against f(eta + mu), on a padded common window
         pad = np.zeros(abs(mu))

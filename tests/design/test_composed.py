@@ -21,8 +21,8 @@ from mpmath import mp, mpf
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.design.composed import MAX_DESIGN_COMPOSITIONS
 from optnoise.design.result import DesignResult
-from optnoise.engine.tolerance import within_delta
 from optnoise.privacy import accounting
+from optnoise.privacy.verification import within_delta
 
 NB = Neighborhood.bd(1)
 EPS, DELTA = 1.0, 1e-5

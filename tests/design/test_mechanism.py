@@ -17,9 +17,9 @@ from optnoise.deploy.certify import CertificationError
 from optnoise.design.clamp import clamp_matrix
 from optnoise.design.matrix import resolve_pairs
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import dp_eps
 from optnoise.privacy.exact import exp_bounds
 from optnoise.privacy.noise import IntegerNoise
+from optnoise.privacy.verification import dp_eps
 
 # ---------------------------------------------------------------- independent references
 
@@ -266,7 +266,7 @@ def test_achieved_is_mechanism_delta_and_within_tolerance():
         d = MechanismDesign(n=6, eps=0.8, delta=delta, privacy=privacy, neighbors="adjacent:2")
         res = d.solve()
         assert res.verify()
-        # at delta = 0 every notion is read at the slackened eps of the tolerance rule (optnoise.engine.tolerance)
+        # at delta = 0 every notion is read at the slackened eps of the tolerance rule (optnoise.privacy.verification)
         assert res.achieved["dp"] == mechanism_delta(res.matrix, d.pairs, dp_eps(0.8, delta == 0.0))
         assert res.achieved[privacy] <= delta + 1e-8
         np.testing.assert_allclose(res.matrix.sum(axis=1), 1.0, atol=1e-12)
