@@ -22,7 +22,7 @@ __all__ = ["OPTIMAL_GAP", "FEASIBILITY_TOL", "MIP_REL_GAP", "check_tol", "settle
 #: a solver's proof gap (1e-9 by default) plus the repair of a solution that was right up to tolerance.
 OPTIMAL_GAP = 1e-6
 
-#: Primal/MIP feasibility tolerance every backend is run with (HiGHS, SCIP after its HiGHS polish).
+#: Primal/MIP feasibility tolerance every backend is run with (HiGHS, SCIP after its HiGHS refinement).
 FEASIBILITY_TOL = 1e-9
 #: Default relative MIP gap: a MILP solved to it is proven within it.
 MIP_REL_GAP = 1e-9

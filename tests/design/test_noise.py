@@ -259,7 +259,7 @@ def test_cbc_solution_is_polished_to_exact_feasibility():
     r = d.solve("cbc")
     assert r.verify()
     assert within_delta(r.achieved["pdp-kadam"], 0.12385)
-    assert "polished" in r.message
+    assert "refined by HiGHS" in r.message
 
 
 def test_cvxpy_backend_on_lp():

@@ -183,7 +183,7 @@ def test_scip_points_are_polished_to_the_tight_tolerance():
     d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
     model = d.build_model()
     out = solve_model(model, solver="scip")
-    assert out.status == "optimal" and "polished by HiGHS" in out.message
+    assert out.status == "optimal" and "refined by HiGHS" in out.message
     assert model.residuals(out.x)["rows"] <= 1e-8
     assert out.objective == pytest.approx(solve_model(model, solver="highs").objective, rel=1e-8)
     assert out.gap == pytest.approx(max(0.0, (out.objective - out.bound) / out.objective), abs=1e-15)
