@@ -34,8 +34,8 @@ c. *fall back to pure eps-DP* when delta > 0 and nothing above certifies: the
    delta = 0 design has delta 0 under every notion, so it meets any target; it
    is solved, repaired by (a)-(b), and accepted if its loss is within budget.
 
-Both users share it: the design pipeline (:mod:`optnoise.design.pipeline`)
-repairs an ``"unverified"`` solution within :data:`optnoise.design.pipeline.POLISH_RTOL`,
+Both users share it: the solve sequence (:mod:`optnoise.design.settle`)
+repairs an ``"unverified"`` solution within :data:`optnoise.design.settle.REPAIR_RTOL`,
 and :func:`optnoise.deploy.certify.certify_result` certifies a result exactly.
 """
 

@@ -286,7 +286,7 @@ class DesignResult(CheckedResult, Accountable):
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`optnoise.engine.highs.polish_with_highs`);
+        refinement that non-HiGHS solutions get (see :func:`optnoise.engine.highs.refine_with_highs`);
         with ``canonical=True``, the first stage's.
     canonical : bool or None
         ``None`` unless the canonical optimum was requested; then ``True`` when
