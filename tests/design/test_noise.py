@@ -519,7 +519,7 @@ def test_spurious_infeasible_is_retried_and_never_reported():
 
 
 def test_persistent_spurious_infeasible_is_an_error(monkeypatch):
-    import optnoise.design.pipeline as D
+    import optnoise.design.settle as D
     from optnoise.engine.output import SolverOutput
 
     monkeypatch.setattr(
