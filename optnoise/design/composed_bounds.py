@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -64,6 +65,30 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 
 
 # --------------------------------------------------------------------------------------------
+# the single-release LP
+# --------------------------------------------------------------------------------------------
+
+#: How the composed search solves its single-release (eps, delta) LPs: ``lp(design, time_limit=...,
+#: options=...)`` returns a result with ``pmf``, ``status``, ``bound``, ``distortion``, ``message``,
+#: ``solve_time`` and ``verify()``. The pipeline passes its own (:func:`optnoise.design.pipeline.solve_noise`
+#: with the composed design's backend), so that the search never re-enters ``NoiseDesign.solve``.
+SingleReleaseLP = Callable[..., Any]
+
+
+def single_release_lp(lp_solver: str | SingleReleaseLP) -> SingleReleaseLP:
+    """The LP interface of ``lp_solver``: itself when it is one, else the design's own solve with that backend name
+    (for direct callers of the bounds)."""
+    if callable(lp_solver):
+        return lp_solver
+    name = lp_solver
+
+    def by_name(design: Any, *, time_limit: float | None = None, options: dict[str, Any] | None = None) -> Any:
+        return design.solve(solver=name, time_limit=time_limit, options=options)
+
+    return by_name
+
+
+# --------------------------------------------------------------------------------------------
 # lower bounds
 # --------------------------------------------------------------------------------------------
 
@@ -71,7 +96,7 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 def _lp_bound(
     design: NoiseDesign,
     eps: float,
-    lp_solver: str,
+    lp_solver: str | SingleReleaseLP,
     time_limit: float | None = None,
     options: dict[str, Any] | None = None,
     **changes: Any,
@@ -87,7 +112,7 @@ def _lp_bound(
         "delta": design.delta,
         **changes,
     }
-    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit, options=options)
+    res = single_release_lp(lp_solver)(design.replace(**spec), time_limit=time_limit, options=options)
     return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
 
 
@@ -115,7 +140,7 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
 
 def lp_lower_bound(
     design: NoiseDesign,
-    lp_solver: str = "highs",
+    lp_solver: str | SingleReleaseLP = "highs",
     eps: float | None = None,
     deadline: float | None = None,
     options: dict[str, Any] | None = None,
@@ -146,7 +171,7 @@ def lp_lower_bound(
 
 def bound_and_method(
     design: NoiseDesign,
-    lp_solver: str = "highs",
+    lp_solver: str | SingleReleaseLP = "highs",
     eps: float | None = None,
     upper: float | None = None,
     deadline: float | None = None,
@@ -168,7 +193,10 @@ def bound_and_method(
 
 
 def lower_bound(
-    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, upper: float | None = None
+    design: NoiseDesign,
+    lp_solver: str | SingleReleaseLP = "highs",
+    eps: float | None = None,
+    upper: float | None = None,
 ) -> float | None:
     """The bound of :func:`bound_and_method` (``None`` when nothing is proven)."""
     return bound_and_method(design, lp_solver, eps, upper)[0]
@@ -178,7 +206,7 @@ def eps_bound_and_method(
     design: NoiseDesign,
     cap: float,
     eps_hi: float,
-    lp_solver: str,
+    lp_solver: str | SingleReleaseLP,
     deadline: float | None = None,
     options: dict[str, Any] | None = None,
 ) -> tuple[float | None, str]:

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.composed_bounds import bound_and_method, composition, eps_bound_and_method
+from optnoise.design.composed_bounds import (
+    SingleReleaseLP,
+    bound_and_method,
+    composition,
+    eps_bound_and_method,
+    single_release_lp,
+)
 from optnoise.design.composed_families import (
     Support,
     bisect_largest,
@@ -212,23 +218,28 @@ def solve_composed(
     time_limit: float | None = None,
     verbose: bool = False,
     options: dict[str, Any] | None = None,
+    lp: SingleReleaseLP | None = None,
 ) -> ComposedSolution:
     """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
 
     ``verbose`` shows a progress bar on stderr (accounting checks and search evaluations, with the
     stage). ``time_limit`` (seconds) stops the work in time: the best certified point found so far is
     returned with status ``"time_limit"``, its proven bound and gap. ``options``: raw HiGHS options of
-    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs).
+    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs). ``lp``: how those LPs are
+    solved (:data:`~optnoise.design.composed_bounds.SingleReleaseLP`; the pipeline passes its own),
+    by default each single-release design's own solve with ``solver``.
     """
     t0 = time.perf_counter()
-    lp_solver = "highs" if solver == "auto" else solver
+    lp_solver: str | SingleReleaseLP = lp if lp is not None else ("highs" if solver == "auto" else solver)
     with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
         out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
     out.solve_time = time.perf_counter() - t0
     return out
 
 
-def _solve(design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None) -> ComposedSolution:
+def _solve(
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, clock: Progress, options: dict[str, Any] | None
+) -> ComposedSolution:
     """The k = 1 LPs, or the candidates and searches of k >= 2 (the best certified point at a time limit)."""
     if design.compositions == 1:
         if design.objective == "distortion":
@@ -304,7 +315,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
     return None
 
 
-def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _timed_out(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
     d = prob.design
     cands = {k: v for k, v in prob.cands.items() if math.isfinite(v[0])}  # eps = inf: not an answer
@@ -367,7 +378,7 @@ def _search_time(prob: _Problem) -> float:
     return prob.clock.t0 + SEARCH_SHARE * prob.clock.time_limit - time.perf_counter()
 
 
-def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
@@ -463,7 +474,7 @@ def _bound_deadline(prob: _Problem) -> float | None:
     return time.perf_counter() + max(prob.clock.left(total=True), 0.1)
 
 
-def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _dual(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     cap = float(d.max_distortion or 0.0)
     uniform = prob.safe()
@@ -551,30 +562,30 @@ def _mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
     return (1 - hi) * pmf + hi * anchor
 
 
-def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
+def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray:
     """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
     d = prob.design
     steps = math.floor(eps / (prob.k * prob.h))
     if steps >= 1:
         e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(
-            solver=lp_solver, options=prob.options
-        )
+        single = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0)
+        res = single_release_lp(lp_solver)(single, options=prob.options)
         if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
             return np.asarray(res.pmf, dtype=float).ravel()
     return prob.safe()
 
 
-def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | None:
+def _lp_candidate(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
     """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
     d = prob.design
     single = {}
 
     def make(e0: float) -> np.ndarray | None:
         if e0 not in single:
-            res = d.replace(
+            one = d.replace(
                 privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            ).solve(solver=lp_solver, options=prob.options)
+            )
+            res = single_release_lp(lp_solver)(one, options=prob.options)
             single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
         return single[e0]
 
@@ -608,17 +619,17 @@ def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
 
 
 def _k1_distortion(
-    design: NoiseDesign, lp_solver: str, time_limit: float, options: dict[str, Any] | None
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, time_limit: float, options: dict[str, Any] | None
 ) -> ComposedSolution:
     limit = None if math.isinf(time_limit) else max(time_limit, 0.1)
-    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=limit, options=options)
+    res = single_release_lp(lp_solver)(_single(design, float(design.eps or 0.0)), time_limit=limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP", bound_method="lp")
 
 
 def _k1_epsilon(
-    design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, clock: Progress, options: dict[str, Any] | None
 ) -> ComposedSolution:
     """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP
     (stopped by the time limit where the proofs reached)."""
@@ -631,7 +642,7 @@ def _k1_epsilon(
         clock.step(stage=f"LP at eps = {eps:.6g}", check=False)
         left = clock.left(total=True)
         limit = None if math.isinf(left) else max(left, 0.1)
-        return _single(design, eps).solve(solver=lp_solver, time_limit=limit, options=options)
+        return single_release_lp(lp_solver)(_single(design, eps), time_limit=limit, options=options)
 
     for _ in range(40):  # bracket: double until an LP within the cap
         if clock.expired:

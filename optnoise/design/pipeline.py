@@ -301,7 +301,27 @@ def _solve_composed(
     design: NoiseDesign, solver: str, time_limit: float | None, verbose: bool, options: dict[str, Any] | None
 ) -> DesignResult:
     """A ``privacy="composed"`` design (:mod:`optnoise.design.composed`), as a re-verified result."""
-    out = solve_composed(design, solver=solver, time_limit=time_limit, verbose=verbose, options=options)
+    lp_backend = "highs" if solver == "auto" else solver  # the LPs are solved alone (no race): deterministic
+
+    def single_release(one: NoiseDesign, *, time_limit: float | None = None, options: Any = None) -> DesignResult:
+        """The search's single-release LPs, through this pipeline (not ``NoiseDesign.solve``)."""
+        return solve_noise(
+            one,
+            lp_backend,
+            time_limit,
+            mip_gap=MIP_REL_GAP,
+            verbose=False,
+            cache=None,
+            formulation="hull",
+            options=options,
+            conic_solver="clarabel",
+            canonical=False,
+            concurrent=True,
+        )
+
+    out = solve_composed(
+        design, solver=solver, time_limit=time_limit, verbose=verbose, options=options, lp=single_release
+    )
     return DesignResult(
         design=design,
         status=out.status,
