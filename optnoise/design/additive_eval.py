@@ -20,7 +20,7 @@ from optnoise.engine.output import relative_gap
 from optnoise.engine.tolerance import settle_gap
 from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy.curves import hockey_stick, pdp_leak
-from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise_families import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
 from optnoise.privacy.verification import dp_eps, pdp_rtol, settle_status
 
@@ -478,7 +478,7 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
 
     Every shift of the design, in its listed order: ``H(g || g(. + mu))`` (``"dp"``, per
     profile pair) or the leak mass (``"pdp"``), on the noise window padded by the shift (the
-    window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise.TAIL`).
+    window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise_families.TAIL`).
     """
     g = noise.pmf
     budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size, matrix_errors
+from optnoise.design.matrix import add_matrix_rows, matrix_errors, pair_rows_size, size_dict
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.validation import check_int, check_pmf
 from optnoise.privacy.curves import mechanism_delta
@@ -27,8 +27,8 @@ def clamp_model_size(
     rows, cols, nnz = 2 * n + 3, 4 * n + 3, 8 * n + 5  # f, both tails, their recursions and sum f = 1
     if delta_objective:  # t and the distortion cap over every distinct column of the matrix
         rows, cols, nnz = rows + 1, cols + 1, nnz + (4 * n + 1 if n >= 2 else 4)
-    pr, pc, pn, pi = _pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
-    return _size(rows + pr, cols + pc, nnz + pn, pi)
+    pr, pc, pn, pi = pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
+    return size_dict(rows + pr, cols + pc, nnz + pn, pi)
 
 
 def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
@@ -154,7 +154,7 @@ def clamp_model(
     _, cols = _clamp_columns(mb, n)
     e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # released error y - q
     L = np.asarray(cost, dtype=float)[e + n]
-    _matrix_rows(
+    add_matrix_rows(
         mb,
         cols,
         L,

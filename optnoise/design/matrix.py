@@ -84,7 +84,7 @@ def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarr
     return np.unique(pairs, axis=0)
 
 
-def _pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
+def pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
     """An upper bound on the number of ordered pairs a name or Neighborhood resolves to (``None`` for lists)."""
     if isinstance(neighbors, Neighborhood):
         return 2 * len(neighbors.raw) * (n + 1)
@@ -104,7 +104,7 @@ def _int_text(text: str, whole: str) -> int:
         raise ValueError(f"neighbors must be 'adjacent:K' with an integer K; got {shown(whole)}") from None
 
 
-def _outputs(outputs: Any, n: int) -> np.ndarray:
+def output_values(outputs: Any, n: int) -> np.ndarray:
     """The output values: ``0..m`` for an integer m, or the given distinct values.
 
     Integers (Python or numpy, also beyond int64) are compared exactly against
@@ -153,7 +153,7 @@ def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
         check_choice("loss", loss, LOSSES)
         if loss == "er":
             return (v != x).astype(float)
-        # outputs are within MAX_OUTPUT (see _outputs), so |v - x| and its square are finite doubles
+        # outputs are within MAX_OUTPUT (see output_values), so |v - x| and its square are finite doubles
         dist = np.abs(v - x)
         top = float(dist.max())
         if (top**2 if loss == "sq" else top) > MAX_COST:
@@ -199,7 +199,7 @@ def matrix_errors(P: np.ndarray, outputs: np.ndarray | None = None) -> dict[str,
     }
 
 
-def _matrix_rows(
+def add_matrix_rows(
     mb: ModelBuilder,
     cols: np.ndarray,
     L: np.ndarray,
@@ -265,7 +265,7 @@ def _matrix_rows(
     )
 
 
-def _pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
+def pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
     """Rows, columns, nonzeros and integers that :func:`~optnoise.design.rows.add_pair_rows` adds.
 
     For ``K`` pairs of ``C`` entries each, every entry present (the full model).
@@ -280,5 +280,5 @@ def _pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> t
     return 5 * M + K, 2 * M, 14 * M + budget_nnz, M
 
 
-def _size(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
+def size_dict(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
     return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}

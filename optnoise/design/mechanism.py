@@ -63,13 +63,13 @@ from scipy.ndimage import binary_dilation
 
 from optnoise.design.layout import PairLayout, matrix_layout
 from optnoise.design.matrix import (
-    _matrix_rows,
-    _outputs,
-    _pair_count_bound,
-    _pair_rows_size,
-    _size,
+    add_matrix_rows,
     loss_matrix,
+    output_values,
+    pair_count_bound,
+    pair_rows_size,
     resolve_pairs,
+    size_dict,
 )
 from optnoise.design.mechanism_result import MechanismResult
 from optnoise.design.pipeline import cached_result
@@ -170,7 +170,7 @@ class MechanismDesign:
         if not isinstance(directed, (bool, np.bool_)):
             raise ValueError(f"directed must be True or False; got {shown(directed)}")
         self.directed = bool(directed)
-        self.outputs = _outputs(outputs, self.n)
+        self.outputs = output_values(outputs, self.n)
         if (self.n + 1) * self.outputs.size > MAX_SIZE:
             raise ValueError(
                 f"n and outputs are too large: the matrix has (n+1)(m+1) = {(self.n + 1) * self.outputs.size} "
@@ -178,7 +178,7 @@ class MechanismDesign:
             )
         self.neighbors = neighbors
         # the model's size follows from the number of pairs: an oversized one is refused before they are listed
-        bound = _pair_count_bound(neighbors, self.n, self.directed)
+        bound = pair_count_bound(neighbors, self.n, self.directed)
         if bound is not None:
             check_model_size(self._full_size(bound), what=f"the {self.privacy!r} model of this design")
         self.pairs = resolve_pairs(neighbors, self.n, directed=self.directed)
@@ -247,10 +247,10 @@ class MechanismDesign:
             rows, cols, nnz = rows + R, cols + 1, nnz + R * C + R
         elif self.objective == "delta":  # t and the Bayes-loss cap
             rows, cols, nnz = rows + 1, cols + 1, nnz + R * C
-        pr, pc, pn, pi = _pair_rows_size(
+        pr, pc, pn, pi = pair_rows_size(
             pairs, C, "pure" if self.is_pure else self.privacy, formulation, self.objective == "delta"
         )
-        return _size(rows + pr, cols + pc, nnz + pn, pi)
+        return size_dict(rows + pr, cols + pc, nnz + pn, pi)
 
     def model_size(self, formulation: str = "hull") -> dict[str, int]:
         """Rows, columns, integers and nonzeros of the full model (:meth:`build_model`), without building it.
@@ -399,7 +399,7 @@ class MechanismDesign:
         cols = flat.reshape(R, C)
         xs = entries // C
         mb.add_rows(xs, P, 1.0, lower=1.0, upper=1.0)  # rows of P sum to 1
-        _matrix_rows(
+        add_matrix_rows(
             mb,
             cols,
             self.loss_matrix,

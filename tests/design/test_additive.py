@@ -208,7 +208,7 @@ def test_small_delta_tolerance_is_repaired_by_mixing_with_the_pure_optimum():
 
 
 def test_baselines_calibrated_by_the_same_accounting():
-    from optnoise.privacy.noise import discrete_gaussian_delta, discrete_gaussian_sigma2, geometric_noise
+    from optnoise.privacy.noise_families import discrete_gaussian_delta, discrete_gaussian_sigma2, geometric_noise
 
     a = math.exp(-1.0)
     pure = _additive(eps=1.0, metric="mse").solve()

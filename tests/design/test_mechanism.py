@@ -18,7 +18,7 @@ from optnoise.design.clamp import clamp_matrix
 from optnoise.design.matrix import resolve_pairs
 from optnoise.engine.solve import solve_model
 from optnoise.privacy.exact import exp_bounds
-from optnoise.privacy.noise import IntegerNoise
+from optnoise.privacy.noise_families import IntegerNoise
 from optnoise.privacy.verification import dp_eps
 
 # ---------------------------------------------------------------- independent references

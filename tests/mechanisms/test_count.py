@@ -26,7 +26,7 @@ from optnoise.mechanisms.count import (
     type2_bound,
 )
 from optnoise.mechanisms.gaussian import analytic_gaussian_delta
-from optnoise.privacy.noise import (
+from optnoise.privacy.noise_families import (
     cks_delta,
     discrete_gaussian_delta,
     discrete_gaussian_pmf,

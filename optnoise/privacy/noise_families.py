@@ -153,7 +153,7 @@ class Mechanism:
         return mechanism_delta(self.matrix, neighbour_pairs(self.n, nb), eps, notion=notion, tol=tol)
 
 
-def _modulo_matrix(noise: np.ndarray) -> np.ndarray:
+def modulo_matrix(noise: np.ndarray) -> np.ndarray:
     """``P[q, (q + eta) % (n+1)] = f(eta)``: the rows are cyclic shifts of the noise."""
     m = noise.size
     q = np.arange(m)
@@ -211,7 +211,7 @@ class IntegerNoise:
         variant = check_choice("variant", variant, ("modulo", "clamped"))
         if variant == "modulo":
             f = self.wrapped(n)
-            return Mechanism(self.name, int(n), variant, dict(self.params), _modulo_matrix(f), f)
+            return Mechanism(self.name, int(n), variant, dict(self.params), modulo_matrix(f), f)
         return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
 
     def delta(self, eps: Any, *, notion: str = "dp", sensitivity: int = 1) -> Any:
@@ -236,7 +236,7 @@ class IntegerNoise:
         return float(out[0]) if np.ndim(eps) == 0 else out
 
 
-def _check_open_unit(name: str, value: Any) -> float:
+def check_open_unit(name: str, value: Any) -> float:
     v = check_probability(name, value)
     if not 0.0 < v < 1.0:
         raise ValueError(f"{name} must be in (0, 1); got {shown(value)}")
@@ -257,7 +257,7 @@ def geometric_noise(alpha: float) -> IntegerNoise:
     The alpha-geometric mechanism of Ghosh et al. (2009); it is
     ``-ln(alpha)``-DP for a count query. ``alpha`` in (0, 1).
     """
-    alpha = _check_open_unit("alpha", alpha)
+    alpha = check_open_unit("alpha", alpha)
     w = _half_width(math.log(TAIL) / math.log(alpha))
     v = np.arange(-w, w + 1)
     # log space: alpha^|v| underflows long before the window ends for small alpha
@@ -268,7 +268,7 @@ def geometric_noise(alpha: float) -> IntegerNoise:
 def discrete_gaussian_noise(sigma2: float) -> IntegerNoise:
     """Discrete Gaussian ``N_Z(0, sigma^2)``, exactly normalised over Z (Canonne et al. 2020).
 
-    Uses :func:`optnoise.privacy.noise.discrete_gaussian_pmf`.
+    Uses :func:`optnoise.privacy.noise_families.discrete_gaussian_pmf`.
     """
     sigma2 = check_positive("sigma2", sigma2)
     w = _half_width(math.sqrt(-2.0 * sigma2 * math.log(TAIL)) + 1)
