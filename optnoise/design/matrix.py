@@ -20,10 +20,20 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
-__all__ = ["LOSSES", "resolve_pairs", "loss_matrix", "matrix_errors"]
+__all__ = ["LOSSES", "LOSS_OF_METRIC", "canonical_loss", "resolve_pairs", "loss_matrix", "matrix_errors"]
 
-#: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x``; a matrix is accepted too.
-LOSSES = ("abs", "sq", "er")
+#: The noise designs' metric names (:data:`optnoise.design.metrics.METRICS`) accepted as mechanism losses, and
+#: the loss each names: one vocabulary for both kinds of design. A design stores the loss name (its spec and
+#: files keep ``"abs"``/``"sq"``, so older files load unchanged).
+LOSS_OF_METRIC = {"mae": "abs", "mse": "sq"}
+#: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x`` (``"mae"``/``"mse"`` alias
+#: ``"abs"``/``"sq"``); a matrix is accepted too.
+LOSSES = ("abs", "sq", "er", *LOSS_OF_METRIC)
+
+
+def canonical_loss(loss: str) -> str:
+    """The stored name of a named loss: ``"abs"`` for ``"mae"``, ``"sq"`` for ``"mse"``, else itself."""
+    return LOSS_OF_METRIC.get(loss, loss)
 
 
 def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarray:
@@ -150,7 +160,7 @@ def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
     v = np.asarray(outputs, dtype=float)[None, :]
     x = np.arange(n + 1, dtype=float)[:, None]
     if isinstance(loss, str):
-        check_choice("loss", loss, LOSSES)
+        loss = canonical_loss(check_choice("loss", loss, LOSSES))
         if loss == "er":
             return (v != x).astype(float)
         # outputs are within MAX_OUTPUT (see output_values), so |v - x| and its square are finite doubles

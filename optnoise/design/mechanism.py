@@ -64,6 +64,7 @@ from scipy.ndimage import binary_dilation
 from optnoise.design.layout import PairLayout, matrix_layout
 from optnoise.design.matrix import (
     add_matrix_rows,
+    canonical_loss,
     loss_matrix,
     output_values,
     pair_count_bound,
@@ -129,9 +130,10 @@ class MechanismDesign:
         list of pairs (symmetric unless ``directed=True``).
     outputs : int or array_like, optional
         An integer m (outputs ``0..m``; default ``m = n``) or the output values.
-    loss : {"abs", "sq", "er"} or array_like
+    loss : {"abs", "sq", "er", "mae", "mse"} or array_like
         ``|v_y - x|``, ``(v_y - x)^2``, ``1[v_y != x]``, or a matrix ``L[x, y]``
-        of shape ``(n+1, m+1)``.
+        of shape ``(n+1, m+1)``. ``"mae"`` and ``"mse"``, the names of noise designs'
+        metrics, are ``"abs"`` and ``"sq"`` (:data:`~optnoise.design.matrix.LOSS_OF_METRIC`).
     objective : {"bayes", "minimax", "delta"}
         Expected loss under ``prior``; worst-input loss; or the smallest delta
         with Bayes loss at most ``max_loss``.
@@ -182,7 +184,7 @@ class MechanismDesign:
         if bound is not None:
             check_model_size(self._full_size(bound), what=f"the {self.privacy!r} model of this design")
         self.pairs = resolve_pairs(neighbors, self.n, directed=self.directed)
-        self.loss = loss if isinstance(loss, str) else "custom"
+        self.loss = canonical_loss(loss) if isinstance(loss, str) else "custom"
         self.loss_matrix = loss_matrix(loss, self.n, self.outputs)
         if prior is None:
             self.prior = None

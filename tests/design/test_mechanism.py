@@ -629,3 +629,13 @@ def test_spec_directed_must_be_a_boolean():
     for bad in (0, 1, None, "false"):
         with pytest.raises(ValueError, match="directed must be True or False"):
             MechanismDesign.from_spec(dict(spec, directed=bad))
+
+
+@pytest.mark.parametrize(("metric", "loss"), [("mse", "sq"), ("mae", "abs")])
+def test_noise_metric_names_are_mechanism_losses(metric, loss):
+    # issue 29: one vocabulary; the stored name stays the loss's, so spec() and older files are unchanged
+    a = MechanismDesign(n=5, eps=1.0, loss=metric)
+    b = MechanismDesign(n=5, eps=1.0, loss=loss)
+    assert a.loss == loss and a.spec() == b.spec()
+    x = np.arange(6.0)[:, None] - np.arange(6.0)[None, :]
+    np.testing.assert_array_equal(a.loss_matrix, x**2 if metric == "mse" else np.abs(x))
