@@ -6,6 +6,8 @@
 * :mod:`~optnoise.engine.highs`, :mod:`~optnoise.engine.scip`, :mod:`~optnoise.engine.pulp_backend`,
   :mod:`~optnoise.engine.conic`: one module per backend family (HiGHS, SCIP, PuLP's CBC/Gurobi/CPLEX,
   cvxpy's Clarabel/SCS)
+* :mod:`~optnoise.engine.backend`, :mod:`~optnoise.engine.backends`: what a backend declares it can do,
+  and the registry of backends (one line each) that ``solve_model`` and ``SOLVERS`` read
 * :mod:`~optnoise.engine.race`: ``solver="auto"``, HiGHS and SCIP raced in two processes
 * :mod:`~optnoise.engine.lazy`: LPs whose rows are added once violated
 * :mod:`~optnoise.engine.tolerance`: solver tolerances and the proven gap a status "optimal" needs
