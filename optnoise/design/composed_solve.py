@@ -32,7 +32,7 @@ from optnoise.design.composed_families import (
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import OutOfTime, Progress
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -461,7 +461,7 @@ def _settle(
 ) -> ComposedSolution:
     """The solution with its status: ``"optimal"`` with a proven gap, else ``unproven``."""
     gap = relative_gap(value, bound) if bound is not None else None
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else unproven
+    status = "optimal" if proven_optimal(gap) else unproven
     if status != "optimal":
         msg += f"; {status}: the composed guarantee is re-verified, optimality is not proven"
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
@@ -675,6 +675,6 @@ def _k1_epsilon(
             break
     pmf = np.asarray(best.pmf, dtype=float)
     gap = relative_gap(hi, lo)
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "time_limit" if timed_out else "feasible"
+    status = "optimal" if proven_optimal(gap) else "time_limit" if timed_out else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
     return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection", bound_method="lp")

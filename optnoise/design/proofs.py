@@ -42,7 +42,7 @@ import numpy as np
 from optnoise.design.composed import COMPOSED
 from optnoise.design.composed_bounds import lower_bound
 from optnoise.engine.output import relative_gap
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 
 __all__ = ["recheck", "rederive_bound"]
 
@@ -153,7 +153,7 @@ def recheck(result: Any, proof: Any = None, *, resolve: bool = True, formulation
         )
     result.bound = bound
     result.gap = relative_gap(objective, bound) if bound is not None and objective is not None else None
-    if result.status == "optimal" and (result.gap is None or result.gap > OPTIMAL_GAP):
+    if result.status == "optimal" and not proven_optimal(result.gap):
         result.status = "feasible"
         why = "no bound re-derived" if result.gap is None else f"re-derived gap {result.gap:.3g}"
         result.message = f"{result.message}; 'optimal' not proven by its own proof ({why})".lstrip("; ")

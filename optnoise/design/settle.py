@@ -40,7 +40,7 @@ from optnoise.engine.highs import LP_ALGORITHMS, basis_dual, refine_with_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 from optnoise.privacy.verification import UNVERIFIED, within_delta
 
 __all__ = [
@@ -241,7 +241,7 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | 
                 cost = layout.loss_of(lifted)
                 proof = proof_dual(model, np.concatenate([lifted, np.ones(model.shape[1] - lifted.size)]))
                 gap = None if proof is None else relative_gap(cost, proof[0])
-                if proof is not None and gap is not None and gap <= OPTIMAL_GAP:
+                if proof is not None and proven_optimal(gap):
                     shaped = lifted.reshape(layout.weights_shape)
                     return Repair(shaped, "pure-DP envelope", cost, bound=proof[0], dual=proof[1])
         try:

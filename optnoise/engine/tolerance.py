@@ -16,7 +16,7 @@ from typing import Any
 
 from optnoise.engine.shown import shown
 
-__all__ = ["OPTIMAL_GAP", "FEASIBILITY_TOL", "MIP_REL_GAP", "check_tol", "settle_gap"]
+__all__ = ["OPTIMAL_GAP", "FEASIBILITY_TOL", "MIP_REL_GAP", "check_tol", "proven_optimal", "settle_gap"]
 
 #: Largest relative gap between a result's objective and a proven lower bound for the status "optimal":
 #: a solver's proof gap (1e-9 by default) plus the repair of a solution that was right up to tolerance.
@@ -49,8 +49,14 @@ def check_tol(name: str, value: Any, *, maximum: float | None = None) -> float:
     return out
 
 
+def proven_optimal(gap: float | None) -> bool:
+    """The rule of the status ``"optimal"``: a relative gap to a valid lower bound within :data:`OPTIMAL_GAP`."""
+    return gap is not None and gap <= OPTIMAL_GAP
+
+
 def settle_gap(status: str, gap: float | None) -> tuple[str, str]:
-    """``"optimal"`` only with a proven gap within :data:`OPTIMAL_GAP`: otherwise ``"feasible"``, and why."""
-    if status == "optimal" and gap is not None and gap > OPTIMAL_GAP:
+    """``"optimal"`` only with a proven gap within :data:`OPTIMAL_GAP` (:func:`proven_optimal`): otherwise
+    ``"feasible"``, and why. A backend's optimum without a gap (an LP whose bound the design layer judges) is kept."""
+    if status == "optimal" and gap is not None and not proven_optimal(gap):
         return "feasible", f"the proven gap {gap:.3g} exceeds {OPTIMAL_GAP:g}: feasible, not a proven optimum"
     return status, ""

@@ -54,7 +54,7 @@ from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import Progress
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 from optnoise.engine.validation import shown
 from optnoise.privacy.renyi import RENYI_RTOL, check_reference, reference_log_pmf, solve_renyi
 from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, newton_refine
@@ -307,7 +307,7 @@ def solve_renyi_barrier(
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
         best.prove(tangent_lp_bound(prob, best.log_pmf, time_limit=remaining))
     gap = best.gap
-    if gap is not None and gap <= OPTIMAL_GAP:
+    if proven_optimal(gap):
         status = "optimal"
     elif deadline is not None and time.perf_counter() >= deadline:
         status, why = "time_limit", why or "time limit reached before the gap was proven"
@@ -391,7 +391,7 @@ def solve_renyi_design(
         certified = tangent_lp_bound(prob, tangent)
         bound = certified if math.isfinite(certified) else None
         gap = relative_gap(objective, bound)
-        if status == "optimal" and (gap is None or gap > OPTIMAL_GAP):
+        if status == "optimal" and not proven_optimal(gap):
             status = "feasible"
             message = f"{message}; the conic solver's optimum is not proven (tangent-cut bound gap {gap})"
     return RenyiSolution(

@@ -61,3 +61,12 @@ def test_a_conic_model_needs_a_backend_with_cones():
     mb.add_power_cones([x[0]], [x[1]], [x[2]], [0.5])
     with pytest.raises(ValueError, match="solver must be 'auto' or 'cvxpy' for a conic model"):
         solve.solve_model(mb.build(), solver="highs")
+
+
+def test_the_optimal_gap_rule_is_one_function():
+    from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal, settle_gap
+
+    assert proven_optimal(OPTIMAL_GAP) and not proven_optimal(2 * OPTIMAL_GAP) and not proven_optimal(None)
+    assert settle_gap("optimal", 2 * OPTIMAL_GAP)[0] == "feasible" and settle_gap("optimal", None)[0] == "optimal"
+    out = solve.settle_proof(solve.SolverOutput("optimal", None, 1.0, 0.99, 0.01, 0.0, "highs"))
+    assert out.status == "feasible" and "exceeds" in out.message
