@@ -35,6 +35,8 @@ __all__ = [
     "lower_bound",
     "release_pairs",
     "single_delta",
+    "SingleReleaseLP",
+    "single_release_lp",
 ]
 
 

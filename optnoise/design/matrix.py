@@ -20,7 +20,19 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
-__all__ = ["LOSSES", "LOSS_OF_METRIC", "canonical_loss", "resolve_pairs", "loss_matrix", "matrix_errors"]
+__all__ = [
+    "LOSSES",
+    "LOSS_OF_METRIC",
+    "canonical_loss",
+    "resolve_pairs",
+    "loss_matrix",
+    "matrix_errors",
+    "add_matrix_rows",
+    "output_values",
+    "pair_count_bound",
+    "pair_rows_size",
+    "size_dict",
+]
 
 #: The noise designs' metric names (:data:`optnoise.design.metrics.METRICS`) accepted as mechanism losses, and
 #: the loss each names: one vocabulary for both kinds of design. A design stores the loss name (its spec and
@@ -291,4 +303,5 @@ def pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tu
 
 
 def size_dict(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
+    """A model size as :attr:`optnoise.engine.model.LinearModel.size` reports it."""
     return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}

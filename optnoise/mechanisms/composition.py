@@ -72,6 +72,9 @@ __all__ = [
     "setwise_epsilon",
     "zcdp_epsilon",
     "setwise_zcdp_epsilon",
+    "eps_values",
+    "as_returned",
+    "log1mexp",
 ]
 
 #: Round types accepted by :func:`adaptive_delta`.
@@ -94,6 +97,7 @@ def eps_values(value: Any, name: str) -> tuple[np.ndarray, bool]:
 
 
 def as_returned(values: np.ndarray, scalar: bool) -> Any:
+    """A float when the argument was a scalar (``scalar``, from :func:`eps_values`), else the array."""
     return float(values[0]) if scalar else values
 
 

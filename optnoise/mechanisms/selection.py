@@ -76,6 +76,7 @@ __all__ = [
     "pf_worst_case_lower_bound",
     "mode_quality",
     "median_quality",
+    "gauss_legendre01",
 ]
 
 #: Mechanism names accepted by :func:`selection_pmf` and friends.
@@ -130,6 +131,7 @@ def em_pmf(q: Any, eps: float, sensitivity: float = 1.0, monotonic: bool = False
 
 
 def gauss_legendre01(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights of ``n`` points on ``[0, 1]``."""
     x, w = special.roots_legendre(n)
     return 0.5 * (x + 1.0), 0.5 * w
 

@@ -34,6 +34,8 @@ __all__ = [
     "cks_delta",
     "DISTANCES",
     "TAIL",
+    "modulo_matrix",
+    "check_open_unit",
 ]
 
 
@@ -237,6 +239,7 @@ class IntegerNoise:
 
 
 def check_open_unit(name: str, value: Any) -> float:
+    """A probability strictly between 0 and 1 (``ValueError`` naming ``name`` otherwise)."""
     v = check_probability(name, value)
     if not 0.0 < v < 1.0:
         raise ValueError(f"{name} must be in (0, 1); got {shown(value)}")

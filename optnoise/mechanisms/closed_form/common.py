@@ -10,7 +10,17 @@ from scipy.optimize import brentq
 
 from optnoise.engine.validation import check_delta, check_eps, check_probability, shown
 
-__all__ = []
+__all__ = [
+    "eps_array",
+    "delta_array",
+    "check_rho",
+    "scalar_or_array",
+    "xi",
+    "geometric_f0",
+    "f0_gap",
+    "increasing_root",
+    "staircase_f0",
+]
 
 
 def _float_array(value: Any, check: Callable[[Any], float]) -> np.ndarray:
@@ -26,14 +36,17 @@ def _float_array(value: Any, check: Callable[[Any], float]) -> np.ndarray:
 
 
 def eps_array(value: Any) -> np.ndarray:
+    """``value`` (a scalar or array of eps) as a float array, each entry checked as an eps."""
     return _float_array(value, check_eps)
 
 
 def delta_array(value: Any) -> np.ndarray:
+    """``value`` (a scalar or array of delta) as a float array, each entry checked as a delta."""
     return _float_array(value, check_delta)
 
 
 def check_rho(rho: Any) -> float:
+    """A ratio ``rho`` strictly between 0 and 1."""
     rho = check_probability("rho", rho)
     if not 0.0 < rho < 1.0:
         raise ValueError(f"rho must be in (0, 1); got {shown(rho)}")
@@ -41,6 +54,7 @@ def check_rho(rho: Any) -> float:
 
 
 def scalar_or_array(arr: np.ndarray) -> Any:
+    """A float for a 0-d array (a scalar argument), else the array."""
     return float(arr) if np.ndim(arr) == 0 else arr
 
 
