@@ -235,3 +235,12 @@ def test_private_import_rule_catches_violations(tmp_path):
         "optnoise.design.b imports _helper from .a",
         "optnoise.design.c imports _helper from optnoise.design.a",
     ]
+
+
+def test_the_composed_search_does_not_import_the_noise_design():
+    # it solves its LPs through an interface (design.composed_bounds.SingleReleaseLP), not NoiseDesign.solve
+    graph = import_graph()
+    for module in ("optnoise.design.composed_solve", "optnoise.design.composed_bounds", "optnoise.design.settle"):
+        assert "optnoise.design.noise" not in graph[module], module
+    # and the engine knows nothing of privacy: its tolerance module keeps solver numbers only
+    assert not any(layer(d) == "privacy" for d in graph["optnoise.engine.tolerance"])
