@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -70,11 +69,20 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 # the single-release LP
 # --------------------------------------------------------------------------------------------
 
-#: How the composed search solves its single-release (eps, delta) LPs: ``lp(design, time_limit=...,
-#: options=...)`` returns a result with ``pmf``, ``status``, ``bound``, ``distortion``, ``message``,
-#: ``solve_time`` and ``verify()``. The pipeline passes its own (:func:`optnoise.design.pipeline.solve_noise`
-#: with the composed design's backend), so that the search never re-enters ``NoiseDesign.solve``.
-SingleReleaseLP = Callable[..., Any]
+
+class SingleReleaseLP(Protocol):
+    """How the composed search solves its single-release (eps, delta) LPs.
+
+    ``lp(design, time_limit=..., options=...)`` returns a result with ``pmf``, ``status``, ``bound``,
+    ``distortion``, ``message``, ``solve_time`` and ``verify()``. The pipeline passes its own
+    (:func:`optnoise.design.pipeline.solve_noise` with the composed design's backend), so that the
+    search never re-enters ``NoiseDesign.solve``.
+    """
+
+    def __call__(
+        self, design: Any, /, *, time_limit: float | None = None, options: dict[str, Any] | None = None
+    ) -> Any:
+        """Solve the single-release ``design`` within ``time_limit`` seconds with raw HiGHS ``options``."""
 
 
 def single_release_lp(lp_solver: str | SingleReleaseLP) -> SingleReleaseLP:
