@@ -130,4 +130,5 @@ BACKEND = Backend(
     "cvxpy",
     lambda model, req: solve_cvxpy(model, req.time_limit, req.verbose, req.conic_solver),
     cones=True,
+    exact_points=False,  # interior-point accuracy (~1e-8): an LP/MILP point is refined by HiGHS
 )

@@ -75,3 +75,10 @@ def test_an_unverified_mechanism_matrix_is_replaced_by_its_exact_repair():
     assert fixed is not None and fixed.status == "optimal" and fixed.verify()
     assert "exact repair" in fixed.message and "relative loss change" in fixed.message
     assert fixed.loss <= bad.loss * (1 + S.REPAIR_RTOL) + S.REPAIR_RTOL
+
+
+def test_a_backend_without_exact_points_has_them_refined_by_highs():
+    # cvxpy's interior point meets rows to ~1e-8: its point is refined by HiGHS (a declared capability,
+    # not a list of backend names)
+    res = NoiseDesign(n=6, eps=1.0, delta=0.01, neighborhood=Neighborhood.bd(2), metric="mse").solve(solver="cvxpy")
+    assert res.status == "optimal" and res.verify() and "refined by HiGHS" in res.message

@@ -29,6 +29,7 @@ def test_capabilities_are_declared_not_inferred_from_names():
     assert b["highs"].warm_start and b["highs"].highs_options and b["highs"].exact_points
     assert b["scip"].warm_start and not b["scip"].highs_options
     assert not b["cbc"].exact_points and not b["cbc"].highs_options  # ~8 digits: refined by HiGHS
+    assert not b["cvxpy"].exact_points and b["auto"].exact_points  # "auto" reports "highs" or "scip" as solver
     assert b["cvxpy"].cones and b["auto"].cones and not b["highs"].cones
     assert all(x.integers for x in b.values())
 
