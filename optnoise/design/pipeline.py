@@ -35,7 +35,7 @@ import numpy as np
 
 from optnoise.design.canonical import CANONICAL_TOL, lexicographic_minimax
 from optnoise.design.clamp import clamp_repair
-from optnoise.design.composed import COMPOSED, solve_composed
+from optnoise.design.composed import solve_composed
 from optnoise.design.repair import DEFAULT_BITS, RepairFailed, exact_repair, prepare, pure_envelope
 from optnoise.design.result import DesignResult
 from optnoise.engine.cache import entry_path, load_entry, store_entry
@@ -271,7 +271,7 @@ def solve_noise(
                 "log-barrier method (solver='auto') and cvxpy (solver='cvxpy', conic_solver=...)"
             )
         return _solve_renyi(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
-    if design.privacy == COMPOSED:
+    if design.notion.composed:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
         if solver not in ("auto", "highs"):

@@ -54,9 +54,13 @@ class BudgetKind:
     conic : bool
         True when the design is convex but not linear (solved by :mod:`optnoise.privacy.renyi_solve`);
         False when the budget adds LP rows (:meth:`add_rows`).
+    bound_inf : bool
+        Whether the conic search bounds ``D_inf`` by the largest order's budget (every notion but zCDP,
+        whose ``D_inf`` row is a search aid only, :attr:`Budget.eps_inf`).
     """
 
     conic = False
+    bound_inf = True
 
     def create(self, n: int, shifts: np.ndarray, idx: np.ndarray, fields: dict[str, Any]) -> dict[str, Any]:
         """Validate and pop this notion's fields from ``fields``; the keywords of the :class:`Budget`."""
@@ -159,7 +163,7 @@ class RdpKind(_RenyiKind):
         cost: np.ndarray,
         time_limit: float | None,
     ) -> RenyiSolution:
-        return on_grid(self.orders(b), self.eps_inf(b), time_limit, True)
+        return on_grid(self.orders(b), self.eps_inf(b), time_limit, self.bound_inf)
 
     def achieved(self, b: Budget, pmf: np.ndarray, shifts: np.ndarray) -> dict[str, float]:
         orders = self.orders(b)
@@ -173,6 +177,8 @@ class RdpKind(_RenyiKind):
 
 class ZcdpKind(_RenyiKind):
     """``privacy="zcdp"``: ``D_alpha <= rho alpha`` at every order > 1, searched on a refined grid."""
+
+    bound_inf = False
 
     def create(self, n: int, shifts: np.ndarray, idx: np.ndarray, fields: dict[str, Any]) -> dict[str, Any]:
         rho = fields.pop("rho")
@@ -215,7 +221,7 @@ class ZcdpKind(_RenyiKind):
         rho = float(b.rho or 0.0)
 
         def grid(alphas: tuple[float, ...], limit: float | None) -> RenyiSolution:
-            return on_grid([(a, rho * a) for a in alphas], min(rho * max(alphas), EPS_INF_MAX), limit, False)
+            return on_grid([(a, rho * a) for a in alphas], min(rho * max(alphas), EPS_INF_MAX), limit, self.bound_inf)
 
         return solve_zcdp(grid, cost, shifts, rho, tuple(b.alphas or ()), time_limit=time_limit)
 
