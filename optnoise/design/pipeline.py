@@ -194,7 +194,7 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | 
     """
     token = _POLISHING.set(True)  # the repair's own re-solves are not repaired again
     try:
-        if getattr(design, "release", "modulo") == "clamp":
+        if not getattr(getattr(design, "rel", None), "cyclic", True):  # a clamp release (mechanisms have none)
             target = float(design.delta or 0.0)
             pmf = clamp_repair(
                 solution,
@@ -362,7 +362,7 @@ def _settle_noise(
         first, spent = res, res.solve_time
         # a clamped design's pure-DP tails are ~1e-11 masses, which dual simplex leaves within its
         # tolerance of a zero neighbour; interior point with crossover meets those rows to ~1e-16
-        clamp_lp = design.release == "clamp" and not model.is_mip and "solver" not in (options or {})
+        clamp_lp = not design.rel.cyclic and not model.is_mip and "solver" not in (options or {})
         for extra in (({"solver": "ipm"},) if clamp_lp else ()) + ROBUST_RETRIES:
             again, out = attempt(extra)
             spent += again.solve_time
@@ -404,7 +404,7 @@ def _repaired_noise(design: NoiseDesign, res: DesignResult, solver: str) -> Desi
     if fixed is None:
         return None
     change = (fixed.loss - d0) / max(1.0, abs(d0))
-    exact = "exact " if design.release == "modulo" and fixed.bound is None else ""
+    exact = "exact " if design.rel.cyclic and fixed.bound is None else ""
     out = DesignResult(
         design=design,
         status="optimal",

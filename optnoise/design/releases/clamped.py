@@ -20,6 +20,7 @@ from optnoise.engine.model import LinearModel
 from optnoise.engine.validation import check_model_size, shown
 from optnoise.plotting.designs import plot_mechanism
 from optnoise.privacy import accounting
+from optnoise.privacy.curves import mechanism_delta
 from optnoise.privacy.neighborhood import neighbour_pairs
 from optnoise.privacy.notions import NOTION_REGISTRY, Notion
 
@@ -107,6 +108,9 @@ class ClampRelease(LatticeRelease):
 
     def release_pairs(self, design: Any, pmf: np.ndarray) -> accounting.ReleasePairs:
         return accounting.mechanism_pairs(clamp_matrix(pmf, design.n), design.pairs)
+
+    def single_delta(self, design: Any, pmf: np.ndarray, eps: float) -> float:
+        return float(mechanism_delta(clamp_matrix(pmf, design.n), design.pairs, eps, notion="dp"))
 
     def draw(self, design: Any, pmf: np.ndarray, baseline: Any, **kw: Any) -> Any:
         n = design.n

@@ -45,11 +45,16 @@ class LatticeRelease(Release):
     ----------
     in_spec : bool
         Whether ``spec()`` and ``repr`` name the release (the default release does not).
+    cyclic : bool
+        The noise is added modulo ``n+1``: every shift permutes the noise, so the pairs to protect are
+        ``(f, f(. + mu))`` (:func:`~optnoise.privacy.accounting.noise_pairs`); otherwise they are rows of the
+        release's matrix per answer pair, repaired by mixing (:func:`~optnoise.design.clamp.clamp_repair`).
     metrics : tuple of str
         The named metrics it takes.
     """
 
     in_spec = True
+    cyclic = False
     metrics: tuple[str, ...] = METRICS
 
     def setup(self, design: Any, **kw: Any) -> None:
@@ -76,6 +81,10 @@ class LatticeRelease(Release):
         raise NotImplementedError
 
     def draw(self, design: Any, pmf: np.ndarray, baseline: Any, **kw: Any) -> Any:
+        raise NotImplementedError
+
+    def single_delta(self, design: Any, pmf: np.ndarray, eps: float) -> float:
+        """The exact single-release hockey stick at ``eps`` (the worst protected pair)."""
         raise NotImplementedError
 
     # ---- shared hooks

@@ -25,6 +25,7 @@ class ModuloRelease(LatticeRelease):
     name = "modulo"
     summary = "q + eta (mod n+1), coordinate-wise (the default)"
     in_spec = False
+    cyclic = True
 
     def noise_shape(self, n: int, dim: int) -> tuple[int, ...]:
         return (n + 1,) * dim
@@ -122,7 +123,10 @@ class ModuloRelease(LatticeRelease):
         return distortion, achieved_deltas(pmf, design.shifts, eps, rtol=pdp_rtol(eps), pure=pure), actual
 
     def release_pairs(self, design: Any, pmf: np.ndarray) -> accounting.ReleasePairs:
-        return accounting.noise_pairs(pmf, design.shifts)
+        return accounting.noise_pairs(np.asarray(pmf, dtype=float).reshape(design.shape), design.shifts)
+
+    def single_delta(self, design: Any, pmf: np.ndarray, eps: float) -> float:
+        return float(achieved_deltas(np.asarray(pmf).reshape(design.shape), design.shifts, eps)["dp"])
 
     def draw(self, design: Any, pmf: np.ndarray, baseline: Any, **kw: Any) -> Any:
         return plot_design(pmf, design.shifts, baseline=baseline, **kw)
