@@ -22,6 +22,7 @@ import numpy as np
 from optnoise.cli.additive_points import additive_row, solve_cached
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import DESIGN_NOTIONS, NoiseDesign
+from optnoise.design.releases import get_release
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
@@ -32,8 +33,9 @@ from optnoise.engine.validation import (
     parse_int,
     shown,
 )
-from optnoise.privacy.fields import BUDGET_FIELD_NAMES, BUDGET_FIELDS
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import budget_fields
 from optnoise.privacy.renyi import RENYI_NOTIONS
 
 __all__ = [
@@ -240,10 +242,10 @@ def grid_points(
         list(metric),
         list(privacy),
     ]
+    fields = budget_fields()
     # the budget fields, in table order: a grid axis for the numbers, one value (an axis of one) for the rest
     axes += [
-        list(budget[f.name]) if f.grid and budget.get(f.name) is not None else [budget.get(f.name)]
-        for f in BUDGET_FIELDS
+        list(budget[f.name]) if f.grid and budget.get(f.name) is not None else [budget.get(f.name)] for f in fields
     ]
     if any(not a for a in axes):
         raise ValueError("every grid must have at least one value")
@@ -263,10 +265,10 @@ def grid_points(
             "dim": dim,
         }
         p["delta" if objective == "distortion" else "max_distortion"] = None if s is None else float(s)
-        if release != "modulo":
+        if get_release(release).in_spec:
             p["release"] = release
         # a value is passed on as given (NoiseDesign refuses e.g. compositions=2.5, rather than truncating it)
-        p.update({f.name: v for f, v in zip(BUDGET_FIELDS, values, strict=True) if v is not None})
+        p.update({f.name: v for f, v in zip(fields, values, strict=True) if v is not None})
         design_of(p)
         pts.append(p)
     return pts

@@ -57,11 +57,17 @@ class Release:
         One line for ``--help`` and the docs.
     takes_n : bool
         The answers lie in ``{0..n}`` (``n`` required); False for a release on all integers.
+    in_spec : bool
+        Whether ``spec()``, ``repr`` and sweep rows name the release (the default release does not).
+    default_privacy : str
+        The notion of ``privacy=None``.
     """
 
     name = ""
     summary = ""
     takes_n = True
+    in_spec = True
+    default_privacy = "pdp"
 
     def setup(self, design: Any, **kw: Any) -> None:
         """Validate ``NoiseDesign``'s keywords and set the design's attributes."""
@@ -106,6 +112,7 @@ class ModuleRelease(Release):
             if not callable(getattr(module, hook, None)):
                 raise ValueError(f"module {module.__name__} lacks the release hook {hook}()")
         self.name, self.module, self.takes_n = name, module, takes_n
+        self.default_privacy = getattr(module, "DEFAULT_PRIVACY", "dp")
         self.summary = summary or (module.__doc__ or name).strip().splitlines()[0]
 
     def setup(self, design: Any, **kw: Any) -> None:

@@ -43,8 +43,6 @@ class LatticeRelease(Release):
 
     Attributes
     ----------
-    in_spec : bool
-        Whether ``spec()`` and ``repr`` name the release (the default release does not).
     cyclic : bool
         The noise is added modulo ``n+1``: every shift permutes the noise, so the pairs to protect are
         ``(f, f(. + mu))`` (:func:`~optnoise.privacy.accounting.noise_pairs`); otherwise they are rows of the
@@ -53,7 +51,6 @@ class LatticeRelease(Release):
         The named metrics it takes.
     """
 
-    in_spec = True
     cyclic = False
     metrics: tuple[str, ...] = METRICS
 
@@ -151,7 +148,7 @@ def setup_lattice(
         why = f"n is required with release={shown(release.name)}" if n is None else "support needs release='additive'"
         raise ValueError(f"{why}; release='additive' (q + eta on all integers) takes support and no n")
     self.n, self.support = check_int("n", n, minimum=1), None
-    privacy = "pdp" if privacy is None else privacy  # release="additive" defaults to "dp"
+    privacy = release.default_privacy if privacy is None else privacy
     notion = get_notion(privacy)
     composed = check_composed_args(privacy, compositions, discretization, objective, eps, delta, max_distortion)
     self.compositions, self.discretization = composed["compositions"], composed["discretization"]
