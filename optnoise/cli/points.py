@@ -22,7 +22,7 @@ import numpy as np
 from optnoise.cli.additive_points import additive_row, solve_cached
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import DESIGN_NOTIONS, NoiseDesign
-from optnoise.design.releases import get_release
+from optnoise.design.releases import LatticeRelease, get_release
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
@@ -228,9 +228,10 @@ def grid_points(
     value for every point. Every point is turned into a :class:`NoiseDesign` once
     here, so a bad value anywhere in the grid fails before any solving starts.
     """
-    unknown = sorted(set(budget) - set(BUDGET_FIELD_NAMES))
+    names = [f.name for f in budget_fields()]
+    unknown = sorted(set(budget) - set(names))
     if unknown:
-        raise ValueError(f"{unknown[0]} is not a budget field; the budget fields are {', '.join(BUDGET_FIELD_NAMES)}")
+        raise ValueError(f"{unknown[0]} is not a budget field; the budget fields are {', '.join(names)}")
     if objective != "distortion" and not max_distortion:
         raise ValueError(f"max_distortion is required with objective={shown(objective)}")
     second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
@@ -372,7 +373,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     """
     nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
     # a budget field is passed only when given, so that NoiseDesign names the one that does not fit the notion
-    budget = {k: point[k] for k in BUDGET_FIELD_NAMES if point.get(k) is not None}
+    budget = {f.name: point[f.name] for f in budget_fields() if point.get(f.name) is not None}
     return NoiseDesign(
         n=point["n"],
         eps=point.get("eps"),
@@ -411,7 +412,7 @@ def run_point(
         )
         return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
-    if design.release == "additive":
+    if not isinstance(design.rel, LatticeRelease):  # a module release (additive) makes its own row
         solved = solve_cached(
             design, cache, solver=solver, time_limit=time_limit, mip_gap=mip_gap, options=options, concurrent=concurrent
         )

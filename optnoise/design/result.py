@@ -344,6 +344,8 @@ class DesignResult(CheckedResult, Accountable):
         else:
             assert d.eps is not None  # a design without a budget has one eps
             self.distortion, self.achieved, self.actual = d.rel.evaluate(d, self.pmf, d.eps, self._pure_target())
+            # a registered notion that solves another's rows is judged by that notion's delta
+            self.achieved.setdefault(d.privacy, self.achieved.get(d.notion.lp, math.nan))
         # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
         self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
 
