@@ -178,7 +178,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
     # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.engine.tolerance)
     got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps), pure=delta == 0.0)
-    notions = NOTIONS if a.privacy == "all" else (a.privacy,)
+    notions = {"all": NOTIONS}.get(a.privacy, (a.privacy,))
     passed = {k: within_delta(got[k], delta) for k in NOTIONS}
     ok = all(passed[k] for k in notions)
     if a.format == "json":

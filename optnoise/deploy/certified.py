@@ -38,7 +38,7 @@ import numpy as np
 
 from optnoise.deploy import opendp
 from optnoise.deploy.additive import ADDITIVE_FIELD, additive_from_dict
-from optnoise.deploy.composed import check_composed_block, composed_block, composed_delta
+from optnoise.deploy.composed import BLOCK, check_composed_block, composed_block, composed_delta
 from optnoise.deploy.files import (
     FILE_FIELDS,
     FORMAT,
@@ -267,12 +267,12 @@ class _Certified:
         )
         # the composed guarantee is recomputed from the weights too; files written before the ``composed``
         # block kept it in ``repair.composed``, which is checked the same way and then moved
-        if "composed" in data and "composed" in repair:
+        if BLOCK in data and BLOCK in repair:
             raise bad("repair.composed", "must not be given beside the field 'composed'")
-        if "composed" in data:
-            out.composed = check_composed_block(out, data["composed"], "composed")
-        elif "composed" in repair:
-            out.composed = check_composed_block(out, repair.pop("composed"), "repair.composed")
+        if BLOCK in data:
+            out.composed = check_composed_block(out, data[BLOCK], BLOCK)
+        elif BLOCK in repair:
+            out.composed = check_composed_block(out, repair.pop(BLOCK), "repair.composed")
         return out
 
     @classmethod

@@ -113,7 +113,7 @@ from optnoise.design.result import set_certifier
 from optnoise.engine.solve import SOLVERS
 from optnoise.engine.tolerance import delta_allowance
 from optnoise.engine.validation import check_choice, check_delta, check_int, check_positive, shown
-from optnoise.privacy.curves import NOTIONS
+from optnoise.privacy.notions import NOTION_REGISTRY, get_notion
 
 __all__ = ["CertificationError", "certify_result"]
 
@@ -185,9 +185,10 @@ def certify_result(
             f"MechanismDesign.solve()); got {type(result).__name__}"
         )
     design = result.design
-    if design.privacy not in NOTIONS:
+    if not get_notion(design.privacy).certifies:
+        certified = ", ".join(k for k, v in NOTION_REGISTRY.items() if v.certifies)
         raise CertificationError(
-            f"certification covers privacy in {', '.join(NOTIONS)}; a {design.privacy!r} design has no single "
+            f"certification covers privacy in {certified}; a {design.privacy!r} design has no single "
             "(eps, delta) to certify (account for it with result.compose(k) or result.pld())"
         )
     sol = solution_of(result)

@@ -94,6 +94,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import get_notion
 
 __all__ = ["MechanismDesign", "MECHANISM_OBJECTIVES", "MECHANISM_NOTIONS"]
 
@@ -509,7 +510,7 @@ class MechanismDesign:
     ) -> MechanismResult:
         """The lazy-row solve, settled (step 4 of :mod:`optnoise.design.pipeline`)."""
         res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
-        lp = not (self.privacy == "pdp" and not self.is_pure)
+        lp = not (get_notion(self.privacy).indicators and not self.is_pure)
         large = (res.model_size or {}).get("rows", 0) >= IPM_ROWS
         repair_failed: MechanismResult | None = None  # a result whose exact repair was tried and failed
         if res.status == UNVERIFIED and self.objective != "delta" and large:

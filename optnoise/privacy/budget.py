@@ -63,10 +63,7 @@ class Budget:
         ``shifts`` are the resolved shifts (k, d) and ``idx`` the design's
         :meth:`~optnoise.design.noise.NoiseDesign.shift_index`.
         """
-        kind = get_notion(privacy).budget
-        if kind is None:
-            known = ", ".join(k for k, v in NOTION_REGISTRY.items() if v.budget is not None)
-            raise ValueError(f"privacy must be one of {known} for a Budget; got {shown(privacy)}")
+        kind = _kind_of(privacy)
         unused = {f.name: fields.get(f.name) for f in budget_fields()}
         out = cls(privacy, **kind.create(n, shifts, idx, unused))
         given = [k for k, v in unused.items() if v is not None]
@@ -77,9 +74,7 @@ class Budget:
     @property
     def kind(self) -> BudgetKind:
         """The notion's budget behaviour (:mod:`optnoise.privacy.budget_kinds`), looked up in the registry."""
-        kind = get_notion(self.privacy).budget
-        assert kind is not None  # create() refuses a notion without one
-        return kind
+        return _kind_of(self.privacy)
 
     # ------------------------------------------------------------------ description
     def spec(self) -> dict[str, Any]:
@@ -184,3 +179,12 @@ class Budget:
         order, not only the grid (``RENYI_RTOL`` is float64's evaluation error, never a grid margin).
         """
         return self.kind.satisfied(self, achieved)
+
+
+def _kind_of(privacy: str) -> BudgetKind:
+    """The budget behaviour of ``privacy``; a ``ValueError`` listing the budget notions for any other value."""
+    kind = get_notion(privacy).budget
+    if kind is None:
+        known = ", ".join(repr(k) for k, v in NOTION_REGISTRY.items() if v.budget is not None)
+        raise ValueError(f"privacy must be one of {known} for a Budget; got {shown(privacy)}")
+    return kind

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optnoise.privacy.budget_kinds import BudgetKind, ProfileKind, RdpKind, ZcdpKind
-from optnoise.privacy.fields import BUDGET_FIELDS, BudgetField
+from optnoise.privacy.fields import FIELDS_BY_NOTION, BudgetField
 
 __all__ = [
     "Notion",
@@ -54,6 +54,9 @@ class Notion:
     lp : str
         The notion of the ``(eps, delta)`` LP/MILP rows it solves with (``"dp"`` or ``"pdp"``); a
         composed design solves ``"dp"`` LPs. Empty for a budget notion.
+    indicators : bool
+        Its rows are the per-output leak indicators of Definition 2 (a MILP; ``lp="pdp"``); otherwise the
+        hockey stick (an LP).
     shared : bool
         ``pdp-kadam``: one leak indicator per noise value shared by every shift (the printed MILP).
     budget : BudgetKind or None
@@ -64,10 +67,11 @@ class Notion:
     composed : bool
         The guarantee is of the k-fold composition (``compositions``); solved, described,
         achieved and certified by :mod:`optnoise.design.composed`.
-    certifies : str
-        How a result certifies: ``"exact"`` (the exact per-shift check of
-        :mod:`optnoise.deploy.certify`), ``"single"`` (its single release exactly, then the
-        composition recomputed), or ``""`` (no certificate: the budget is re-verified only).
+    certifies : bool
+        A result certifies by the exact per-pair check of :mod:`optnoise.deploy.certify` (one
+        ``(eps, delta)``); a composed result certifies its single release and recomputes the
+        composition (:meth:`~optnoise.design.result.DesignResult.certify`); the budget notions are
+        re-verified only.
     achieved : str
         What :attr:`~optnoise.design.result.DesignResult.achieved` holds, keyed how.
     """
@@ -76,11 +80,12 @@ class Notion:
     summary: str
     route: str
     lp: str = ""
+    indicators: bool = False
     shared: bool = False
     budget: BudgetKind | None = None
     fields: tuple[BudgetField, ...] = ()
     composed: bool = False
-    certifies: str = "exact"
+    certifies: bool = True
     achieved: str = "the largest delta per shift, keyed by shift"
 
     @property
@@ -93,7 +98,7 @@ class Notion:
 
 
 def _fields(name: str) -> tuple[BudgetField, ...]:
-    return tuple(f for f in BUDGET_FIELDS if f.notion == name)
+    return FIELDS_BY_NOTION.get(name, ())
 
 
 #: Every notion by name, in the order ``--help`` and the docs list them.
@@ -120,11 +125,11 @@ def notion_names() -> tuple[str, ...]:
 
 def get_notion(name: object, parameter: str = "privacy") -> Notion:
     """The notion called ``name``; a ``ValueError`` naming ``parameter`` and the known names otherwise."""
-    notion = NOTION_REGISTRY.get(name) if isinstance(name, str) else None
-    if notion is None:
+    found = NOTION_REGISTRY.get(name) if isinstance(name, str) else None
+    if found is None:
         known = ", ".join(repr(k) for k in NOTION_REGISTRY)
         raise ValueError(f"{parameter} must be one of {known}; got {name!r}")
-    return notion
+    return found
 
 
 def budget_fields() -> tuple[BudgetField, ...]:
@@ -132,18 +137,20 @@ def budget_fields() -> tuple[BudgetField, ...]:
     return tuple(f for n in NOTION_REGISTRY.values() for f in n.fields)
 
 
-for _notion in (
+for _builtin in (
     Notion(
         "pdp",
         "Definition 2 per shift: the mass of outputs with f(eta) > e^eps f(eta+mu) is at most delta",
         "milp",
         lp="pdp",
+        indicators=True,
     ),
     Notion(
         "pdp-kadam",
         "the published MILP (13a)-(13h): one indicator per noise value shared by every shift",
         "milp",
         lp="pdp",
+        indicators=True,
         shared=True,
     ),
     Notion("dp", "(eps, delta)-DP: the hockey stick per shift is at most delta", "lp", lp="dp"),
@@ -161,7 +168,7 @@ for _notion in (
         "conic",
         budget=RdpKind(),
         fields=_fields("rdp"),
-        certifies="",
+        certifies=False,
         achieved="'rdp' (largest D_alpha / eps_alpha) and 'rdp@<alpha>'",
     ),
     Notion(
@@ -170,7 +177,7 @@ for _notion in (
         "conic",
         budget=ZcdpKind(),
         fields=_fields("zcdp"),
-        certifies="",
+        certifies=False,
         achieved="'zcdp' (achieved rho over every order), 'alpha*', 'grid_margin'",
     ),
     Notion(
@@ -180,8 +187,8 @@ for _notion in (
         lp="dp",
         fields=_fields("composed"),
         composed=True,
-        certifies="single",
+        certifies=False,
         achieved="the composed delta at eps, the single-release delta and eps",
     ),
 ):
-    register_notion(_notion)
+    register_notion(_builtin)

@@ -53,7 +53,7 @@ class ModuloRelease(LatticeRelease):
 
         if design.is_pure:
             rows, nnz = rows + K * N, nnz + 2 * K * N
-        elif notion.lp == "dp":  # a composed design solves (eps, delta) LPs of this size
+        elif not notion.indicators:  # a composed design solves (eps, delta) LPs of this size
             br, bn = budget(K, N)
             rows, cols, nnz = rows + K * N + br, cols + K * N, nnz + 3 * K * N + bn
         else:
@@ -107,7 +107,7 @@ class ModuloRelease(LatticeRelease):
             shared=np.tile(np.arange(N), K) if shared else None,
         )
         pair = reflection_pair(design.shifts, design.cost, design.n)
-        if not design.is_pure and design.notion.lp == "pdp" and pair is not None:
+        if not design.is_pure and design.notion.indicators and pair is not None:
             # The reflection eta -> -eta maps feasible PMFs to feasible PMFs with the same
             # distortion, so one of every mirrored pair of optima has f(e1) >= f(-e1).
             mb.add_row(f[list(pair)], [1.0, -1.0], upper=0.0)
