@@ -22,15 +22,25 @@ HOLDERS = {"privacy", "notion", "release"}
 LIMIT = 12
 
 
+#: Module constants that hold a notion or release name.
+CONSTANTS = {"ADDITIVE", "COMPOSED"}
+#: The comparisons that branch (``is None`` does not).
+BRANCHING = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
 def _names_a_value(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return node.value in VOCABULARY
+    if isinstance(node, ast.Name):
+        return node.id in CONSTANTS
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return any(_names_a_value(e) for e in node.elts)
     return False
 
 
 def _holds_a_value(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) >= 2:
+        return isinstance(node.args[1], ast.Constant) and node.args[1].value in HOLDERS  # getattr(d, "release")
     return (isinstance(node, ast.Name) and node.id in HOLDERS) or (
         isinstance(node, ast.Attribute) and node.attr in HOLDERS
     )
@@ -40,7 +50,7 @@ def branching_lines(source: str) -> list[int]:
     """The line numbers of ``source`` that compare a notion or release name."""
     lines = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare):
+        if isinstance(node, ast.Compare) and any(isinstance(op, BRANCHING) for op in node.ops):
             sides = [node.left, *node.comparators]
             if any(_names_a_value(s) or _holds_a_value(s) for s in sides):
                 lines.add(node.lineno)
@@ -67,7 +77,8 @@ def test_few_lines_branch_on_notion_or_release_names():
         ('if design.release == "clamp":\n    pass\n', 1),
         ("x = privacy in NOT_YET\n", 1),
         ('y = "pdp" if notion != "dp" else kind\n', 1),
-        ('z = {"dp": 1}[name]\nw = k == "other"\n', 0),
+        ('z = {"dp": 1}[name]\nw = k == "other"\nv = release is None\n', 0),
+        ('if getattr(d, "release", None) == ADDITIVE:\n    pass\n', 1),
     ],
 )
 def test_the_counter_counts_comparisons(source, count):
