@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -52,6 +53,7 @@ from optnoise.deploy.files import (
     read_certificate,
 )
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
+from optnoise.design.additive_eval import ADDITIVE
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
@@ -61,6 +63,9 @@ from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
 
 __all__ = ["CertifiedDesign", "CertifiedMechanism", "load_design"]
+
+#: Releases whose design files have a format of their own, by release name: (their extra field, their loader).
+RELEASE_FORMATS: dict[str, tuple[str, Callable[..., Any]]] = {ADDITIVE: (ADDITIVE_FIELD, additive_from_dict)}
 
 
 @dataclass(eq=False)
@@ -209,8 +214,10 @@ class _Certified:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
         problem = data.get("problem")
-        additive = isinstance(problem, dict) and problem.get("release") == "additive"
-        fields = FILE_FIELDS + ((ADDITIVE_FIELD,) if additive else ())
+        # a release certified by its own format (q + eta on Z: finite weights, exact tails): its loader and field
+        release = problem.get("release") if isinstance(problem, dict) else None
+        special = RELEASE_FORMATS.get(release) if isinstance(release, str) else None
+        fields = FILE_FIELDS + ((special[0],) if special else ())
         unknown = sorted(set(data) - set(fields) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
@@ -229,8 +236,8 @@ class _Certified:
             design = design_from_spec(data["problem"])
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
-        if additive:  # q + eta on Z: finite weights, exact tails (optnoise.deploy.additive)
-            return additive_from_dict(data, design, bad)
+        if special:
+            return special[1](data, design, bad)
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:

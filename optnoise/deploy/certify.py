@@ -93,6 +93,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -177,8 +178,10 @@ def certify_result(
         Non-optimal status, no solution, or the target cannot be certified
         within ``max_loss`` (the message says which).
     """
-    if getattr(getattr(result, "design", None), "release", None) == ADDITIVE:
-        return _certify_additive(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
+    # a release with a certifier of its own (q + eta on Z); noise and matrices are certified below
+    special = RELEASE_CERTIFIERS.get(getattr(getattr(result, "design", None), "release", None))
+    if special is not None:
+        return special(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):
         raise ValueError(
             "result must be a DesignResult or MechanismResult (from NoiseDesign.solve() or "
@@ -284,5 +287,8 @@ def _certify_additive(result: Any, *, delta: float | None, bits: int, max_loss: 
     meta["model_size"] = result.model_size
     return certify_additive(result, bits=bits, max_loss=max_loss, solver_meta=meta, error=CertificationError)
 
+
+#: Releases certified by a format of their own, by release name (every other design: its pair layout).
+RELEASE_CERTIFIERS: dict[str, Callable[..., Any]] = {ADDITIVE: _certify_additive}
 
 set_certifier(certify_result)
