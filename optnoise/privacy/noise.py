@@ -210,7 +210,7 @@ class IntegerNoise:
     def mechanism(self, n: int, *, variant: str = "modulo") -> Mechanism:
         """The mechanism ``q + eta`` on ``{0..n}``, wrapped (``"modulo"``) or ``"clamped"``."""
         variant = check_choice("variant", variant, ("modulo", "clamped"))
-        if variant == "modulo":
+        if {"modulo": True, "clamped": False}[variant]:
             f = self.wrapped(n)
             return Mechanism(self.name, int(n), variant, dict(self.params), _modulo_matrix(f), f)
         return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
