@@ -179,7 +179,8 @@ def certify_result(
         within ``max_loss`` (the message says which).
     """
     # a release with a certifier of its own (q + eta on Z); noise and matrices are certified below
-    special = RELEASE_CERTIFIERS.get(getattr(getattr(result, "design", None), "release", None))
+    release = getattr(getattr(result, "design", None), "release", None)
+    special = RELEASE_CERTIFIERS.get(release) if isinstance(release, str) else None
     if special is not None:
         return special(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):

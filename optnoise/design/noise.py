@@ -70,15 +70,16 @@ from optnoise.design.clamp import clamp_evaluation
 from optnoise.design.composed import NO_MODEL
 from optnoise.design.layout import PairLayout
 from optnoise.design.metrics import reflection_pair
-from optnoise.design.releases import get_release, release_names
+from optnoise.design.releases import Release, get_release, release_names
 from optnoise.design.result import DesignResult
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import check_choice, shown
+from optnoise.privacy.budget import Budget
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.notions import budget_fields, get_notion, notion_names
+from optnoise.privacy.notions import Notion, budget_fields, get_notion, notion_names
 
 __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 
@@ -139,6 +140,27 @@ class NoiseDesign:
         (``[(alpha, eps_alpha), ...]``) or ``"zcdp"`` (``rho``, optional grid
         ``alphas``), held as :attr:`budget` (:class:`optnoise.privacy.budget.Budget`).
     """
+
+    # set by the release's setup (optnoise.design.releases)
+    n: int  # None for release="additive" (no range)
+    support: int | None
+    eps: float | None
+    delta: float | None
+    max_distortion: float | None
+    neighborhood: Neighborhood
+    privacy: str
+    notion: Notion
+    objective: str
+    release: str
+    rel: Release
+    shifts: np.ndarray
+    shape: tuple[int, ...]
+    metric: str
+    cost: np.ndarray
+    budget: Budget | None
+    compositions: Any
+    discretization: Any
+    pairs: np.ndarray
 
     def __init__(
         self,

@@ -96,6 +96,34 @@ class Release:
         """How :mod:`optnoise.deploy.certify` checks, repairs and samples a PMF of this release."""
         raise ValueError(f"certification of release={shown(self.name)} designs is not yet supported")
 
+    # ---- what a release of the LP pipeline answers (LatticeRelease); others raise
+    #: The noise is added modulo ``n+1``: every shift permutes the noise (pairs ``(f, f(. + mu))``).
+    cyclic = False
+
+    def evaluate(self, design: Any, pmf: Any, eps: float | None, pure: bool) -> tuple[float, dict, dict]:
+        """Distortion, achieved ``(eps, delta)`` deltas (empty without an eps) and actual errors of a PMF."""
+        raise self._unsupported("evaluate")
+
+    def errors(self, design: Any, pmf: Any) -> tuple[float, dict[str, float]]:
+        """Distortion and actual errors of a PMF."""
+        distortion, _, actual = self.evaluate(design, pmf, None, False)
+        return distortion, actual
+
+    def release_pairs(self, design: Any, pmf: Any) -> Any:
+        """The protected pairs of output distributions (:class:`~optnoise.privacy.accounting.ReleasePairs`)."""
+        raise self._unsupported("release_pairs")
+
+    def single_delta(self, design: Any, pmf: Any, eps: float) -> float:
+        """The exact single-release hockey stick at ``eps`` (the worst protected pair)."""
+        raise self._unsupported("single_delta")
+
+    def draw(self, design: Any, pmf: Any, baseline: Any, **kw: Any) -> Any:
+        """Draw the release and its privacy profile."""
+        raise self._unsupported("draw")
+
+    def _unsupported(self, hook: str) -> ValueError:
+        return ValueError(f"release={shown(self.name)} has no {hook}()")
+
     def spec_shape(self, spec: dict[str, Any]) -> tuple[int, ...] | None:
         """The ``shape`` keyword ``NoiseDesign.from_spec`` passes back (None: the release infers it)."""
         return None

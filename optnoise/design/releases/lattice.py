@@ -30,7 +30,6 @@ from optnoise.engine.validation import (
     real_array,
     shown,
 )
-from optnoise.privacy.accounting import ReleasePairs
 from optnoise.privacy.budget import Budget
 from optnoise.privacy.neighborhood import Neighborhood
 from optnoise.privacy.notions import NOTION_REGISTRY, Notion, get_notion
@@ -69,26 +68,6 @@ class LatticeRelease(Release):
 
     def metric_cost(self, design: Any, metric: str) -> np.ndarray:
         raise NotImplementedError
-
-    def evaluate(self, design: Any, pmf: np.ndarray, eps: float | None, pure: bool) -> tuple[float, dict, dict]:
-        """Distortion, achieved ``(eps, delta)`` deltas (empty without an eps) and actual errors of a PMF."""
-        raise NotImplementedError
-
-    def release_pairs(self, design: Any, pmf: np.ndarray) -> ReleasePairs:
-        raise NotImplementedError
-
-    def draw(self, design: Any, pmf: np.ndarray, baseline: Any, **kw: Any) -> Any:
-        raise NotImplementedError
-
-    def single_delta(self, design: Any, pmf: np.ndarray, eps: float) -> float:
-        """The exact single-release hockey stick at ``eps`` (the worst protected pair)."""
-        raise NotImplementedError
-
-    # ---- shared hooks
-    def errors(self, design: Any, pmf: np.ndarray) -> tuple[float, dict[str, float]]:
-        """Distortion and actual errors of a PMF."""
-        distortion, _, actual = self.evaluate(design, pmf, None, False)
-        return distortion, actual
 
     def spec(self, design: Any) -> dict[str, Any]:
         return {
