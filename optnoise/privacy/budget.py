@@ -19,6 +19,7 @@ import numpy as np
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.validation import shown
 from optnoise.privacy.budget_kinds import EPS_INF_MAX, BudgetKind
+from optnoise.privacy.fields import fields_of
 from optnoise.privacy.notions import NOTION_REGISTRY, budget_fields, get_notion
 from optnoise.privacy.profile import add_profile_rows
 from optnoise.privacy.renyi import build_renyi_model, reference_log_pmf
@@ -28,6 +29,8 @@ __all__ = ["BUDGET_NOTIONS", "Budget", "EPS_INF_MAX"]
 
 #: The built-in notions whose budget is not one (eps, delta) (a registered notion with a ``budget`` is one too).
 BUDGET_NOTIONS = tuple(k for k, v in NOTION_REGISTRY.items() if v.budget is not None)
+#: The fields a :class:`Budget` of the built-in notions holds (:mod:`optnoise.privacy.fields`).
+_FIELDS = fields_of(BUDGET_NOTIONS)
 
 
 @dataclass(frozen=True)
