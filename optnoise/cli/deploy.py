@@ -31,7 +31,7 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.notions import get_notion
+from optnoise.privacy.notions import budget_fields, get_notion
 
 __all__ = [
     "add_certify_cli",
@@ -116,7 +116,8 @@ def add_certify_cli(sub: Any) -> None:
     p.set_defaults(handler=cmd_release)
 
 
-#: Fields of a result file that state a budget besides (eps, delta) (:mod:`optnoise.privacy.fields`).
+#: Fields of a result file that state a budget besides (eps, delta), of the built-in notions (a file is read
+#: with those of every registered notion, :func:`optnoise.privacy.notions.budget_fields`).
 RESULT_BUDGET_FIELDS = BUDGET_FIELD_NAMES
 
 
@@ -164,7 +165,7 @@ def result_from_file(path: str) -> DesignResult:
     objective = data.get("objective", "distortion")
     privacy = data["privacy"]
     # the budget a result states besides (eps, delta): profile/rdp/zcdp budgets and the composed target
-    kw: dict[str, Any] = {k: data[k] for k in RESULT_BUDGET_FIELDS if data.get(k) is not None}
+    kw: dict[str, Any] = {f.name: data[f.name] for f in budget_fields() if data.get(f.name) is not None}
     if get_notion(privacy).takes_eps:
         if objective != "epsilon":
             kw["eps"] = data["eps"]
