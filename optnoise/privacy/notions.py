@@ -11,9 +11,7 @@ notion names.
 ``NoiseDesign(privacy="...")`` looks its notion up once (:func:`get_notion`): an unknown name is a
 ``ValueError`` listing the known ones.
 
-Adding a notion
----------------
-Write its behaviour (a :class:`~optnoise.privacy.budget_kinds.BudgetKind` when its budget is not
+**Adding a notion.** Write its behaviour (a :class:`~optnoise.privacy.budget_kinds.BudgetKind` when its budget is not
 one ``(eps, delta)``, with its :class:`~optnoise.privacy.fields.BudgetField` s) in one module and
 call :func:`register_notion` with a :class:`Notion`. Its fields become ``NoiseDesign`` keywords,
 spec and result-file keys, sweep-row columns and ``--NAME`` flags of ``solve``, ``sweep`` and

@@ -6,9 +6,7 @@ the accounting pairs (``release_pairs``), the certification layout and the solve
 :class:`~optnoise.design.noise.NoiseDesign` looks its release up once
 (``NoiseDesign(release="...")``) and calls these hooks; it does not compare release names.
 
-Adding a release
-----------------
-Write one module exposing the hook functions of :mod:`optnoise.design.additive`::
+**Adding a release.** Write one module exposing the hook functions of :mod:`optnoise.design.additive`::
 
     setup(design, **kw)          # validate NoiseDesign's keywords, set the design's attributes
     model_size(design)           # rows, cols, integers, nonzeros of its model
