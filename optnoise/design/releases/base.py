@@ -95,7 +95,9 @@ class Release:
         raise ValueError(f"certification of release={shown(self.name)} designs is not yet supported")
 
     # ---- what a release of the LP pipeline answers (LatticeRelease); others raise
-    #: The noise is added modulo ``n+1``: every shift permutes the noise (pairs ``(f, f(. + mu))``).
+    #: The noise is added modulo ``n+1``: every shift permutes the noise, so the pairs to protect are
+    #: ``(f, f(. + mu))``; otherwise they are rows of the release's matrix per answer pair, repaired by
+    #: mixing (:func:`~optnoise.design.clamp.clamp_repair`).
     cyclic = False
 
     def evaluate(self, design: Any, pmf: Any, eps: float | None, pure: bool) -> tuple[float, dict, dict]:

@@ -42,15 +42,10 @@ class LatticeRelease(Release):
 
     Attributes
     ----------
-    cyclic : bool
-        The noise is added modulo ``n+1``: every shift permutes the noise, so the pairs to protect are
-        ``(f, f(. + mu))`` (:func:`~optnoise.privacy.accounting.noise_pairs`); otherwise they are rows of the
-        release's matrix per answer pair, repaired by mixing (:func:`~optnoise.design.clamp.clamp_repair`).
     metrics : tuple of str
         The named metrics it takes.
     """
 
-    cyclic = False
     metrics: tuple[str, ...] = METRICS
 
     def setup(self, design: Any, **kw: Any) -> None:
