@@ -11,7 +11,6 @@ import pytest
 from optnoise.cli.main import main
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.releases import ModuloRelease, get_release, register_release, release_names, unregister_release
-from optnoise.privacy.budget import Budget
 from optnoise.privacy.neighborhood import Neighborhood
 from optnoise.privacy.notions import Notion, get_notion, notion_names, register_notion, unregister_notion
 
@@ -91,15 +90,6 @@ def test_a_field_names_the_notions_that_take_it():
         NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="dp", rho=0.5)
     with pytest.raises(ValueError, match=r"^profile applies only with privacy in profile$"):
         NoiseDesign(n=4, eps=1.0, neighborhood=Neighborhood.bd(1), privacy="pdp", profile=[(1.0, 0.1)])
-
-
-def test_a_budget_of_an_unknown_notion_falls_into_no_branch():
-    # Budget tested self.privacy in every method, an unknown value falling into the zCDP branch
-    for bad in ("nope", "dp"):
-        with pytest.raises(ValueError, match="privacy must be one of"):
-            Budget(bad).spec()
-    with pytest.raises(ValueError, match="privacy must be one of"):
-        Budget("nope").achieved(None, None)
 
 
 def test_clamp_refuses_the_notions_it_has_no_rows_for():
