@@ -158,6 +158,7 @@ for _builtin in (
         "lp",
         budget=ProfileKind(),
         fields=_fields("profile"),
+        certifies=False,
         achieved="'profile' (largest relative excess) and 'dp@<eps_j>'",
     ),
     Notion(

@@ -28,5 +28,7 @@ def test_every_field_belongs_to_its_notion_and_only_budget_notions_have_a_budget
     for notion in NOTION_REGISTRY.values():
         if notion.takes_eps:
             assert notion.lp in ("dp", "pdp") and notion.indicators == (notion.lp == "pdp")
+    # certification covers the single (eps, delta) notions (a composed result certifies its single release)
+    assert [k for k, v in NOTION_REGISTRY.items() if v.certifies] == ["pdp", "pdp-kadam", "dp"]
     with pytest.raises(ValueError, match="privacy must be one of 'pdp', 'pdp-kadam', 'dp'.*; got 'x'"):
         get_notion("x")
