@@ -135,7 +135,7 @@ def additive_row(point: dict[str, Any], design: Any, res: AdditiveResult, solver
         "gap": res.gap,
         "achieved_dp": got.get("dp"),
         "achieved_pdp": got.get("pdp"),
-        "achieved_profile": json.dumps(got["profile"]) if "profile" in got else None,
+        "achieved_profile": None if got.get("profile") is None else json.dumps(got["profile"]),
         "achieved": json.dumps(got),
         "mse": res.actual.get("mse"),
         "mae": res.actual.get("mae"),

@@ -172,16 +172,17 @@ def clamp_model(
 
 
 def clamp_evaluation(
-    design: Any, pmf: Any, pure: bool | None = None
+    design: Any, pmf: Any, pure: bool | None = None, eps: Any = ...
 ) -> tuple[float, dict[str, float], dict[str, float]]:
     """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
     (no deltas without an eps: a composed design with ``objective="epsilon"``).
 
     ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
-    notion shares at delta = 0 (:func:`optnoise.privacy.verification.dp_eps`).
+    notion shares at delta = 0 (:func:`optnoise.privacy.verification.dp_eps`); ``eps`` (default the
+    design's) is where the deltas are read, ``None`` for none.
     """
     pure = design.is_pure if pure is None else pure
-    n, eps = design.n, design.eps
+    n, eps = design.n, design.eps if eps is ... else eps
     P = clamp_matrix(pmf, n)
     e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]
     distortion = float((P * design.cost[e + n]).sum() / (n + 1))

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_matrix
 from optnoise.privacy import accounting
-from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -41,16 +39,12 @@ __all__ = [
 
 def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
     """The release's protected pairs (as :meth:`DesignResult.release_pairs`)."""
-    if design.release == "clamp":
-        return accounting.mechanism_pairs(clamp_matrix(pmf, design.n), design.pairs)
-    return accounting.noise_pairs(np.asarray(pmf, dtype=float).reshape(design.shape), design.shifts)
+    return design.rel.release_pairs(design, pmf)
 
 
 def single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
     """The exact single-release hockey stick at eps (the worst protected pair)."""
-    if design.release == "clamp":
-        return float(mechanism_delta(clamp_matrix(pmf, design.n), design.pairs, eps, notion="dp"))
-    return float(achieved_deltas(np.asarray(pmf).reshape(design.shape), design.shifts, eps)["dp"])
+    return design.rel.single_delta(design, pmf, eps)
 
 
 def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
@@ -128,7 +122,7 @@ def _lp_bound(
 
 def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     """For the sum-statistic bound: per protected shift mu, the shifts ``k mu`` (and ``-k mu`` if ``-mu`` is listed)."""
-    if design.release != "modulo" or design.metric not in ("mse", "circular-mse"):
+    if not design.rel.cyclic or design.metric not in ("mse", "circular-mse"):
         return []
     N, k = design.n + 1, int(design.compositions)
     listed = {tuple(int(v) for v in s) for s in design.shifts.tolist()}

@@ -94,14 +94,14 @@ class _Problem:
         self.k = int(design.compositions)
         self.delta = float(design.delta or 0.0)
         self.h = float(design.discretization)
-        self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
-        self.support = Support(design.n, design.shape, design.release)
+        self.cost = _search_cost(design)
+        self.support = Support(design.n, design.shape, design.rel.cyclic)
         self.checks = 0
         self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
         from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
 
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
-        if design.release == "clamp":
+        if not design.rel.cyclic:
             self.pairs = clamp_pair_map(design.n, design.pairs)
             self.sensitivity = float(np.max(np.abs(design.pairs[:, 0] - design.pairs[:, 1])))
             self.structured = False
@@ -116,7 +116,7 @@ class _Problem:
                 keep = [j for j in range(len(design.shifts)) if 0 < int(design.shifts[j, 0]) <= N // 2]
                 idx = idx[keep]
             self.pairs = modulo_pair_map(idx)
-        self.heavy = len(design.shifts if design.release == "modulo" else design.pairs) > 8
+        self.heavy = len(design.shifts if design.rel.cyclic else design.pairs) > 8
 
     @property
     def max_scale(self) -> float:
@@ -174,10 +174,10 @@ class _Problem:
     def safe(self) -> np.ndarray:
         """A PMF whose release is perfectly private: uniform modulo noise, or clamped noise at ``-n``."""
         f = np.zeros(self.support.size)
-        if self.design.release == "clamp":
-            f[0] = 1.0
-        else:
+        if self.design.rel.cyclic:
             f[:] = 1.0 / f.size
+        else:
+            f[0] = 1.0
         return f
 
     def hybrid(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -273,7 +273,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
       finite eps is achievable: ``"infeasible"``.
     """
     d = design
-    cost = _clamp_cost(d) if d.release == "clamp" else np.asarray(d.cost, dtype=float).ravel()
+    cost = _search_cost(d)
     c_min = float(cost.min())
     at_min = np.flatnonzero(cost <= c_min)
     point = np.zeros(cost.size)
@@ -433,7 +433,7 @@ def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolutio
         prob.clock.stage("calibrating the search's point")
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
-        if tuned is None and d.release == "clamp":
+        if tuned is None and not d.rel.cyclic:
             tuned = _mix(found.pmf, _clamp_anchor(prob, eps, lp_solver), ok)
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
@@ -539,6 +539,11 @@ def _dual(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
         f"accounting h = {prob.h:g}; lower bound by {how or 'none'}"
     )
     return replace(_settle(best[1], best[0], bound, msg, best[2], table, best[0]), bound_method=how)
+
+
+def _search_cost(design: NoiseDesign) -> np.ndarray:
+    """The cost per noise value the search charges: the design's, or a clamped design's per ``eta``."""
+    return np.asarray(design.cost, dtype=float).ravel() if design.rel.cyclic else _clamp_cost(design)
 
 
 def _clamp_cost(design: NoiseDesign) -> np.ndarray:

@@ -293,13 +293,12 @@ def pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tu
     For ``K`` pairs of ``C`` entries each, every entry present (the full model).
     """
     M, budget_nnz = K * C, K * C + (K if t else 0)
-    if notion == "pure":
-        return M, 0, 2 * M, 0
-    if notion == "dp":
-        return M + K, M, 3 * M + budget_nnz, 0
-    if formulation == "hull":
-        return 3 * M + K, 2 * M, 8 * M + budget_nnz, M
-    return 5 * M + K, 2 * M, 14 * M + budget_nnz, M
+    pdp = (
+        (3 * M + K, 2 * M, 8 * M + budget_nnz, M)
+        if formulation == "hull"
+        else (5 * M + K, 2 * M, 14 * M + budget_nnz, M)
+    )
+    return {"pure": (M, 0, 2 * M, 0), "dp": (M + K, M, 3 * M + budget_nnz, 0), "pdp": pdp}[notion]
 
 
 def size_dict(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:

@@ -95,6 +95,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import get_notion
 from optnoise.privacy.verification import delta_allowance
 
 __all__ = ["MechanismDesign", "MECHANISM_OBJECTIVES", "MECHANISM_NOTIONS"]
@@ -517,7 +518,7 @@ class MechanismDesign:
         loss_objective = self.objective != "delta"
         res, _ = settle(
             lambda opts: (self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, opts, concurrent), None),
-            is_mip=self.privacy == "pdp" and not self.is_pure,
+            is_mip=get_notion(self.privacy).indicators and not self.is_pure,
             lp_algorithm=self._lp_algorithm(self.model_size(formulation)["rows"], full=self.initial_rows() is None),
             solver=solver,
             options=options,

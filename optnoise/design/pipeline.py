@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optnoise.design.canonical import CANONICAL_TOL, lexicographic_minimax
-from optnoise.design.composed import COMPOSED, solve_composed
+from optnoise.design.composed import solve_composed
 from optnoise.design.result import DesignResult
 from optnoise.design.settle import (
     REPAIR_RTOL,
@@ -157,7 +157,7 @@ def solve_noise(
                 "log-barrier method (solver='auto') and cvxpy (solver='cvxpy', conic_solver=...)"
             )
         return _solve_renyi(design, solver, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
-    if design.privacy == COMPOSED:
+    if design.notion.composed:
         if canonical:
             raise ValueError("canonical applies to the LP/MILP notions, not privacy='composed'")
         if not backend(solver).highs_options:

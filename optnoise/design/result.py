@@ -20,20 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_baseline, clamp_matrix
-from optnoise.design.composed import COMPOSED, composed_achieved, single_delta
-from optnoise.design.metrics import modulo_errors
+from optnoise.design.composed import composed_achieved, composed_spec, single_delta
 from optnoise.engine.output import relative_gap
 from optnoise.engine.tolerance import settle_gap
 from optnoise.engine.validation import check_choice, check_pmf, shown
-from optnoise.plotting.designs import plot_design, plot_mechanism
 from optnoise.privacy import accounting
-from optnoise.privacy.curves import achieved_deltas
 from optnoise.privacy.verification import (
     RESULT_STATUSES,
     UNVERIFIED,
     CertificationError,
-    pdp_rtol,
     settle_status,
     within_delta,
 )
@@ -338,27 +333,20 @@ class DesignResult(CheckedResult, Accountable):
         if self.pmf.size != d.size:
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
-        if d.privacy == COMPOSED:
-            if d.release == "clamp":
-                self.distortion, _, self.actual = d.clamp_evaluation(self.pmf)
-            else:
-                self.distortion = float(np.sum(d.cost * self.pmf))
-                self.actual = modulo_errors(self.pmf)
+        if d.notion.composed:
+            self.distortion, self.actual = d.rel.errors(d, self.pmf)
             eps = d.eps if d.objective != "epsilon" else self.eps_objective
             self.achieved = composed_achieved(d, self.pmf, eps)
             self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "epsilon" else None)
             return
-        if d.release == "clamp":
-            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf, self._pure_target())
-        elif d.budget is not None:
-            self.distortion = float(np.sum(d.cost * self.pmf))
+        if d.budget is not None:
+            self.distortion, self.actual = d.rel.errors(d, self.pmf)
             self.achieved = d.budget.achieved(self.pmf, d.shifts)
-            self.actual = modulo_errors(self.pmf)
         else:
             assert d.eps is not None  # a design without a budget has one eps
-            self.distortion = float(np.sum(d.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps), pure=self._pure_target())
-            self.actual = modulo_errors(self.pmf)
+            self.distortion, self.achieved, self.actual = d.rel.evaluate(d, self.pmf, d.eps, self._pure_target())
+            # a registered notion that solves another's rows is judged by that notion's delta
+            self.achieved.setdefault(d.privacy, self.achieved.get(d.notion.lp, math.nan))
         # one place decides whether a claimed solution may keep its status (optnoise.privacy.verification)
         self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
 
@@ -366,7 +354,7 @@ class DesignResult(CheckedResult, Accountable):
         """A budget (profile, rdp, zcdp) has no single target delta: its own re-verification decides
         (:meth:`optnoise.privacy.budget.Budget.satisfied`); every other notion, the delta rule."""
         d = self.design
-        if d.budget is None or d.release == "clamp":
+        if d.budget is None:
             return super()._verification(value, cap, **names)
         if self.status in ("optimal", "feasible", "time_limit") and not d.budget.satisfied(self.achieved):
             return UNVERIFIED, (
@@ -388,16 +376,12 @@ class DesignResult(CheckedResult, Accountable):
     def release_pairs(self) -> accounting.ReleasePairs:
         """Modulo noise: ``(f, f(.+mu))`` per shift; clamped noise: the rows of its matrix per answer pair."""
         pmf, d = self._require_pmf(), self.design
-        if d.release == "clamp":
-            return accounting.mechanism_pairs(clamp_matrix(pmf, d.n), d.pairs)
-        return accounting.noise_pairs(pmf, d.shifts)
+        return d.rel.release_pairs(d, pmf)
 
     def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
         d, f = self.design, self._require_pmf()
         kw = {"eps": eps, "axes": axes, "label": label or f"optimal ({d.privacy}, {d.metric})"}
-        if d.release == "clamp":
-            return plot_mechanism(clamp_matrix(f, d.n), d.pairs, noise=f, **kw, **clamp_baseline(baseline, d.n))
-        return plot_design(f, d.shifts, baseline=baseline, **kw)
+        return d.rel.draw(d, f, baseline, **kw)
 
     def _require_pmf(self) -> np.ndarray:
         if self.pmf is None:
@@ -410,7 +394,7 @@ class DesignResult(CheckedResult, Accountable):
         A composed design is certified as its single release, and the composed guarantee of the
         certified weights is recomputed (:func:`optnoise.design.composed.certify_composed`).
         """
-        if self.design.privacy == COMPOSED:
+        if self.design.notion.composed:
             return self._certify_composed(**kwargs)
         return run_certifier(self, **kwargs)
 
@@ -466,7 +450,7 @@ class DesignResult(CheckedResult, Accountable):
             "max_distortion": d.max_distortion,
             "release": d.release,
             **(d.budget.spec() if d.budget else {}),
-            **({"compositions": d.compositions, "discretization": d.discretization} if d.privacy == COMPOSED else {}),
+            **composed_spec(d),
             "status": self.status,
             "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
@@ -478,7 +462,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
-            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
+            **({"bound_method": self.bound_method} if d.notion.composed else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,

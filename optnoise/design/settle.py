@@ -216,7 +216,7 @@ def repair_solution(design: Any, solution: np.ndarray, base: float) -> Repair | 
     """
     token = _REPAIRING.set(True)  # the repair's own re-solves are not repaired again
     try:
-        if getattr(design, "release", "modulo") == "clamp":
+        if not getattr(getattr(design, "rel", None), "cyclic", True):  # a clamp release (mechanisms have none)
             target = float(design.delta or 0.0)
             pmf = clamp_repair(
                 solution,

@@ -170,10 +170,11 @@ def exponential(n: int, beta: float, *, variant: str = "modulo") -> Mechanism:
     variant = check_choice("variant", variant, ("modulo", "range"))
     q = np.arange(n + 1)
     diff = np.abs(q[None, :] - q[:, None])
-    dist = np.minimum(diff, n + 1 - diff) if variant == "modulo" else diff
+    cyclic = {"modulo": True, "range": False}[variant]
+    dist = np.minimum(diff, n + 1 - diff) if cyclic else diff
     logits = -dist / beta
     P = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
-    noise = P[0].copy() if variant == "modulo" else None
+    noise = P[0].copy() if cyclic else None  # a modulo mechanism is its noise
     return Mechanism("exponential", n, variant, {"beta": beta}, P, noise)
 
 

@@ -18,7 +18,7 @@ from optnoise.privacy.curves import (
     delta_pdp_kadam,
     hockey_stick,
     mechanism_delta,
-    pdp_leak,
+    pair_leak,
 )
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
@@ -145,11 +145,12 @@ class Mechanism:
         if not isinstance(nb, Neighborhood):
             raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
         if self.is_modulo:
-            if notion == "dp":
-                return delta_dp(self.noise, nb, eps)
-            if notion == "pdp":
-                return delta_pdp(self.noise, nb, eps, tol=tol)
-            return delta_pdp_kadam(self.noise, nb, eps, tol=tol)
+            curve = {
+                "dp": lambda: delta_dp(self.noise, nb, eps),
+                "pdp": lambda: delta_pdp(self.noise, nb, eps, tol=tol),
+                "pdp-kadam": lambda: delta_pdp_kadam(self.noise, nb, eps, tol=tol),
+            }
+            return curve[notion]()
         if notion == "pdp-kadam":
             raise ValueError("notion='pdp-kadam' is defined for modulo mechanisms only; use 'dp' or 'pdp'")
         return mechanism_delta(self.matrix, neighbour_pairs(self.n, nb), eps, notion=notion, tol=tol)
@@ -211,7 +212,7 @@ class IntegerNoise:
     def mechanism(self, n: int, *, variant: str = "modulo") -> Mechanism:
         """The mechanism ``q + eta`` on ``{0..n}``, wrapped (``"modulo"``) or ``"clamped"``."""
         variant = check_choice("variant", variant, ("modulo", "clamped"))
-        if variant == "modulo":
+        if {"modulo": True, "clamped": False}[variant]:
             f = self.wrapped(n)
             return Mechanism(self.name, int(n), variant, dict(self.params), modulo_matrix(f), f)
         return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
@@ -223,17 +224,14 @@ class IntegerNoise:
         the output window is the noise window widened by the shift, so no mass
         is lost. ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2).
         """
-        notion = check_choice("notion", notion, ("dp", "pdp"))
+        leak = pair_leak(notion, eps)
         d = check_int("sensitivity", sensitivity, minimum=1)
         vals = []
         for s in range(1, d + 1):
             p = np.concatenate([self.pmf, np.zeros(s)])  # q + eta, q = 0
             r = np.concatenate([np.zeros(s), self.pmf])  # q' = q + s
             for a, b in ((p, r), (r, p)):
-                if notion == "dp":
-                    vals.append(np.atleast_1d(hockey_stick(a, b, eps)))
-                else:
-                    vals.append(np.atleast_1d(pdp_leak(a, b, eps)))
+                vals.append(np.atleast_1d(leak(a, b)))
         out = np.max(np.stack(vals), axis=0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
