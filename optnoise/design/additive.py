@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
 from optnoise.design.additive_eval import (
     ADDITIVE,
     ADDITIVE_METRICS,
@@ -98,9 +99,9 @@ __all__ = [
 ]
 
 #: Notions the additive release supports today.
-ADDITIVE_NOTIONS = ("dp", "pdp", "profile")
+ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS)
 #: Notions refused by name (not yet supported for the additive release).
-NOT_YET = ("pdp-kadam", "rdp", "zcdp", "composed")
+NOT_YET = ("pdp-kadam", "composed")
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to
@@ -144,8 +145,9 @@ def setup(design: Any, **kw: Any) -> None:
     design.privacy = check_choice("privacy", privacy, ADDITIVE_NOTIONS)
     if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
         raise ValueError("objective must be 'distortion' for release='additive' (the others are not yet supported)")
+    renyi = design.privacy in RENYI_NOTIONS
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization"):
-        if kw[name] is not None:
+        if kw[name] is not None and not (renyi and name in ("rdp", "rho", "alphas")):
             raise ValueError(f"{name} does not apply to release='additive' with privacy={shown(design.privacy)}")
     if not isinstance(kw["neighborhood"], Neighborhood):
         raise ValueError(
@@ -163,7 +165,10 @@ def setup(design: Any, **kw: Any) -> None:
     design.shifts = scalar_shifts(design.neighborhood)
     design.period = int(np.max(np.abs(design.shifts)))
     design.profile = None
-    if design.privacy == "profile":
+    design.rdp = design.rho = design.alphas = None
+    if renyi:
+        pass  # its budget is read after the support (setup_renyi)
+    elif design.privacy == "profile":
         if kw["eps"] is not None or kw["delta"] is not None:
             raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
         if kw["profile"] is None:
@@ -183,6 +188,8 @@ def setup(design: Any, **kw: Any) -> None:
         if support < design.period:
             raise ValueError(f"support must be at least the largest |shift| = {design.period}; got {support}")
     design.support = support
+    if renyi:
+        setup_renyi(design, kw)
     design.cost_of = parse_metric(kw["metric"], support)
     design.metric = design.cost_of.name
     design.cost = design.cost_of.vector
@@ -222,7 +229,7 @@ def model_size(design: Any, L: int) -> dict[str, int]:
     """Rows, columns, integers and nonzeros of the model at support ``L`` (an upper estimate, before building)."""
     K, P = design.shifts.size, design.period
     E = K * (2 * L + 4 * P + 1)  # entries, at most
-    pairs = len(_budget(design))
+    pairs = len(orders_of(design)[0]) if design.privacy in RENYI_NOTIONS else len(_budget(design))
     per = {"dp": (1, 1, 0, 3), "pdp": (3, 2, 1, 8)}["pdp" if design.privacy == "pdp" else "dp"]
     rows, cols = 1 + 8 * P + pairs * (per[0] * E + K), 2 * L + 1 + 8 * P + pairs * per[1] * E
     return {
@@ -562,6 +569,10 @@ def solve(
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
+    if design.privacy in RENYI_NOTIONS:
+        if solver not in ("auto", "cvxpy"):
+            raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {shown(solver)}")
+        return solve_renyi(design, time_limit, options, verbose)
     if solver == "cvxpy":
         raise ValueError("solver must be an LP/MILP backend for release='additive'; got 'cvxpy'")
     t0 = time.perf_counter()
@@ -643,12 +654,21 @@ def spec(design: Any) -> dict[str, Any]:
         "objective": "distortion",
         "support": design.support,
         **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
+        **({"rdp": [list(p) for p in design.rdp]} if design.rdp is not None else {}),
+        **({"rho": design.rho} if design.rho is not None else {}),
+        **({"alphas": list(design.alphas)} if design.alphas is not None else {}),
     }
 
 
 def describe(design: Any) -> str:
     budget = (
-        f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
+        f"profile={list(design.profile)}"
+        if design.profile is not None
+        else f"rdp={list(design.rdp)}"
+        if design.rdp is not None
+        else f"rho={design.rho}"
+        if design.rho is not None
+        else f"eps={design.eps}, delta={design.delta}"
     )
     return (
         f"NoiseDesign(release='additive', {budget}, neighborhood={design.neighborhood.describe()}, "

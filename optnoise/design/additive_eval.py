@@ -22,6 +22,7 @@ from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
+from optnoise.privacy.renyi import RENYI_RTOL, achieved_rho_pairs, renyi_divergence
 
 __all__ = [
     "ADDITIVE",
@@ -266,7 +267,9 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
 
     achieved: dict[str, Any]
-    if design.profile is not None:
+    if design.privacy in ("rdp", "zcdp"):
+        achieved = renyi_achieved(design, by_shift)
+    elif design.profile is not None:
         achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
     else:
         eps, pure = float(design.eps), design.delta == 0.0
@@ -274,6 +277,60 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         achieved = {"dp": dp_at(eps, pure), "pdp": 0.0 if pure and dp_at(eps, True) == 0.0 else leak}
     actual = {name: expectation(parse_metric(name, None)) for name in ("mse", "mae", "er")}
     return {"distortion": expectation(c), "achieved": achieved, "actual": actual, "tail": tail}
+
+
+# --------------------------------------------------------------------------------------------
+# Renyi divergences on Z: every entry as a weighted pair of finite masses (design/additive_renyi.py)
+# --------------------------------------------------------------------------------------------
+
+
+def terms(design: Any, L: int) -> dict[str, np.ndarray]:
+    """Every privacy entry of :func:`entries` as ``(u f(I), v f(J))`` over the finite masses, and ``mass``/``cost``.
+
+    An output ``x`` beyond ``L`` holds ``a^k f(x - k P)`` (``k`` periods out); a window entry stands for its
+    whole tail, weight ``1 / (1 - a)``. ``mass @ f`` is the total mass and ``cost @ f`` the distortion
+    (tails included, exact geometric sums).
+    """
+    P, a = design.period, math.exp(-design.tail_eps)
+    k, p, q, win = entries(L, P, design.shifts)
+
+    def base(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        periods = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # ceil((|x| - L) / P)
+        return x - np.sign(x) * periods * P + L, periods * math.log(a)
+
+    (I, lp), (J, lq) = base(p), base(q)  # noqa: E741
+    lw = np.where(win, -math.log1p(-a), 0.0)
+    N = 2 * L + 1
+    xs = np.arange(-L, L + 1)
+    mass = np.ones(N)
+    mass[:P] += a / (1.0 - a)
+    mass[-P:] += a / (1.0 - a)
+    cost = design.cost_of.fn(xs).astype(float)
+    cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
+    cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
+    return {"group": k, "I": I, "J": J, "lu": lp + lw, "lv": lq + lw, "mass": mass, "cost": cost}
+
+
+def divergence_pairs(design: Any, pmf: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per shift, the two finite distributions whose divergences are those of ``f`` and ``f(. + mu)`` on Z."""
+    t = terms(design, L)
+    u, v = pmf[t["I"]] * np.exp(t["lu"]), pmf[t["J"]] * np.exp(t["lv"])
+    return [(u[t["group"] == g], v[t["group"] == g]) for g in range(design.shifts.size)]
+
+
+def renyi_achieved(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
+    """The rdp/zcdp budget re-verified from each shift's lumped pair of distributions (:func:`evaluate`)."""
+    if design.privacy == "rdp":
+        vals = [max(float(renyi_divergence(p, q, a)) for p, q in pairs) for a, _ in design.rdp]
+        ratio = max(v / e for v, (_, e) in zip(vals, design.rdp, strict=True))
+        return {"rdp": ratio, **{f"rdp@{a:g}": v for (a, _), v in zip(design.rdp, vals, strict=True)}}
+    rho_hat, where = achieved_rho_pairs(pairs)
+    return {"zcdp": rho_hat, "alpha*": where}
+
+
+def renyi_excess(design: Any, achieved: dict[str, float]) -> float:
+    """``achieved / budget - 1`` (<= ``RENYI_RTOL`` when the budget is met)."""
+    return achieved["rdp"] - 1.0 if design.privacy == "rdp" else achieved["zcdp"] / design.rho - 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,6 +394,8 @@ class AdditiveResult:
         d = self.design
         if d.profile is not None:
             return profile_satisfied(self.achieved["profile"], d.profile)
+        if d.privacy in ("rdp", "zcdp"):
+            return renyi_excess(d, self.achieved) <= RENYI_RTOL
         return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
 
     def pmf_at(self, x: Any) -> np.ndarray:
@@ -459,6 +518,11 @@ def settled_result(
         ):
             status = "unverified"
             notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
+    elif design.privacy in ("rdp", "zcdp"):
+        excess = renyi_excess(design, ev["achieved"])
+        if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
+            status = "unverified"
+            notes.append(f"re-verification failed: the {design.privacy} budget is exceeded by {excess:.3g} relative")
     else:
         status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
         notes.append(why)
