@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
 from optnoise.design.additive_eval import (
     ADDITIVE,
     ADDITIVE_METRICS,
@@ -66,6 +65,7 @@ from optnoise.design.additive_eval import (
     settled_result,
     tail_weights,
 )
+from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
 from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
