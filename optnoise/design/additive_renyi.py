@@ -45,14 +45,16 @@ from scipy.special import logsumexp
 from optnoise.design.additive_eval import AdditiveResult, evaluate, renyi_excess, settled_result, terms
 from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.engine.model import ModelBuilder
+from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
-from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import check_positive, shown
 from optnoise.privacy.renyi import (
     ALPHA_MAX,
     build_renyi_terms_model,
     check_alphas,
     check_rdp,
+    renyi_divergence,
     solve_conic_scaled,
     zcdp_alphas,
 )
@@ -62,7 +64,7 @@ __all__ = ["RENYI_NOTIONS", "TAIL_NATS", "setup_renyi", "solve_renyi", "tangent_
 #: The Renyi notions of the additive release.
 RENYI_NOTIONS = ("rdp", "zcdp")
 #: The default support ends where the reference Gaussian's mass has fallen by ``e^-TAIL_NATS``.
-TAIL_NATS = 40.0
+TAIL_NATS = 8.0
 #: Re-solves with a budget scaled down by the measured excess, when a point misses its budget.
 RETRIES = 3
 
@@ -120,20 +122,29 @@ def _log_ref(design: Any, L: int, mass: np.ndarray) -> np.ndarray:
     return lr - float(logsumexp(lr + np.log(mass)))
 
 
-#: Rounds of tangent points of :func:`tangent_bound` (each adds the cuts at a point between the design and
-#: the previous LP's solution: Kelley's cutting planes stabilised towards the design). Measured: the later
-#: rounds did not raise the bound (the cuts at a midpoint are dominated by its steepest tail slope), so one.
-CUT_ROUNDS = 1
+#: Most sequential-LP steps of :func:`polish` ...
+POLISH_STEPS = 200
+#: ... from a trust radius of this many nats on every ``log f``, ...
+TRUST = 0.05
+#: ... stopping once a step gains less than this relative.
+POLISH_RTOL = 1e-11
 
 
-def _cuts(design: Any, t: dict[str, np.ndarray], pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tangent cuts at ``pmf`` (> 0) of every order and shift: ``(rows, cols, vals)``, rows ``0..``, ``<= 0``."""
-    orders, _ = orders_of(design)  # the true budgets: a relaxation, never the scaled-down ones
+def _cuts(
+    design: Any, t: dict[str, np.ndarray], pmf: np.ndarray, orders: list[tuple[float, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tangent cuts at ``pmf`` (> 0) of every order and shift: ``(rows, cols, vals)`` of rows ``<= 0`` (f-space).
+
+    ``phi(U, V) = U^alpha V^(1-alpha)`` is convex and 1-homogeneous, so ``phi >= grad phi(U0, V0) . (U, V)``
+    for all ``U, V >= 0``: the cut ``sum_e grad phi_e . (U_e, V_e) <= e^((alpha-1) eps) mass . f`` (divided by
+    ``e^((alpha-1) eps)``) holds for every feasible ``f``, at any tangent point (KL:
+    ``U log(U/V) >= (1 + d) U - e^d V``, ``d = log(U0 / V0)``).
+    """
     lf = np.log(pmf)
     d = lf[t["I"]] + t["lu"] - lf[t["J"]] - t["lv"]
-    N = pmf.size
-    rows, cols, vals, r = [], [], [], 0
-    for alpha, eps in orders:
+    N, K = pmf.size, design.shifts.size
+    rows, cols, vals = [], [], []
+    for j, (alpha, eps) in enumerate(orders):
         if alpha == 1.0:
             cu, cv, rhs = (1.0 + d) * np.exp(t["lu"]), -np.exp(d + t["lv"]), eps
         else:
@@ -141,73 +152,189 @@ def _cuts(design: Any, t: dict[str, np.ndarray], pmf: np.ndarray) -> tuple[np.nd
                 cu = alpha * np.exp((alpha - 1.0) * (d - eps) + t["lu"])
                 cv = (1.0 - alpha) * np.exp(alpha * d - (alpha - 1.0) * eps + t["lv"])
             rhs = 1.0
-        for g in range(design.shifts.size):
-            sel = t["group"] == g
-            coef = np.zeros(N)
-            np.add.at(coef, t["I"][sel], cu[sel])
-            np.add.at(coef, t["J"][sel], cv[sel])
-            coef -= rhs * t["mass"]
-            top = float(np.max(np.abs(coef)))
-            if not np.all(np.isfinite(coef)) or top == 0.0:
-                continue
-            nz = np.flatnonzero(coef)
-            rows.append(np.full(nz.size, r))
-            cols.append(nz)
-            vals.append(coef[nz] / top)
-            r += 1
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        coef = np.zeros((K, N))
+        np.add.at(coef, (t["group"], t["I"]), cu)
+        np.add.at(coef, (t["group"], t["J"]), cv)
+        coef -= rhs * t["mass"][None, :]
+        r, c = np.nonzero(coef)
+        rows.append(j * K + r)
+        cols.append(c)
+        vals.append(coef[r, c])
     return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+
+
+def _inf_rows(t: dict[str, np.ndarray], eps_inf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``D_inf <= eps_inf`` rows ``U_e - e^eps_inf V_e <= 0`` of every term (f-space)."""
+    E = t["I"].size
+    return (
+        np.repeat(np.arange(E), 2),
+        np.stack([t["I"], t["J"]], 1).ravel(),
+        np.stack([np.exp(t["lu"]), -np.exp(eps_inf + t["lv"])], 1).ravel(),
+    )
+
+
+def _grid_excess(design: Any, t: dict[str, np.ndarray], f: np.ndarray, orders: Any, eps_inf: float | None) -> float:
+    """``max D_alpha / eps_alpha - 1`` over the orders and shifts (and ``D_inf / eps_inf - 1``), from lumped pairs."""
+    u, v = f[t["I"]] * np.exp(t["lu"]), f[t["J"]] * np.exp(t["lv"])
+    alphas = np.array([a for a, _ in orders])
+    eps = np.array([e for _, e in orders])
+    worst = -math.inf
+    for g in range(design.shifts.size):
+        sel = t["group"] == g
+        worst = max(worst, float(np.max(np.atleast_1d(renyi_divergence(u[sel], v[sel], alphas)) / eps)) - 1.0)
+        if eps_inf is not None:
+            worst = max(worst, float(renyi_divergence(u[sel], v[sel], math.inf)) / eps_inf - 1.0)
+    return worst
+
+
+def _lp(
+    t: dict[str, np.ndarray],
+    f: np.ndarray,
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    trust: float | None,
+    time_limit: float | None,
+    options: Any,
+) -> tuple[Any, Any]:
+    """``min cost . f`` over ``mass . f = 1`` and the rows ``parts`` (``<= 0``), in ``z = f / f_hat``.
+
+    Scaling every column by the tangent point keeps masses of 1e-30 as well resolved as the large ones;
+    rows are divided by their largest coefficient. ``trust``: ``|log z| <= trust`` (else ``z >= 0``).
+    """
+    mb = ModelBuilder()
+    lo, hi = (0.0, np.inf) if trust is None else (math.exp(-trust), math.exp(trust))
+    z = mb.add_vars(f.size, lb=lo, ub=hi, name="z")
+    mb.add_row(z, t["mass"] * f, lower=1.0, upper=1.0)
+    mb.set_objective(z, t["cost"] * f)
+    for r, c, v in parts:
+        vals = v * f[c]
+        # each row over the sum of its |entries| at z = 1 (the mass term alone is 1 there): a row tolerance is
+        # then relative to the whole divergence, not to its steepest tail slope
+        top = np.zeros(int(r.max()) + 1)
+        np.add.at(top, r, np.abs(vals))
+        ok = np.isfinite(top) & (top > 0)
+        keep = ok[r] & np.isfinite(vals)
+        _, local = np.unique(r[keep], return_inverse=True)
+        mb.add_rows(local, z[c[keep]], vals[keep] / top[r[keep]], upper=0.0)
+    model = mb.build()
+    return model, backend_solve(model, "highs", time_limit, MIP_REL_GAP, False, options, concurrent=False)
+
+
+def polish(
+    design: Any,
+    t: dict[str, np.ndarray],
+    f: np.ndarray,
+    orders: list[tuple[float, float]],
+    eps_inf: float | None,
+    time_limit: float | None,
+    options: Any,
+) -> np.ndarray:
+    """Sequential LP from a feasible ``f``: tangent cuts plus a trust region on ``log f``, line search on the mix.
+
+    Each accepted point meets every order (and ``D_inf``) exactly by :func:`_grid_excess` (the feasible set is
+    convex, so the mix ``(1 - theta) f + theta f_LP`` with the largest passing ``theta`` of a halving search
+    stays feasible); the trust radius halves when no step passes and doubles after a full one. A conic
+    solver leaves the far tails, whose masses barely move the cost, unresolved; the steps bring the tangent
+    slopes there to stationarity, which :func:`tangent_bound` needs.
+    """
+    t0 = time.perf_counter()
+    val = float(t["cost"] @ f)
+    trust, margin = TRUST, 1e-9
+    extra = [_inf_rows(t, eps_inf)] if eps_inf is not None else []
+    for _ in range(POLISH_STEPS):
+        if time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 0.0:
+            break
+        # the LP aims a relative margin inside every budget, so that its step survives the curvature
+        inner = [(a, e * (1.0 - margin)) for a, e in orders]
+        _, out = _lp(t, f, [_cuts(design, t, f, inner), *extra], trust, time_left(time_limit, t0), options)
+        if out.status != "optimal" or out.x is None:
+            break
+        step = f * np.clip(out.x[: f.size], 0.0, None)
+        theta, new = 1.0, None
+        for _ in range(30):
+            cand = (1.0 - theta) * f + theta * step
+            cand = cand / float(t["mass"] @ cand)
+            if np.all(cand > 0) and _grid_excess(design, t, cand, orders, eps_inf) <= -1e-13:
+                new = cand
+                break
+            theta *= 0.5
+        if new is None or float(t["cost"] @ new) >= val:
+            margin, trust = min(margin * 10.0, 1e-6), trust * 0.5
+            if trust < 1e-6:
+                break
+            continue
+        gain = val - float(t["cost"] @ new)
+        f, val = new, float(t["cost"] @ new)
+        if theta == 1.0:
+            trust, margin = min(4.0 * TRUST, trust * 2.0), max(margin * 0.1, 1e-12)
+        else:  # the linearisation was poor over this radius: shrink it to where a full step survives
+            trust, margin = max(trust * 0.5, 1e-3), min(margin * 10.0, 1e-6)
+        if gain <= POLISH_RTOL * max(1.0, abs(val)) and theta == 1.0:
+            break
+    return f
+
+
+def _lp_bound(model: Any, dual: Any) -> float | None:
+    """Weak duality of :func:`_lp`'s model with the cut multipliers of ``dual`` and the best mass multiplier.
+
+    A solver's multipliers leave reduced costs of -1e-12 on the unbounded columns, where
+    :meth:`~optnoise.engine.model.LinearModel.dual_bound` gives nothing; clipping the cut multipliers to
+    their sign and choosing the mass row's multiplier ``lambda = min_j e_j / mass_j`` makes every reduced
+    cost nonnegative, and ``dual_bound`` then evaluates the bound (rounded down) as for any multipliers.
+    """
+    y = np.minimum(np.asarray(dual, dtype=float), 0.0)  # cut rows are <= 0 rows: multipliers <= 0
+    y[0] = 0.0
+    e = model.c - model.A.T @ y
+    row = model.A.getrow(0).toarray().ravel()
+    pos = row > 0
+    if not np.all(e[~pos] >= 0):
+        return None
+    lam = float(np.min(e[pos] / row[pos]))
+    y[0] = lam - 1e-12 * abs(lam)  # strictly below: the reduced costs stay >= 0 in floating point
+    return model.dual_bound(y)
+
+
+#: Most rounds of cuts of :func:`tangent_bound`.
+CUT_ROUNDS = 30
 
 
 def tangent_bound(
     design: Any, pmf: np.ndarray, L: int, time_limit: float | None, options: Any
 ) -> tuple[float | None, dict[str, int]]:
-    """A proven lower bound over the family at ``L``: the LP with tangent cuts of every order.
+    """A proven lower bound over the family at ``L``: an LP with tangent cuts (:func:`_cuts`).
 
-    ``phi(U, V) = U^alpha V^(1-alpha)`` is convex and 1-homogeneous, so ``phi >= grad phi(U0, V0) . (U, V)``
-    for all ``U, V >= 0``; the cut ``sum_e grad phi_e . (U_e, V_e) <= e^((alpha-1) eps) mass . f`` holds for
-    every feasible ``f`` (KL: ``U log(U/V) >= (1 + d) U - e^d V``), at any tangent point. Cuts are taken at
-    ``pmf`` and, for :data:`CUT_ROUNDS` rounds, at the midpoint of ``pmf`` and the last LP solution (a cut
-    at ``pmf`` alone lets the LP exploit the far tails, where its slopes are steep). Rows are divided by
-    their largest coefficient; each LP's value is proven by weak duality on the built model
-    (:meth:`~optnoise.engine.model.LinearModel.dual_bound`), whatever the solver did: the best is returned.
+    At the true budgets and orders (zcdp: the grid, without the ``D_inf`` rows: a relaxation of
+    rho-zCDP). Cuts at ``pmf`` alone are loose: their slopes at the tiny tail masses are steep, so the LP
+    moves mass there (by factors of 1e7) to relax them. Kelley's cutting planes close that: each round adds
+    the cuts at the midpoint of ``pmf`` and the last LP's solution, where those masses are large, for
+    :data:`CUT_ROUNDS` rounds or until the gap meets ``OPTIMAL_GAP``. Every LP's value is proven by weak
+    duality on the built model (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, in the columns
+    ``z = f / pmf``), whatever the solver did; the best is returned.
     """
     t0 = time.perf_counter()
     t = terms(design, L)
-    N = pmf.size
-    points = [np.maximum(pmf, 1e-300)]
+    f = np.maximum(pmf, 1e-300)
+    value = float(t["cost"] @ f)
+    orders, _ = orders_of(design)
+    parts = [_cuts(design, t, f, orders)]
     best: float | None = None
     size: dict[str, int] = {}
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for _ in range(CUT_ROUNDS):
-        parts.append(_cuts(design, t, points[-1]))
-        mb = ModelBuilder()
-        f = mb.add_vars(N, lb=0.0, ub=np.inf, name="f")
-        mb.add_row(f, t["mass"], lower=1.0, upper=1.0)
-        mb.set_objective(f, t["cost"])
-        offset = 0
-        for r, c, v in parts:
-            if r.size:
-                mb.add_rows(r, f[c], v, upper=0.0)
-                offset += int(r.max()) + 1
-        model = mb.build()
+        model, out = _lp(t, f, parts, None, time_left(time_limit, t0), options)
         size = model.size
-        out = backend_solve(model, "highs", time_left(time_limit, t0), MIP_REL_GAP, False, options, concurrent=False)
-        cands = []
-        if out.dual is not None:
-            cands += [model.dual_bound(s * np.asarray(out.dual, dtype=float)) for s in (1.0, -1.0)]
+        cands = [] if out.dual is None else [model.dual_bound(out.dual), _lp_bound(model, out.dual)]
         proof = proof_dual(model, out.x) if out.status == "optimal" else None
         if proof is not None:
             cands.append(proof[0])
         got = [b for b in cands if b is not None]
         if got and (best is None or max(got) > best):
             best = max(got)
-        if out.x is None or (best is not None and float(t["cost"] @ pmf) - best <= 1e-7 * max(1.0, abs(best))):
+        if out.x is None or (best is not None and relative_gap(value, best) <= OPTIMAL_GAP / 10):
             break
-        x = np.clip(out.x[f], 0.0, None)
-        x = x / max(float(t["mass"] @ x), 1e-300)
-        points.append(np.maximum(0.5 * (points[0] + x), 1e-300))
+        if time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 0.0:
+            break
+        x = f * np.clip(out.x[: f.size], 0.0, None)
+        mid = 0.5 * (f + x / max(float(t["mass"] @ x), 1e-300))
+        parts.append(_cuts(design, t, np.maximum(mid, 1e-300), orders))
     return best, size
 
 
@@ -244,6 +371,8 @@ def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bo
             spent, out.solver, out.message, model_size=size,
         )  # fmt: skip
     pmf, out, _ = res
+    orders, eps_inf = orders_of(design, scale)
+    pmf = polish(design, t, pmf, orders, eps_inf, time_left(time_limit, t0), options)
     bound, _ = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)
     status = "optimal" if out.status == "optimal" else ("feasible" if out.status == "time_limit" else out.status)
     result = settled_result(design, pmf, L, status, bound, out.message)

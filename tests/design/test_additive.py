@@ -169,8 +169,8 @@ def test_spec_round_trip_and_repr():
     "kw,match",
     [
         (dict(n=10, eps=1.0), "takes no n"),
-        (dict(eps=1.0, privacy="rdp"), "not yet supported for release='additive'"),
-        (dict(eps=1.0, privacy="zcdp"), "not yet supported for release='additive'"),
+        (dict(eps=1.0, privacy="rdp"), "takes its budget"),
+        (dict(eps=1.0, privacy="zcdp", rho=0.5), "instead of eps/delta"),
         (dict(eps=1.0, privacy="composed"), "not yet supported for release='additive'"),
         (dict(eps=1.0, privacy="pdp-kadam"), "not yet supported"),
         (dict(eps=1.0, objective="delta", max_distortion=3.0), "objective"),
