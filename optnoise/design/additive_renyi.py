@@ -328,7 +328,8 @@ def tangent_bound(
         got = [b for b in cands if b is not None]
         if got and (best is None or max(got) > best):
             best = max(got)
-        if out.x is None or (best is not None and relative_gap(value, best) <= OPTIMAL_GAP / 10):
+        gap = None if best is None else relative_gap(value, best)
+        if out.x is None or (gap is not None and gap <= OPTIMAL_GAP / 10):
             break
         if time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 0.0:
             break
