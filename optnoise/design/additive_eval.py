@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.result import Accountable
 from optnoise.engine.output import relative_gap
 from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_gap, settle_status
 from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
+from optnoise.privacy import accounting
 from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
@@ -238,6 +240,20 @@ def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
     return f / (f.sum() + tail.mass)
 
 
+def lumped_pairs(design: Any, F: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per shift ``mu``, the distributions of ``eta`` and ``eta + mu`` with each geometric tail lumped into one atom.
+
+    ``F`` is the PMF on ``-L-2P..L+2P`` (:func:`_extended`). Every tail output beyond the window is ``a^m``
+    times a window output, in both distributions alike: lumping them keeps every likelihood ratio and its
+    probability, so every divergence, hockey stick and privacy-loss distribution of the pair is exact.
+    """
+    P, a = design.period, math.exp(-design.tail_eps)
+    k, p, q, win = entries(L, P, design.shifts)
+    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
+    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
+    return [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
+
+
 def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
     """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
 
@@ -258,10 +274,7 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         w_l = tail_weights(cost, np.arange(-L - P, -L), P, a)
         return float(cost.fn(xs[2 * P : 2 * P + 2 * L + 1]) @ pmf + w_r @ tail.right + w_l @ tail.left)
 
-    k, p, q, win = entries(L, P, design.shifts)
-    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
-    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
-    by_shift = [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
+    by_shift = lumped_pairs(design, F, L)
 
     def dp_at(eps: float, pure: bool) -> float:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
@@ -339,7 +352,7 @@ def renyi_excess(design: Any, achieved: dict[str, float]) -> float:
 
 
 @dataclass
-class AdditiveResult:
+class AdditiveResult(Accountable):
     """A solved additive design (module docstring): noise ``pmf`` on ``support`` plus ``tail``.
 
     Attributes
@@ -408,6 +421,25 @@ class AdditiveResult:
         if np.any(~inside):
             out[~inside] = self.tail.pmf_at(x[~inside])
         return out
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """``(f, f(. + mu))`` per shift on all of Z, each tail lumped into one atom (:func:`lumped_pairs`).
+
+        :meth:`pld` and :meth:`compose` account for these exactly: nothing beyond ``L`` is truncated.
+        """
+        if self.pmf is None:
+            raise ValueError(f"this result has no PMF (status {self.status!r})")
+        F, _ = _extended(self.design, self.pmf, self.L)
+        pairs = lumped_pairs(self.design, F, self.L)
+        width = max(p.size for p, _ in pairs)
+        P = np.zeros((len(pairs), width))
+        Q = np.zeros((len(pairs), width))
+        for i, (p, q) in enumerate(pairs):  # zero columns in both rows of a pair change no loss
+            P[i, : p.size], Q[i, : q.size] = p, q
+        return accounting.ReleasePairs(P, Q, np.asarray(self.design.shifts))
+
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        raise ValueError("plot() is not yet supported for release='additive'; use pld() or compose(k)")
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate (tails included) and exact sampler: :func:`optnoise.deploy.certify.certify_result`."""
