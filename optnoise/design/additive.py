@@ -660,16 +660,17 @@ def spec(design: Any) -> dict[str, Any]:
     }
 
 
+def budget_text(design: Any) -> str:
+    """The design's budget as ``name=value`` text (profile, rdp, rho or eps and delta)."""
+    if design.profile is not None:
+        return f"profile={list(design.profile)}"
+    if design.rdp is not None:
+        return f"rdp={list(design.rdp)}"
+    return f"rho={design.rho}" if design.rho is not None else f"eps={design.eps}, delta={design.delta}"
+
+
 def describe(design: Any) -> str:
-    budget = (
-        f"profile={list(design.profile)}"
-        if design.profile is not None
-        else f"rdp={list(design.rdp)}"
-        if design.rdp is not None
-        else f"rho={design.rho}"
-        if design.rho is not None
-        else f"eps={design.eps}, delta={design.delta}"
-    )
+    budget = budget_text(design)
     return (
         f"NoiseDesign(release='additive', {budget}, neighborhood={design.neighborhood.describe()}, "
         f"metric={design.metric!r}, privacy={design.privacy!r}"

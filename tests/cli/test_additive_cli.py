@@ -218,3 +218,13 @@ def test_release_additive_bad_answers(capsys, tmp_path, result_file, answer, mat
     assert run(capsys, ["certify", "--result", str(result_file), "--out", str(design)])[0] == 0
     code, out, err = run(capsys, ["release", "--design", str(design), "--answer", answer])
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_solve_additive_zcdp_table(capsys):
+    # the table printed the budget as eps/delta, which a zcdp design has not (it crashed with exit 70)
+    argv = ["solve", "--release", "additive", "--neighborhood", "bd:1", "--privacy", "zcdp", "--rho", "0.5"]
+    code, out, err = run(capsys, argv + ["--metric", "mse"])
+    assert code == 0, err
+    assert "rho=0.5" in out and "zcdp=" in out
+    line = next(x for x in out.splitlines() if x.startswith("distortion"))
+    assert float(line.split()[1]) < 1.0  # below the discrete Gaussian's variance at sigma^2 = 1
