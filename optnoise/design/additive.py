@@ -117,7 +117,11 @@ SUPPORT_RTOL = OPTIMAL_GAP
 def scalar_shifts(neighborhood: Neighborhood) -> np.ndarray:
     """The nonzero integer shifts of a scalar neighbourhood on Z (with negatives unless directed)."""
     if neighborhood.dim != 1:
-        raise ValueError("neighborhood must have scalar shifts for release='additive' (a query with integer answers)")
+        raise ValueError(
+            "neighborhood must have scalar shifts for release='additive' (a query with integer answers): vector "
+            "queries on Z^d are refused, since the staircase tails that keep every tail sum exact are defined along "
+            "one axis; release each coordinate with its own additive design, or use release='modulo' with its n"
+        )
     raw = np.array([s[0] for s in neighborhood.raw], dtype=np.int64)
     if not neighborhood.directed:
         raw = np.concatenate([raw, -raw])
