@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_delta import setup_objective, solve_delta
 from optnoise.design.additive_eval import (
     ADDITIVE,
     ADDITIVE_METRICS,
@@ -147,8 +148,7 @@ def setup(design: Any, **kw: Any) -> None:
             f"{', '.join(ADDITIVE_NOTIONS)}"
         )
     design.privacy = check_choice("privacy", privacy, ADDITIVE_NOTIONS)
-    if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
-        raise ValueError("objective must be 'distortion' for release='additive' (the others are not yet supported)")
+    setup_objective(design, kw)
     renyi = design.privacy in RENYI_NOTIONS
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization"):
         if kw[name] is not None and not (renyi and name in ("rdp", "rho", "alphas")):
@@ -158,13 +158,7 @@ def setup(design: Any, **kw: Any) -> None:
             f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {shown(kw['neighborhood'])}"
         )
     design.neighborhood = kw["neighborhood"]
-    design.release, design.objective, design.n, design.max_distortion, design.budget = (
-        ADDITIVE,
-        "distortion",
-        None,
-        None,
-        None,
-    )
+    design.release, design.n, design.budget = ADDITIVE, None, None
     design.compositions = design.discretization = None
     design.shifts = scalar_shifts(design.neighborhood)
     design.period = int(np.max(np.abs(design.shifts)))
@@ -184,7 +178,7 @@ def setup(design: Any, **kw: Any) -> None:
         if kw["profile"] is not None:
             raise ValueError("profile applies only with privacy='profile'")
         design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
-        design.delta = 0.0 if kw["delta"] is None else check_delta(kw["delta"])
+        design.delta = None if design.objective == "delta" else 0.0 if kw["delta"] is None else check_delta(kw["delta"])
         design.tail_eps = design.eps
     support = kw["support"]
     if support is not None:
@@ -225,8 +219,9 @@ def _symmetric(design: Any, L: int) -> bool:
     return design.privacy != "pdp" and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
 
 
-def _budget(design: Any) -> list[tuple[float, float]]:
-    return list(design.profile) if design.profile is not None else [(float(design.eps), float(design.delta))]
+def _budget(design: Any) -> list[tuple[float, Any]]:
+    """``[(eps, delta)]``; delta ``None`` when it is minimised (``objective="delta"``)."""
+    return list(design.profile) if design.profile is not None else [(float(design.eps), design.delta)]
 
 
 def model_size(design: Any, L: int) -> dict[str, int]:
@@ -253,14 +248,21 @@ class _Columns:
     G: np.ndarray
     f: np.ndarray  # the finite variables (x = -L..L, or 0..L when symmetric)
     symmetric: bool
+    objective: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0))  # the distortion's columns
 
 
 def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
     """The LP/MILP at support ``L`` (module docstring) and where its columns are."""
     mb, cols, (k, first_c, second_c) = _base(design, L)
+    t = None
+    if design.objective == "delta":  # delta a column, the distortion a row (optnoise.design.additive_delta)
+        t = int(mb.add_vars(1, lb=0.0, ub=1.0, name="delta")[0])
+        mb.add_row(*cols.objective, upper=design.max_distortion)
+        mb.set_objective([t], [1.0])
     for eps, delta in _budget(design):
         notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
-        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=None if notion == "pure" else delta)
+        budget = None if notion == "pure" or t is not None else delta
+        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=budget, t=t)
     return mb.build(), cols
 
 
@@ -309,7 +311,8 @@ def _base(design: Any, L: int) -> tuple[ModelBuilder, _Columns, tuple[np.ndarray
     w = tail_weights(c, first, P, a)
     mass_cols = np.concatenate([F[fin], G[first + L + 2 * P]])
     mb.add_row(mass_cols, 1.0, lower=1.0, upper=1.0)
-    mb.set_objective(np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
+    cols.objective = (np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
+    mb.set_objective(*cols.objective)
     k, p, q, win = entries(L, P, design.shifts)
     if sym:  # mu and -mu give the same rows for a symmetric PMF
         keep = design.shifts[k] > 0
@@ -573,6 +576,8 @@ def solve(
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
+    if design.objective == "delta":
+        return solve_delta(design, build, initial_support, solver, time_limit, mip_gap, verbose, options, concurrent)
     if design.privacy in RENYI_NOTIONS:
         if solver not in ("auto", "cvxpy"):
             raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {shown(solver)}")
@@ -655,7 +660,8 @@ def spec(design: Any) -> dict[str, Any]:
         "metric": design.metric,
         "cost": None if design.cost is None else design.cost.tolist(),
         "privacy": design.privacy,
-        "objective": "distortion",
+        "objective": design.objective,
+        **({"max_distortion": design.max_distortion} if design.max_distortion is not None else {}),
         "support": design.support,
         **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
         **({"rdp": [list(p) for p in design.rdp]} if design.rdp is not None else {}),

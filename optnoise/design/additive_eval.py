@@ -18,7 +18,7 @@ import numpy as np
 
 from optnoise.design.result import Accountable
 from optnoise.engine.output import relative_gap
-from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_gap, settle_status
+from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_gap, settle_status, within_delta
 from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy import accounting
 from optnoise.privacy.curves import hockey_stick, pdp_leak
@@ -409,6 +409,8 @@ class AdditiveResult(Accountable):
             return profile_satisfied(self.achieved["profile"], d.profile)
         if d.privacy in ("rdp", "zcdp"):
             return renyi_excess(d, self.achieved) <= RENYI_RTOL
+        if d.objective == "delta":  # its delta is what it achieves; the distortion must meet the cap
+            return within_delta(float(self.distortion or math.inf), d.max_distortion)
         return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
 
     def pmf_at(self, x: Any) -> np.ndarray:
@@ -541,7 +543,9 @@ def settled_result(
 ) -> AdditiveResult:
     """The result of ``pmf`` on ``-L..L``: re-verified, its gap to ``bound`` recomputed, its status settled."""
     ev = evaluate(design, pmf, L)
-    gap = None if bound is None else relative_gap(ev["distortion"], bound)
+    minimised = design.objective == "delta"  # the value is the re-verified delta, the distortion is capped
+    value = ev["achieved"][design.privacy] if minimised else ev["distortion"]
+    gap = None if bound is None else relative_gap(value, bound)
     status, why = settle_gap(status, gap)
     notes = [message, why]
     if design.profile is not None:
@@ -555,6 +559,11 @@ def settled_result(
         if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
             status = "unverified"
             notes.append(f"re-verification failed: the {design.privacy} budget is exceeded by {excess:.3g} relative")
+    elif minimised:
+        status, why = settle_status(
+            status, value, value, notion=design.privacy, value=ev["distortion"], cap=design.max_distortion
+        )
+        notes.append(why)
     else:
         status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
         notes.append(why)

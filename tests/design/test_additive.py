@@ -173,7 +173,7 @@ def test_spec_round_trip_and_repr():
         (dict(eps=1.0, privacy="zcdp", rho=0.5), "instead of eps/delta"),
         (dict(eps=1.0, privacy="composed"), "not yet supported for release='additive'"),
         (dict(eps=1.0, privacy="pdp-kadam"), "not yet supported"),
-        (dict(eps=1.0, objective="delta", max_distortion=3.0), "objective"),
+        (dict(eps=1.0, objective="epsilon", max_distortion=3.0), "objective"),
         (dict(eps=1.0, neighborhood=Neighborhood.bd(3), support=2), "support"),
         (dict(eps=1.0, support=0), "support"),
         (dict(eps=1.0, metric="circular-mse"), "metric"),
