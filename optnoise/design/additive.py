@@ -37,8 +37,9 @@ Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta
 (``P(|eta| > t)``, integer ``t >= 0``), a function ``c(eta)`` of integer arrays, or a cost
 vector over ``{-L..L}`` (needs ``support=L``; each tail charged its boundary value).
 
-Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``. Not yet:
-``"rdp"``, ``"zcdp"``, ``"composed"`` (refused by name), nor ``objective="delta"``.
+Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``, and ``"rdp"``/``"zcdp"``
+(:mod:`optnoise.design.additive_renyi`); ``objective="delta"`` for dp/pdp
+(:mod:`optnoise.design.additive_delta`). Not yet: ``"composed"`` (refused by name).
 Symmetric neighbourhoods and costs under the LP notions solve for a symmetric PMF only:
 averaging a feasible PMF with its reflection keeps it feasible (the constraints are convex)
 and keeps its cost, so nothing is lost, and the LP halves.
