@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_composed import setup_composed, solve_composed
 from optnoise.design.additive_delta import setup_objective, solve_delta
 from optnoise.design.additive_eval import (
     ADDITIVE,
@@ -68,6 +69,7 @@ from optnoise.design.additive_eval import (
     tail_weights,
 )
 from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
+from optnoise.design.additive_spec import budget_text, describe, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
 from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
 from optnoise.engine.model import LinearModel, ModelBuilder
@@ -101,9 +103,9 @@ __all__ = [
 ]
 
 #: Notions the additive release supports today.
-ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS)
+ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS, "composed")
 #: Notions refused by name (not yet supported for the additive release).
-NOT_YET = ("pdp-kadam", "composed")
+NOT_YET = ("pdp-kadam",)
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to
@@ -149,10 +151,14 @@ def setup(design: Any, **kw: Any) -> None:
             f"{', '.join(ADDITIVE_NOTIONS)}"
         )
     design.privacy = check_choice("privacy", privacy, ADDITIVE_NOTIONS)
-    setup_objective(design, kw)
-    renyi = design.privacy in RENYI_NOTIONS
+    renyi, composed = design.privacy in RENYI_NOTIONS, design.privacy == "composed"
+    if composed:  # setup_composed checks its objective
+        design.objective, design.max_distortion = "distortion", None
+    else:
+        setup_objective(design, kw)
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization"):
-        if kw[name] is not None and not (renyi and name in ("rdp", "rho", "alphas")):
+        own = (renyi and name in ("rdp", "rho", "alphas")) or (composed and name in ("compositions", "discretization"))
+        if kw[name] is not None and not own:
             raise ValueError(f"{name} does not apply to release='additive' with privacy={shown(design.privacy)}")
     if not isinstance(kw["neighborhood"], Neighborhood):
         raise ValueError(
@@ -160,13 +166,13 @@ def setup(design: Any, **kw: Any) -> None:
         )
     design.neighborhood = kw["neighborhood"]
     design.release, design.n, design.budget = ADDITIVE, None, None
-    design.compositions = design.discretization = None
     design.shifts = scalar_shifts(design.neighborhood)
     design.period = int(np.max(np.abs(design.shifts)))
     design.profile = None
     design.rdp = design.rho = design.alphas = None
-    if renyi:
-        pass  # its budget is read after the support (setup_renyi)
+    design.compositions = design.discretization = None
+    if renyi or composed:
+        pass  # its budget is read after the support (setup_renyi, setup_composed)
     elif design.privacy == "profile":
         if kw["eps"] is not None or kw["delta"] is not None:
             raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
@@ -187,9 +193,11 @@ def setup(design: Any, **kw: Any) -> None:
         if support < design.period:
             raise ValueError(f"support must be at least the largest |shift| = {design.period}; got {support}")
     design.support = support
+    design.cost_of = parse_metric(kw["metric"], support)
     if renyi:
         setup_renyi(design, kw)
-    design.cost_of = parse_metric(kw["metric"], support)
+    if composed:
+        setup_composed(design, kw)
     design.metric = design.cost_of.name
     design.cost = design.cost_of.vector
     design.shape = None
@@ -577,6 +585,8 @@ def solve(
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
+    if design.privacy == "composed":
+        return solve_composed(design, _solve_at, solver, time_limit, options, concurrent)
     if design.objective == "delta":
         return solve_delta(design, build, initial_support, solver, time_limit, mip_gap, verbose, options, concurrent)
     if design.privacy in RENYI_NOTIONS:
@@ -647,43 +657,3 @@ def solve(
         )
         res.solve_time = spent
         return res
-
-
-def spec(design: Any) -> dict[str, Any]:
-    """The design as plain data (JSON-ready)."""
-    return {
-        "release": ADDITIVE,
-        "eps": design.eps,
-        "delta": design.delta,
-        "neighborhood": design.neighborhood.to_dict(),
-        "shifts": design.shifts.tolist(),
-        "directed": design.neighborhood.directed,
-        "metric": design.metric,
-        "cost": None if design.cost is None else design.cost.tolist(),
-        "privacy": design.privacy,
-        "objective": design.objective,
-        **({"max_distortion": design.max_distortion} if design.max_distortion is not None else {}),
-        "support": design.support,
-        **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
-        **({"rdp": [list(p) for p in design.rdp]} if design.rdp is not None else {}),
-        **({"rho": design.rho} if design.rho is not None else {}),
-        **({"alphas": list(design.alphas)} if design.alphas is not None else {}),
-    }
-
-
-def budget_text(design: Any) -> str:
-    """The design's budget as ``name=value`` text (profile, rdp, rho or eps and delta)."""
-    if design.profile is not None:
-        return f"profile={list(design.profile)}"
-    if design.rdp is not None:
-        return f"rdp={list(design.rdp)}"
-    return f"rho={design.rho}" if design.rho is not None else f"eps={design.eps}, delta={design.delta}"
-
-
-def describe(design: Any) -> str:
-    budget = budget_text(design)
-    return (
-        f"NoiseDesign(release='additive', {budget}, neighborhood={design.neighborhood.describe()}, "
-        f"metric={design.metric!r}, privacy={design.privacy!r}"
-        + (f", support={design.support})" if design.support is not None else ")")
-    )

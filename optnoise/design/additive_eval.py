@@ -254,6 +254,33 @@ def lumped_pairs(design: Any, F: np.ndarray, L: int) -> list[tuple[np.ndarray, n
     return [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
 
 
+#: Relative margin below delta of every composed candidate and calibrated baseline (the accounting's float slack).
+COMPOSED_MARGIN = 1e-6
+
+
+def stacked_pairs(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> accounting.ReleasePairs:
+    """Per-shift pairs of different lengths as one :class:`~optnoise.privacy.accounting.ReleasePairs`."""
+    width = max(p.size for p, _ in pairs)
+    P_, Q_ = np.zeros((len(pairs), width)), np.zeros((len(pairs), width))
+    for i, (u, v) in enumerate(pairs):  # zero columns in both rows of a pair change no loss
+        P_[i, : u.size], Q_[i, : v.size] = u, v
+    return accounting.ReleasePairs(P_, Q_, np.asarray(design.shifts))
+
+
+def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """delta at the design's eps of the k-fold composition of ``pairs`` (optnoise's accounting, its discretization)."""
+    comp = accounting.compose_pairs(
+        stacked_pairs(design, pairs), design.compositions, discretization=design.discretization, warn=False
+    )
+    return float(comp.delta(float(design.eps)))
+
+
+def composed_of(design: Any, pmf: np.ndarray, L: int) -> float:
+    """:func:`composed_delta` of the finite PMF ``pmf`` on ``-L..L`` with its tails (lumped, exact)."""
+    F, _ = _extended(design, pmf, L)
+    return composed_delta(design, lumped_pairs(design, F, L))
+
+
 def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
     """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
 
@@ -280,7 +307,10 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
 
     achieved: dict[str, Any]
-    if design.privacy in ("rdp", "zcdp"):
+    if design.privacy == "composed":
+        eps = float(design.eps)
+        achieved = {"composed": composed_delta(design, by_shift), "dp": dp_at(eps, False)}
+    elif design.privacy in ("rdp", "zcdp"):
         achieved = renyi_achieved(design, by_shift)
     elif design.profile is not None:
         achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
@@ -295,40 +325,6 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # Renyi divergences on Z: every entry as a weighted pair of finite masses (design/additive_renyi.py)
 # --------------------------------------------------------------------------------------------
-
-
-def terms(design: Any, L: int) -> dict[str, np.ndarray]:
-    """Every privacy entry of :func:`entries` as ``(u f(I), v f(J))`` over the finite masses, and ``mass``/``cost``.
-
-    An output ``x`` beyond ``L`` holds ``a^k f(x - k P)`` (``k`` periods out); a window entry stands for its
-    whole tail, weight ``1 / (1 - a)``. ``mass @ f`` is the total mass and ``cost @ f`` the distortion
-    (tails included, exact geometric sums).
-    """
-    P, a = design.period, math.exp(-design.tail_eps)
-    k, p, q, win = entries(L, P, design.shifts)
-
-    def base(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        periods = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # ceil((|x| - L) / P)
-        return x - np.sign(x) * periods * P + L, periods * math.log(a)
-
-    (I, lp), (J, lq) = base(p), base(q)  # noqa: E741
-    lw = np.where(win, -math.log1p(-a), 0.0)
-    N = 2 * L + 1
-    xs = np.arange(-L, L + 1)
-    mass = np.ones(N)
-    mass[:P] += a / (1.0 - a)
-    mass[-P:] += a / (1.0 - a)
-    cost = design.cost_of.fn(xs).astype(float)
-    cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
-    cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
-    return {"group": k, "I": I, "J": J, "lu": lp + lw, "lv": lq + lw, "mass": mass, "cost": cost}
-
-
-def divergence_pairs(design: Any, pmf: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per shift, the two finite distributions whose divergences are those of ``f`` and ``f(. + mu)`` on Z."""
-    t = terms(design, L)
-    u, v = pmf[t["I"]] * np.exp(t["lu"]), pmf[t["J"]] * np.exp(t["lv"])
-    return [(u[t["group"] == g], v[t["group"] == g]) for g in range(design.shifts.size)]
 
 
 def renyi_achieved(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
@@ -577,6 +573,16 @@ def settled_result(
 # --------------------------------------------------------------------------------------------
 
 
+def _padded(g: np.ndarray, mu: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(g(eta), g(eta + mu))`` over the window of ``g`` padded by ``|mu|``."""
+    pad = np.zeros(abs(mu))
+    return (
+        (np.concatenate([pad, g]), np.concatenate([g, pad]))
+        if mu > 0
+        else (np.concatenate([g, pad]), np.concatenate([pad, g]))
+    )
+
+
 def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     """True when ``q + noise`` meets the design's guarantee on Z, by the same sums as :func:`evaluate`.
 
@@ -585,22 +591,20 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise.TAIL`).
     """
     g = noise.pmf
+    pairs = [_padded(g, mu) for mu in design.shifts.tolist()]
+    if design.privacy == "composed":  # the window's ends (< 1e-30 of the mass) charged as infinite loss
+        return composed_delta(design, pairs) <= design.delta * (1.0 - COMPOSED_MARGIN)
     if design.privacy in ("rdp", "zcdp"):
-        # pairs over the outputs where both masses are positive: the window's two ends (< 1e-30 of the mass)
-        # are left out, which is why this serves the baselines only, never a design's re-verification
-        pairs = []
-        for mu in design.shifts.tolist():
-            pad = np.zeros(abs(mu))
-            p = np.concatenate([pad, g]) if mu > 0 else np.concatenate([g, pad])
-            q = np.concatenate([g, pad]) if mu > 0 else np.concatenate([pad, g])
-            both = (p > 0) & (q > 0)
-            pairs.append((p[both], q[both]))
-        return renyi_excess(design, renyi_achieved(design, pairs)) <= 0.0
+        # the outputs where both masses are positive: the window's two ends (< 1e-30 of the mass) are left
+        # out, which is why this serves the baselines only, never a design's re-verification
+        return (
+            renyi_excess(
+                design, renyi_achieved(design, [(p[(p > 0) & (q > 0)], q[(p > 0) & (q > 0)]) for p, q in pairs])
+            )
+            <= 0.0
+        )
     budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
-    for mu in design.shifts.tolist():
-        pad = np.zeros(abs(mu))
-        p = np.concatenate([pad, g]) if mu > 0 else np.concatenate([g, pad])
-        q = np.concatenate([g, pad]) if mu > 0 else np.concatenate([pad, g])
+    for p, q in pairs:
         for eps, delta in budget:
             if design.privacy == "pdp" and delta > 0:
                 got = float(pdp_leak(p, q, eps, rtol=pdp_rtol(eps)))

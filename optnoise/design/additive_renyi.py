@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from optnoise.design.additive_eval import AdditiveResult, evaluate, renyi_excess, settled_result, terms
+from optnoise.design.additive_eval import AdditiveResult, entries, evaluate, renyi_excess, settled_result, tail_weights
 from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
@@ -59,7 +59,16 @@ from optnoise.privacy.renyi import (
     zcdp_alphas,
 )
 
-__all__ = ["RENYI_NOTIONS", "TAIL_NATS", "setup_renyi", "solve_renyi", "tangent_bound", "orders_of"]
+__all__ = [
+    "RENYI_NOTIONS",
+    "TAIL_NATS",
+    "divergence_pairs",
+    "orders_of",
+    "setup_renyi",
+    "solve_renyi",
+    "tangent_bound",
+    "terms",
+]
 
 #: The Renyi notions of the additive release.
 RENYI_NOTIONS = ("rdp", "zcdp")
@@ -114,6 +123,40 @@ def orders_of(design: Any, scale: float = 1.0) -> tuple[list[tuple[float, float]
 # --------------------------------------------------------------------------------------------
 # the solve
 # --------------------------------------------------------------------------------------------
+
+
+def terms(design: Any, L: int) -> dict[str, np.ndarray]:
+    """Every privacy entry of :func:`entries` as ``(u f(I), v f(J))`` over the finite masses, and ``mass``/``cost``.
+
+    An output ``x`` beyond ``L`` holds ``a^k f(x - k P)`` (``k`` periods out); a window entry stands for its
+    whole tail, weight ``1 / (1 - a)``. ``mass @ f`` is the total mass and ``cost @ f`` the distortion
+    (tails included, exact geometric sums).
+    """
+    P, a = design.period, math.exp(-design.tail_eps)
+    k, p, q, win = entries(L, P, design.shifts)
+
+    def base(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        periods = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # ceil((|x| - L) / P)
+        return x - np.sign(x) * periods * P + L, periods * math.log(a)
+
+    (I, lp), (J, lq) = base(p), base(q)  # noqa: E741
+    lw = np.where(win, -math.log1p(-a), 0.0)
+    N = 2 * L + 1
+    xs = np.arange(-L, L + 1)
+    mass = np.ones(N)
+    mass[:P] += a / (1.0 - a)
+    mass[-P:] += a / (1.0 - a)
+    cost = design.cost_of.fn(xs).astype(float)
+    cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
+    cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
+    return {"group": k, "I": I, "J": J, "lu": lp + lw, "lv": lq + lw, "mass": mass, "cost": cost}
+
+
+def divergence_pairs(design: Any, pmf: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per shift, the two finite distributions whose divergences are those of ``f`` and ``f(. + mu)`` on Z."""
+    t = terms(design, L)
+    u, v = pmf[t["I"]] * np.exp(t["lu"]), pmf[t["J"]] * np.exp(t["lv"])
+    return [(u[t["group"] == g], v[t["group"] == g]) for g in range(design.shifts.size)]
 
 
 def _log_ref(design: Any, L: int, mass: np.ndarray) -> np.ndarray:
@@ -377,7 +420,7 @@ def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bo
     bound, _ = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)
     # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
     # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
-    status = "optimal"
+    status = "optimal" if bound is not None else "feasible"
     result = settled_result(design, pmf, L, status, bound, out.message)
     result.solve_time, result.backend, result.model_size = time.perf_counter() - t0, out.solver, size
     given = design.support is not None

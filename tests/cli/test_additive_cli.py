@@ -45,7 +45,7 @@ def test_solve_additive_table_pure_is_the_discrete_laplace(capsys):
         (["solve", "--neighborhood", "bd:1", "--eps", "1"], "n is required"),
         (ADDITIVE + ["--n", "5"], "takes no n"),
         (ADDITIVE + ["--privacy", "zcdp"], "instead of eps/delta"),
-        (ADDITIVE + ["--privacy", "composed", "--compositions", "2"], "not yet supported for release='additive'"),
+        (ADDITIVE + ["--privacy", "composed", "--compositions", "2"], "delta is required"),
         (ADDITIVE + ["--support", "0"], "support"),
         (["solve", "--n", "5", "--neighborhood", "bd:1", "--eps", "1", "--support", "3"], "support"),
         (ADDITIVE[:-1] + ["foo"], "metric"),

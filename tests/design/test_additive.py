@@ -171,7 +171,7 @@ def test_spec_round_trip_and_repr():
         (dict(n=10, eps=1.0), "takes no n"),
         (dict(eps=1.0, privacy="rdp"), "takes its budget"),
         (dict(eps=1.0, privacy="zcdp", rho=0.5), "instead of eps/delta"),
-        (dict(eps=1.0, privacy="composed"), "not yet supported for release='additive'"),
+        (dict(eps=1.0, privacy="composed"), "compositions is required"),
         (dict(eps=1.0, privacy="pdp-kadam"), "not yet supported"),
         (dict(eps=1.0, objective="epsilon", max_distortion=3.0), "objective"),
         (dict(eps=1.0, neighborhood=Neighborhood.bd(3), support=2), "support"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.design.additive_eval import divergence_pairs
+from optnoise.design.additive_renyi import divergence_pairs
 from optnoise.privacy.renyi import achieved_rho_pairs, renyi_divergence
 
 
