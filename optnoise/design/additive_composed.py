@@ -158,6 +158,12 @@ def solve_composed(
     out = settled_result(design, pmf, L, claim, bound, f"best certified candidate: {name}")
     out.message = "; ".join([out.message, *notes])
     out.solve_time, out.backend = time.perf_counter() - t0, k1.backend
+    # res.baselines: the same two calibrations (additive_baselines would redo them, by the same accounting)
+    lap_noise = geometric_noise(math.exp(-1.0 / design.laplace_scale))
+    out._baselines = {
+        name: math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
+        for name, noise in (("discrete_laplace", lap_noise), ("discrete_gaussian", gauss))
+    }
     out.support_note = (
         f"support L = {L}: noises on -L..L with the calibrated Laplace's tail (factor "
         f"{math.exp(-design.tail_eps):.6g} per period); bound: one release's (eps, delta) LP of that family"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood, NoiseDesign
+from optnoise.design.additive_eval import additive_baselines
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,10 @@ def test_never_worse_than_the_baselines_calibrated_to_the_same_composition(count
     base = count4.baselines
     assert set(base) == {"discrete_laplace", "discrete_gaussian"}
     assert count4.distortion <= min(base.values()) * (1 + 1e-9)
+    # the values the solve kept are those the baseline calibration finds on its own (padded windows, their
+    # ends charged as infinite loss, against the design's lumped tails)
+    again = additive_baselines(count4.design)
+    assert again == pytest.approx(base, rel=1e-9)
     # the calibrated discrete Laplace alpha = e^(-1/t) has variance 2 alpha / (1 - alpha)^2: k = 4 at (1, 1e-6)
     # needs a per-release scale near k / eps (basic composition) or below
     assert base["discrete_laplace"] <= 2 * np.exp(-0.25) / (1 - np.exp(-0.25)) ** 2 * (1 + 1e-9)
