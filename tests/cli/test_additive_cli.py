@@ -230,3 +230,15 @@ def test_solve_additive_zcdp_table(capsys):
     assert "rho=0.5" in out and "zcdp=" in out
     line = next(x for x in out.splitlines() if x.startswith("distortion"))
     assert float(line.split()[1]) < 1.0  # below the discrete Gaussian's variance at sigma^2 = 1
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--privacy", "zcdp", "--rho", "0.5"], ["--eps", "1", "--minimize", "delta", "--max-distortion", "3"]],
+)
+def test_sweep_additive_refuses_what_its_rows_do_not_cover(capsys, extra):
+    # these crashed inside the sweep (exit 70) before
+    code, out, err = run(
+        capsys, ["sweep", "--release", "additive", "--neighborhood", "bd:1", "--metric", "mse", *extra]
+    )
+    assert code == 2 and "sweep --release additive takes" in err and len(err.strip().splitlines()) == 1
