@@ -18,6 +18,7 @@ from optnoise.cli.args import (
     solver_args,
 )
 from optnoise.cli.points import design_of
+from optnoise.design import additive
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.releases import LatticeRelease
 from optnoise.engine.io import atomic_write_text
@@ -144,7 +145,7 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
-        budget = design.profile if design.eps is None else f"eps={design.eps:g}  delta={design.delta:g}"
+        budget = additive.budget_text(design)
         print(f"problem     q + eta on the integers (release additive)  {budget}")
         print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
