@@ -57,7 +57,7 @@ import numpy as np
 
 from optnoise.deploy.files import certificate_block, check_certificate, design_document, read_certificate
 from optnoise.deploy.sampler import SamplingTable, check_rng, draw_uniform
-from optnoise.design.additive_eval import Tail, tail_weights
+from optnoise.design.additive_eval import Tail, notion_of, pair_rows, tail_weights
 from optnoise.engine.io import atomic_write_text
 from optnoise.engine.validation import check_int, check_output_path, shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta, frac_str, round_to_total
@@ -388,14 +388,14 @@ def certify_additive(
 ) -> CertifiedAdditive:
     """Round, check exactly and repair an additive result (module docstring); ``error`` when nothing certifies."""
     design = result.design
-    if design.privacy not in ("dp", "pdp") or design.objective != "distortion":
+    if not notion_of(design).takes_eps or notion_of(design).composed or design.objective != "distortion":
         # the exact check below is the (eps, delta) hockey stick or leak of one release: nothing else
         raise error(
             f"certification of privacy={design.privacy!r} (objective={design.objective!r}) additive designs is not "
             "yet supported (use 'dp' or 'pdp' with objective='distortion')"
         )
     L, P, eps = result.L, int(design.period), float(design.eps)
-    notion = "dp" if design.privacy == "dp" else "pdp"
+    notion = pair_rows(design)
     target = Fraction(float(design.delta))
     base = float(result.distortion)
     tried: list[str] = []
@@ -409,7 +409,7 @@ def certify_additive(
         lams = [0]
         if L + 3 * P > MAX_MIX_HALF_WIDTH:  # rounding alone must certify (the mixture's integers grow as L^2)
             tried.append(f"no mixture: L + 3P = {L + 3 * P} > {MAX_MIX_HALF_WIDTH}")
-        elif notion == "dp" and isinstance(got0, Fraction) and got0 > target > 0:
+        elif not notion_of(design).indicators and isinstance(got0, Fraction) and got0 > target > 0:
             # H(mix) <= (1 - lam) H(f): the smallest dyadic lam with (1 - lam) H(f) <= delta, and a unit more
             need = 1 - target / got0
             lams.append(min(math.ceil(need * (1 << MIX_BITS)) + 1, (1 << MIX_BITS) - 1))
@@ -502,8 +502,7 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
     if sum(w) != 1 << bits:
         raise bad("weights", f"must sum to 2**{bits}; they sum to {sum(w)}")
     cert, eps, delta = read_certificate(data, design, bad)
-    notion = "dp" if design.privacy == "dp" else "pdp"
-    got = exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, notion)
+    got = exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, pair_rows(design))
     got = check_certificate(cert, design, eps, delta, got, bad)
     return CertifiedAdditive(
         design=design,

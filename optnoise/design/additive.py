@@ -64,6 +64,8 @@ from optnoise.design.additive_eval import (
     Tail,
     entries,
     normalised,
+    notion_of,
+    pair_rows,
     parse_metric,
     settled_result,
     tail_weights,
@@ -88,6 +90,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import NOTION_REGISTRY, get_notion
 from optnoise.privacy.profile import check_profile
 
 __all__ = [
@@ -144,21 +147,24 @@ def setup(design: Any, **kw: Any) -> None:
             "n applies to release='modulo' or 'clamp'; release='additive' releases q + eta on all integers "
             "and takes no n (leave it unset; support=L bounds the finite part of the noise if needed)"
         )
-    privacy = "dp" if kw["privacy"] is None else kw["privacy"]
-    if privacy in NOT_YET:
+    name = "dp" if kw["privacy"] is None else kw["privacy"]
+    known = NOTION_REGISTRY.get(name) if isinstance(name, str) else None
+    if known is not None and known.shared:  # pdp-kadam: its shared indicators are a modulo MILP
         raise ValueError(
-            f"privacy={shown(privacy)} is not yet supported for release='additive'; use one of "
+            f"privacy={shown(name)} is not yet supported for release='additive'; use one of "
             f"{', '.join(ADDITIVE_NOTIONS)}"
         )
-    design.privacy = check_choice("privacy", privacy, ADDITIVE_NOTIONS)
-    renyi, composed = design.privacy in RENYI_NOTIONS, design.privacy == "composed"
+    design.privacy = check_choice("privacy", name, ADDITIVE_NOTIONS)
+    notion = get_notion(design.privacy)
+    renyi, composed = notion.renyi, notion.composed
     if composed:  # setup_composed checks its objective
         design.objective, design.max_distortion = "distortion", None
     else:
         setup_objective(design, kw)
+    # a Renyi design takes either one's fields here: setup_renyi says which notion a misplaced one needs
+    own = {f.name for n in NOTION_REGISTRY.values() if n.renyi for f in n.fields} if renyi else notion.field_names()
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization"):
-        own = (renyi and name in ("rdp", "rho", "alphas")) or (composed and name in ("compositions", "discretization"))
-        if kw[name] is not None and not own:
+        if kw[name] is not None and name not in own:
             raise ValueError(f"{name} does not apply to release='additive' with privacy={shown(design.privacy)}")
     if not isinstance(kw["neighborhood"], Neighborhood):
         raise ValueError(
@@ -173,7 +179,7 @@ def setup(design: Any, **kw: Any) -> None:
     design.compositions = design.discretization = None
     if renyi or composed:
         pass  # its budget is read after the support (setup_renyi, setup_composed)
-    elif design.privacy == "profile":
+    elif not notion.takes_eps:  # profile: the Renyi budgets are read above
         if kw["eps"] is not None or kw["delta"] is not None:
             raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
         if kw["profile"] is None:
@@ -225,7 +231,7 @@ def initial_support(design: Any) -> int:
 def _symmetric(design: Any, L: int) -> bool:
     """Solve for a symmetric PMF only (LP notions, symmetric shifts and costs; module docstring)."""
     s = design.shifts
-    return design.privacy != "pdp" and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
+    return not notion_of(design).indicators and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
 
 
 def _budget(design: Any) -> list[tuple[float, Any]]:
@@ -237,8 +243,8 @@ def model_size(design: Any, L: int) -> dict[str, int]:
     """Rows, columns, integers and nonzeros of the model at support ``L`` (an upper estimate, before building)."""
     K, P = design.shifts.size, design.period
     E = K * (2 * L + 4 * P + 1)  # entries, at most
-    pairs = len(orders_of(design)[0]) if design.privacy in RENYI_NOTIONS else len(_budget(design))
-    per = {"dp": (1, 1, 0, 3), "pdp": (3, 2, 1, 8)}["pdp" if design.privacy == "pdp" else "dp"]
+    pairs = len(orders_of(design)[0]) if notion_of(design).renyi else len(_budget(design))
+    per = (3, 2, 1, 8) if notion_of(design).indicators else (1, 1, 0, 3)  # a leak indicator per entry: a MILP
     rows, cols = 1 + 8 * P + pairs * (per[0] * E + K), 2 * L + 1 + 8 * P + pairs * per[1] * E
     return {
         "rows": rows,
@@ -269,9 +275,9 @@ def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
         mb.add_row(*cols.objective, upper=design.max_distortion)
         mb.set_objective([t], [1.0])
     for eps, delta in _budget(design):
-        notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
-        budget = None if notion == "pure" or t is not None else delta
-        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=budget, t=t)
+        rows = "pure" if delta == 0.0 else pair_rows(design)
+        budget = None if delta == 0.0 or t is not None else delta
+        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=rows, delta=budget, t=t)
     return mb.build(), cols
 
 
@@ -356,7 +362,7 @@ def _restricted(
 
     kept = []
     for j, ((eps, delta), t) in enumerate(zip(_budget(design), terms(x), strict=True)):
-        notion = "pure" if delta == 0.0 else "dp"
+        rows = "pure" if delta == 0.0 else "dp"
         keep = t >= -(RELAX_RTOL * x[first_c] + RELAX_ATOL)
         if extra is not None:
             keep |= extra[j]
@@ -367,8 +373,8 @@ def _restricted(
             second_c[keep],
             k[keep],
             eps=eps,
-            notion=notion,
-            delta=None if notion == "pure" else delta,
+            notion=rows,
+            delta=None if delta == 0.0 else delta,
         )
     return mb.build(), cols, kept, terms
 
@@ -457,7 +463,7 @@ def _solve_at(
     bind there are left out until a solution makes them positive (:func:`_lazy_solve`).
     """
     check_model_size(model_size(design, L), what=f"the {design.privacy!r} model of this design at support {L}")
-    if seed is not None and design.privacy != "pdp":
+    if seed is not None and not notion_of(design).indicators:
         model, cols, out = _lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent)
     else:
         model, cols = build(design, L)
@@ -494,7 +500,7 @@ def _solve_at(
             bound = proof[0]
     res = _settled(design, pmf, L, out.status, bound, out.message)
     pure = design.profile is None and design.delta == 0.0
-    if res.status == "unverified" and design.privacy != "pdp" and not pure:
+    if res.status == "unverified" and not notion_of(design).indicators and not pure:
         mixed = _mixed(design, pmf, L, res.achieved, _pure_at(design, L, solver, time_limit, options, concurrent))
         if mixed is not None:
             again = _settled(design, mixed[0], L, out.status, bound, out.message)
@@ -585,11 +591,11 @@ def solve(
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
-    if design.privacy == "composed":
+    if notion_of(design).composed:
         return solve_composed(design, _solve_at, solver, time_limit, options, concurrent)
     if design.objective == "delta":
         return solve_delta(design, build, initial_support, solver, time_limit, mip_gap, verbose, options, concurrent)
-    if design.privacy in RENYI_NOTIONS:
+    if notion_of(design).renyi:
         if solver not in ("auto", "cvxpy"):
             raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {shown(solver)}")
         return solve_renyi(design, time_limit, options, verbose)
@@ -607,7 +613,7 @@ def solve(
         return res
     L = initial_support(design)
     seed = None
-    if design.privacy == "dp" and design.delta > 0.0:
+    if notion_of(design).takes_eps and not notion_of(design).indicators and design.delta > 0.0:
         # the pure optimum is a staircase like the (eps, delta) one: its binding rows are nearly the same
         pure = _pure_result(design, L, solver, left(), options, concurrent)
         seed = None if pure is None else pure.pmf_at
@@ -625,7 +631,7 @@ def solve(
             return res
         assert res.distortion is not None
         slack = SUPPORT_RTOL * max(1.0, abs(res.distortion))
-        if design.privacy != "pdp":
+        if not notion_of(design).indicators:
             t1 = time.perf_counter()
             bound, size = relaxed_bound(design, res, wide, solver, left(), options, concurrent)
             spent += time.perf_counter() - t1

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.additive_eval import AdditiveResult, normalised, settled_result
+from optnoise.design.additive_eval import AdditiveResult, normalised, notion_of, settled_result
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.validation import check_positive, shown
 
@@ -42,7 +42,7 @@ def setup_objective(design: Any, kw: dict[str, Any]) -> None:
         if kw["max_distortion"] is not None:
             raise ValueError("max_distortion applies only with objective='delta'")
         return
-    if design.privacy not in ("dp", "pdp"):
+    if not notion_of(design).takes_eps or notion_of(design).composed:  # one (eps, delta) of one release
         raise ValueError(
             f"objective='delta' needs privacy 'dp' or 'pdp' for release='additive'; got {shown(design.privacy)}"
         )

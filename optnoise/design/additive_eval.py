@@ -23,12 +23,15 @@ from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy import accounting
 from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.noise_families import IntegerNoise, discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.notions import Notion, get_notion
 from optnoise.privacy.profile import profile_satisfied
 from optnoise.privacy.renyi import RENYI_RTOL, achieved_rho_pairs, renyi_divergence
 from optnoise.privacy.verification import dp_eps, pdp_rtol, settle_status, within_delta
 
 __all__ = [
     "ADDITIVE",
+    "notion_of",
+    "pair_rows",
     "ADDITIVE_METRICS",
     "AdditiveResult",
     "Tail",
@@ -308,10 +311,10 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
 
     achieved: dict[str, Any]
-    if design.privacy == "composed":
+    if notion_of(design).composed:
         eps = float(design.eps)
         achieved = {"composed": composed_delta(design, by_shift), "dp": dp_at(eps, False)}
-    elif design.privacy in ("rdp", "zcdp"):
+    elif notion_of(design).renyi:
         achieved = renyi_achieved(design, by_shift)
     elif design.profile is not None:
         achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
@@ -328,9 +331,22 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
+def notion_of(design: Any) -> Notion:
+    """The :class:`~optnoise.privacy.notions.Notion` of an additive design, looked up from its ``privacy``.
+
+    Looked up on every use, not stored: the composed search solves copies with ``privacy="dp"``.
+    """
+    return get_notion(design.privacy)
+
+
+def pair_rows(design: Any) -> str:
+    """The notion of an ``(eps, delta)`` pair's rows and exact check: the leak indicators or the hockey stick."""
+    return "pdp" if notion_of(design).indicators else "dp"
+
+
 def renyi_achieved(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
     """The rdp/zcdp budget re-verified from each shift's lumped pair of distributions (:func:`evaluate`)."""
-    if design.privacy == "rdp":
+    if design.rdp is not None:  # rdp: its orders; zcdp: rho over every order
         vals = [max(float(renyi_divergence(p, q, a)) for p, q in pairs) for a, _ in design.rdp]
         ratio = max(v / e for v, (_, e) in zip(vals, design.rdp, strict=True))
         return {"rdp": ratio, **{f"rdp@{a:g}": v for (a, _), v in zip(design.rdp, vals, strict=True)}}
@@ -340,7 +356,7 @@ def renyi_achieved(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> d
 
 def renyi_excess(design: Any, achieved: dict[str, float]) -> float:
     """``achieved / budget - 1`` (<= ``RENYI_RTOL`` when the budget is met)."""
-    return achieved["rdp"] - 1.0 if design.privacy == "rdp" else achieved["zcdp"] / design.rho - 1.0
+    return achieved["rdp"] - 1.0 if design.rdp is not None else achieved["zcdp"] / design.rho - 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,7 +420,7 @@ class AdditiveResult(Accountable):
         d = self.design
         if d.profile is not None:
             return profile_satisfied(self.achieved["profile"], d.profile)
-        if d.privacy in ("rdp", "zcdp"):
+        if notion_of(d).renyi:
             return renyi_excess(d, self.achieved) <= RENYI_RTOL
         if d.objective == "delta":  # its delta is what it achieves; the distortion must meet the cap
             return within_delta(float(self.distortion or math.inf), d.max_distortion)
@@ -551,7 +567,7 @@ def settled_result(
         ):
             status = "unverified"
             notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
-    elif design.privacy in ("rdp", "zcdp"):
+    elif notion_of(design).renyi:
         excess = renyi_excess(design, ev["achieved"])
         if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
             status = "unverified"
@@ -593,9 +609,9 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     """
     g = noise.pmf
     pairs = [_padded(g, mu) for mu in design.shifts.tolist()]
-    if design.privacy == "composed":  # the window's ends (< 1e-30 of the mass) charged as infinite loss
+    if notion_of(design).composed:  # the window's ends (< 1e-30 of the mass) charged as infinite loss
         return composed_delta(design, pairs) <= design.delta * (1.0 - COMPOSED_MARGIN)
-    if design.privacy in ("rdp", "zcdp"):
+    if notion_of(design).renyi:
         # the outputs where both masses are positive: the window's two ends (< 1e-30 of the mass) are left
         # out, which is why this serves the baselines only, never a design's re-verification
         return (
@@ -607,7 +623,7 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
     for p, q in pairs:
         for eps, delta in budget:
-            if design.privacy == "pdp" and delta > 0:
+            if notion_of(design).indicators and delta > 0:
                 got = float(pdp_leak(p, q, eps, rtol=pdp_rtol(eps)))
             else:
                 got = float(hockey_stick(p, q, dp_eps(eps, delta == 0.0)))
@@ -648,7 +664,7 @@ def additive_baselines(design: Any) -> dict[str, float]:
     """
     P = design.period
     out: dict[str, float] = {}
-    if design.privacy in ("rdp", "zcdp"):
+    if notion_of(design).renyi:
         # the Gaussian's calibration by Canonne, Kamath and Steinke 2020 is the first guess; both searched
         sigma2 = P * P / (2.0 * design.rho) if design.rdp is None else max(a * P * P / (2.0 * e) for a, e in design.rdp)
         noises = (

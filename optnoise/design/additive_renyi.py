@@ -42,13 +42,22 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from optnoise.design.additive_eval import AdditiveResult, entries, evaluate, renyi_excess, settled_result, tail_weights
+from optnoise.design.additive_eval import (
+    AdditiveResult,
+    entries,
+    evaluate,
+    notion_of,
+    renyi_excess,
+    settled_result,
+    tail_weights,
+)
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 from optnoise.engine.validation import check_positive, shown
+from optnoise.privacy.budget_kinds import RdpKind
 from optnoise.privacy.renyi import (
     ALPHA_MAX,
     build_renyi_terms_model,
@@ -88,7 +97,7 @@ def setup_renyi(design: Any, kw: dict[str, Any]) -> None:
     P = design.period
     design.eps, design.delta, design.profile = None, None, None
     design.rdp = design.rho = design.alphas = None
-    if design.privacy == "rdp":
+    if isinstance(notion_of(design).budget, RdpKind):
         if kw["rho"] is not None or kw["alphas"] is not None:
             raise ValueError("rho and alphas apply to privacy='zcdp', not 'rdp'")
         design.rdp = check_rdp(kw["rdp"])
@@ -110,7 +119,7 @@ def setup_renyi(design: Any, kw: dict[str, Any]) -> None:
 
 def orders_of(design: Any, scale: float = 1.0) -> tuple[list[tuple[float, float]], float | None]:
     """The orders ``(alpha, eps_alpha)`` (budgets times ``scale``) and the zCDP ``D_inf`` budget."""
-    if design.privacy == "rdp":
+    if design.rdp is not None:
         return [(a, e * scale) for a, e in design.rdp], None
     rho = design.rho * scale
     if design.alphas is not None:

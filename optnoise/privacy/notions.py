@@ -72,6 +72,9 @@ class Notion:
         re-verified only.
     achieved : str
         What :attr:`~optnoise.design.result.DesignResult.achieved` holds, keyed how.
+    renyi : bool
+        The budget bounds Renyi divergences (``rdp``, ``zcdp``): a release on Z solves it as a conic
+        program over its orders (:mod:`optnoise.design.additive_renyi`).
     """
 
     name: str
@@ -85,6 +88,7 @@ class Notion:
     composed: bool = False
     certifies: bool = True
     achieved: str = "the largest delta per shift, keyed by shift"
+    renyi: bool = False
 
     @property
     def takes_eps(self) -> bool:
@@ -169,6 +173,7 @@ for _builtin in (
         fields=_fields("rdp"),
         certifies=False,
         achieved="'rdp' (largest D_alpha / eps_alpha) and 'rdp@<alpha>'",
+        renyi=True,
     ),
     Notion(
         "zcdp",
@@ -178,6 +183,7 @@ for _builtin in (
         fields=_fields("zcdp"),
         certifies=False,
         achieved="'zcdp' (achieved rho over every order), 'alpha*', 'grid_margin'",
+        renyi=True,
     ),
     Notion(
         "composed",
