@@ -45,6 +45,7 @@ a seeded ``numpy.random.Generator`` for reproducible experiments only.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -55,11 +56,21 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.deploy.composed import BLOCK, check_composed_block, composed_block, composed_delta
 from optnoise.deploy.files import certificate_block, check_certificate, design_document, read_certificate
 from optnoise.deploy.sampler import SamplingTable, check_rng, draw_uniform
-from optnoise.design.additive_eval import Tail, notion_of, pair_rows, tail_weights
+from optnoise.design.additive_eval import (
+    Tail,
+    lumped_pairs,
+    notion_of,
+    pair_rows,
+    stacked_pairs,
+    tail_weights,
+)
+from optnoise.design.noise import NoiseDesign
 from optnoise.engine.io import atomic_write_text
 from optnoise.engine.validation import check_int, check_output_path, shown
+from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, exact_pair_delta, frac_str, round_to_total
 
 __all__ = [
@@ -189,6 +200,10 @@ class CertifiedAdditive:
         The certified target; ``certified_delta <= delta`` at ``eps``.
     certified_delta : Fraction
         Exact upper bound on the delta over every shift (tails included).
+    composed : dict or None
+        A composed design's k-fold guarantee (:mod:`optnoise.deploy.composed`): the design states the
+        single release (``"dp"`` at eps and its own delta), this block the composition of k releases,
+        recomputed from the exact weights by :meth:`verify` and on every load.
     """
 
     design: Any
@@ -202,6 +217,7 @@ class CertifiedAdditive:
     certified_delta: Fraction
     repair: dict[str, Any] = field(default_factory=dict)
     solver: dict[str, Any] = field(default_factory=dict)
+    composed: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.int64).ravel()
@@ -272,8 +288,20 @@ class CertifiedAdditive:
         return max(self.certified_delta, back)
 
     def verify(self) -> bool:
+        """The exact check reproduces the certificate; a composed design's k-fold delta is recomputed too."""
         got = self.check()
-        return got == self.certified_delta and got <= Fraction(self.delta)
+        if not (got == self.certified_delta and got <= Fraction(self.delta)):
+            return False
+        c = self.composed
+        return c is None or composed_delta(self, c["compositions"], c["discretization"], c["eps"]) <= c["delta"]
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """Per shift, ``eta`` against ``eta + mu`` (floats), each tail lumped into one atom: every loss is exact."""
+        num, den, a_num, a_den = _grid_masses(*self._args())
+        L, P = self.support, self.period
+        M = L + 3 * P
+        F = np.array([v / den for v in num[M - L - 2 * P : M + L + 2 * P + 1]])
+        return stacked_pairs(self.design, lumped_pairs(self.design, F, L, factor=a_num / a_den))
 
     # ------------------------------------------------------------------ sampling
     def _geometric(self, count: int, trials: int, rng: Any) -> np.ndarray:
@@ -323,16 +351,23 @@ class CertifiedAdditive:
         out = arr.astype(np.int64).ravel() + noise
         return int(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
 
-    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "i64") -> Any:
-        """An OpenDP measurement on integers (see :func:`optnoise.deploy.opendp.additive_to_opendp`)."""
+    def to_opendp(
+        self, *, rng: np.random.Generator | None = None, T: str = "i64", compositions: int | None = None
+    ) -> Any:
+        """An OpenDP measurement on integers (see :func:`optnoise.deploy.opendp.additive_to_opendp`).
+
+        ``compositions=k`` (a composed design): one measurement releasing k answers with the composed guarantee.
+        """
         from optnoise.deploy.opendp import additive_to_opendp
 
-        return additive_to_opendp(self, rng=rng, T=T)
+        return additive_to_opendp(self, rng=rng, T=T, compositions=compositions)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
+        composed = {} if self.composed is None else {BLOCK: self.composed}
         return design_document(
             {
+                **composed,
                 "problem": self.design.spec(),
                 "denominator_bits": self.bits,
                 "shape": [int(self.weights.size)],
@@ -370,6 +405,7 @@ class CertifiedAdditive:
                 f"{float(self.mix_weight):.3g} of the discrete Laplace B",
                 f"distortion {self.repair.get('distortion_solver', float('nan')):.10g} -> {self.distortion:.10g}",
             ]
+            + _composed_line(self.composed)
         )
 
     def __repr__(self) -> str:
@@ -379,29 +415,51 @@ class CertifiedAdditive:
         )
 
 
+def _composed_line(c: dict[str, Any] | None) -> list[str]:
+    if c is None:
+        return []
+    return [
+        f"composed    {c['compositions']} releases: eps={c['eps']:g}  delta={c['composed_delta']:.6g} <= target "
+        f"{c['delta']:g}  (PLD accounting of the exact weights, h = {c['discretization']:g})"
+    ]
+
+
 def _candidates(design: Any) -> list[float]:
     return [0.0] if design.delta > 0 else [0.0, *PURE_SLACKS]
 
 
 def certify_additive(
-    result: Any, *, bits: int, max_loss: float, solver_meta: dict[str, Any], error: type[ValueError]
+    result: Any,
+    *,
+    bits: int,
+    max_loss: float,
+    solver_meta: dict[str, Any],
+    error: type[ValueError],
+    tail_eps: float | None = None,
 ) -> CertifiedAdditive:
-    """Round, check exactly and repair an additive result (module docstring); ``error`` when nothing certifies."""
+    """Round, check exactly and repair an additive result (module docstring); ``error`` when nothing certifies.
+
+    ``tail_eps``: the tails decay by ``e^-tail_eps`` per period (at most eps; default eps); a composed
+    design keeps its calibrated tail (:func:`_certify_composed`).
+    """
     design = result.design
-    if not notion_of(design).takes_eps or notion_of(design).composed or design.objective != "distortion":
+    if notion_of(design).composed:
+        return _certify_composed(result, bits=bits, max_loss=max_loss, solver_meta=solver_meta, error=error)
+    if not notion_of(design).takes_eps or design.objective != "distortion":
         # the exact check below is the (eps, delta) hockey stick or leak of one release: nothing else
         raise error(
             f"certification of privacy={design.privacy!r} (objective={design.objective!r}) additive designs is not "
             "yet supported (use 'dp' or 'pdp' with objective='distortion')"
         )
     L, P, eps = result.L, int(design.period), float(design.eps)
+    tail_eps = eps if tail_eps is None else min(eps, float(tail_eps))
     notion = pair_rows(design)
     target = Fraction(float(design.delta))
     base = float(result.distortion)
     tried: list[str] = []
     best = None
     for slack in _candidates(design):
-        b = tail_factor(eps, P, slack)
+        b = tail_factor(tail_eps, P, slack)
         Af = (b / (1 << LAPLACE_BITS)) ** P
         raw = np.concatenate([result.pmf, result.tail.right / (1.0 - Af), result.tail.left / (1.0 - Af)])
         w = [int(v) for v in round_to_total(raw, 1 << bits)]
@@ -459,6 +517,34 @@ def certify_additive(
     )
 
 
+def _certify_composed(
+    result: Any, *, bits: int, max_loss: float, solver_meta: dict[str, Any], error: type[ValueError]
+) -> CertifiedAdditive:
+    """Certify a composed additive result: its single release exactly, then the k-fold guarantee of the weights.
+
+    As for modulo designs (:meth:`DesignResult.certify <optnoise.design.result.DesignResult.certify>`): the
+    weights are certified for the single-release ``"dp"`` problem at eps and ``delta1``, the PMF's own
+    one-release delta with 1e-3 relative headroom for the rounding (at k = 1: the design's delta), with the
+    design's calibrated tail; the composition of k releases of the certified weights is then recomputed
+    (:func:`optnoise.deploy.composed.composed_block`) and must meet (eps, delta).
+    """
+    d = result.design
+    eps, k, delta, h = float(d.eps), int(d.compositions), float(d.delta), float(d.discretization)
+    delta1 = delta if k == 1 else min(1.0, max(float(result.achieved["dp"]) * (1 + 1e-3), 1e-15))
+    spec = {key: v for key, v in d.spec().items() if key not in ("compositions", "discretization")}
+    one = copy.copy(result)
+    one.design = NoiseDesign.from_spec({**spec, "privacy": "dp", "delta": delta1})
+    cd = certify_additive(one, bits=bits, max_loss=max_loss, solver_meta=solver_meta, error=error, tail_eps=d.tail_eps)
+    block = composed_block(cd, k, eps, delta, h)
+    if not block["composed_delta"] <= delta:
+        raise error(
+            f"the certified weights' {k}-fold composition has delta {block['composed_delta']:.6g} > {delta:g} at "
+            f"eps = {eps:g} (h = {h:g}): rounding broke the composed guarantee"
+        )
+    cd.composed = block
+    return cd
+
+
 def _int_text(name: str, v: Any, bits: int, bad: Any) -> int:
     if not isinstance(v, str) or not v.isascii() or not v.isdigit() or len(v) > 30 or not 0 <= int(v) < 1 << bits:
         raise bad(name, f"must be a decimal integer string in [0, 2**{bits}); got {shown(v)}")
@@ -504,7 +590,7 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
     cert, eps, delta = read_certificate(data, design, bad)
     got = exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, pair_rows(design))
     got = check_certificate(cert, design, eps, delta, got, bad)
-    return CertifiedAdditive(
+    out = CertifiedAdditive(
         design=design,
         weights=np.array(w, dtype=np.int64),
         bits=bits,
@@ -517,3 +603,6 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
         repair=dict(data["repair"]),
         solver=dict(data["solver"]),
     )
+    if BLOCK in data:  # the k-fold guarantee, recomputed from the weights
+        out.composed = check_composed_block(out, data[BLOCK], BLOCK)
+    return out

@@ -100,7 +100,7 @@ import numpy as np
 
 from optnoise.deploy.additive import certify_additive
 from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism
-from optnoise.design.additive_eval import ADDITIVE
+from optnoise.design.additive_eval import ADDITIVE, notion_of
 from optnoise.design.repair import (
     DEFAULT_BITS,
     MARGINS,
@@ -272,7 +272,9 @@ def certify_result(
 def _certify_additive(result: Any, *, delta: float | None, bits: int, max_loss: float, allow_suboptimal: bool) -> Any:
     """An additive result (``q + eta`` on Z): :func:`optnoise.deploy.additive.certify_additive`."""
     design = result.design
-    ok = result.status == "optimal" or (allow_suboptimal and result.status in ("feasible", "time_limit"))
+    # a composed result is "optimal" only with the one-release LP's bound; its incumbent certifies like modulo ones
+    composed = notion_of(design).composed and result.status == "feasible"
+    ok = result.status == "optimal" or composed or (allow_suboptimal and result.status in ("feasible", "time_limit"))
     if not ok or result.pmf is None:
         raise CertificationError(f"cannot certify a result with status {result.status!r}: it is not proven optimal")
     if delta is not None and check_delta(delta) != design.delta:

@@ -153,8 +153,11 @@ def _privacy_map(eps: float, delta: float, uncovered: Callable[[int], str | None
     return privacy_map
 
 
-def composed_map(certified: Any) -> Any:
-    """The privacy map ``d_in -> (eps, delta)`` of k releases of a certified composed design (module docstring)."""
+def composed_map(certified: Any, uncovered: Callable[[int], str | None] | None = None) -> Any:
+    """The privacy map ``d_in -> (eps, delta)`` of k releases of a certified composed design (module docstring).
+
+    ``uncovered(d)``: why distance ``d`` is not covered (default: the modulo and matrix layouts' shifts).
+    """
     from optnoise.design.composed_bounds import compose_release
     from optnoise.privacy.accounting import ReleasePairs
 
@@ -172,7 +175,8 @@ def composed_map(certified: Any) -> Any:
         )
         delta = max(delta, float(compose_release(both, k, h).delta(eps)))
     elif k == 1:
-        delta = max(delta, _float_up(symmetric_delta(certified)))
+        sym = certified.symmetric_delta() if uncovered is not None else symmetric_delta(certified)
+        delta = max(delta, _float_up(sym))
 
     def privacy_map(d_in: Any) -> Any:
         d = int(d_in)
@@ -180,9 +184,13 @@ def composed_map(certified: Any) -> Any:
             raise ValueError(f"d_in must be >= 0; got {shown(d_in)}")
         if d == 0:
             return (0.0, 0.0)
-        why = _missing(certified, d)
+        if uncovered is None:
+            missing = _missing(certified, d)
+            why = None if missing is None else f"it does not cover {missing}"
+        else:
+            why = uncovered(d)
         if why is not None:
-            raise ValueError(f"d_in = {d} is not covered by the certificate: it does not cover {why}")
+            raise ValueError(f"d_in = {d} is not covered by the certificate: {why}")
         return (eps, delta)
 
     return privacy_map
@@ -301,7 +309,9 @@ def to_opendp(
     )
 
 
-def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None, T: str = "i64") -> Any:
+def additive_to_opendp(
+    certified: Any, *, rng: np.random.Generator | None = None, T: str = "i64", compositions: int | None = None
+) -> Any:
     """An OpenDP measurement releasing ``q + eta`` on the integers with a certified additive noise.
 
     Input: ``atom_domain(T=T)`` (default ``"i64"``) under ``absolute_distance(T=T)``, so it chains after
@@ -311,9 +321,12 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
     neighbourhood (in some order), with ``delta`` the exact delta of both orders
     (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`, rounded up to a float); a
     larger ``d_in`` is refused (the certificate says nothing about it). The output is ``T`` (saturated at
-    its range, post-processing that cannot weaken the guarantee).
+    its range, post-processing that cannot weaken the guarantee). ``compositions=k`` (a certified composed
+    design): a vector of k answers under ``linf_distance``, released together with the composed guarantee as
+    its map (:func:`composed_map`), as :func:`to_opendp` does for modulo designs.
     """
     rng = check_rng(rng)
+    k = _check_compositions(certified, compositions)
     if not isinstance(T, str) or T not in ("i32", "i64"):
         raise ValueError(f"T must be 'i32' or 'i64' for an additive design; got {shown(T)}")
     try:
@@ -346,6 +359,16 @@ def additive_to_opendp(certified: Any, *, rng: np.random.Generator | None = None
     def release(x: Any) -> int:
         # q + eta in Python integers, saturated to T's range only when it would overflow: post-processing
         return min(max(int(x) + int(certified.sample(rng=rng)), lo), hi)
+
+    if k is not None:
+        return dp.m.make_user_measurement(
+            dp.vector_domain(dp.atom_domain(T=T), size=k),
+            dp.linf_distance(T=T),
+            output_measure=dp.approximate(dp.max_divergence()),
+            function=lambda x: [release(v) for v in x],
+            privacy_map=composed_map(certified, uncovered),
+            TO=f"Vec<{T}>",
+        )
 
     return dp.m.make_user_measurement(
         dp.atom_domain(T=T),

@@ -244,14 +244,17 @@ def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
     return f / (f.sum() + tail.mass)
 
 
-def lumped_pairs(design: Any, F: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def lumped_pairs(
+    design: Any, F: np.ndarray, L: int, factor: float | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per shift ``mu``, the distributions of ``eta`` and ``eta + mu`` with each geometric tail lumped into one atom.
 
     ``F`` is the PMF on ``-L-2P..L+2P`` (:func:`_extended`). Every tail output beyond the window is ``a^m``
     times a window output, in both distributions alike: lumping them keeps every likelihood ratio and its
     probability, so every divergence, hockey stick and privacy-loss distribution of the pair is exact.
+    ``factor``: the tails' factor per period (default ``e^-tail_eps``; a certified noise's exact ``A``).
     """
-    P, a = design.period, math.exp(-design.tail_eps)
+    P, a = design.period, math.exp(-design.tail_eps) if factor is None else factor
     k, p, q, win = entries(L, P, design.shifts)
     scale = np.where(win, 1.0 / (1.0 - a), 1.0)
     pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
