@@ -49,6 +49,7 @@ import copy
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -200,6 +201,9 @@ class CertifiedAdditive:
         The certified target; ``certified_delta <= delta`` at ``eps``.
     certified_delta : Fraction
         Exact upper bound on the delta over every shift (tails included).
+    profile : list of (eps, delta, Fraction) or None
+        A profile design's every pair with its exact certified delta (``eps``, ``delta`` and
+        ``certified_delta`` are its first pair, the smallest eps).
     composed : dict or None
         A composed design's k-fold guarantee (:mod:`optnoise.deploy.composed`): the design states the
         single release (``"dp"`` at eps and its own delta), this block the composition of k releases,
@@ -218,6 +222,7 @@ class CertifiedAdditive:
     repair: dict[str, Any] = field(default_factory=dict)
     solver: dict[str, Any] = field(default_factory=dict)
     composed: dict[str, Any] | None = None
+    profile: list[tuple[float, float, Fraction]] | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.int64).ravel()
@@ -276,7 +281,7 @@ class CertifiedAdditive:
     def check(self, shifts: Any = None) -> Fraction | float:
         """Re-run the exact check over ``shifts`` (default: the design's)."""
         shifts = self.design.shifts if shifts is None else shifts
-        return exact_additive_delta(*self._args(), shifts, self.eps, self.notion)
+        return exact_additive_delta(*self._args(), shifts, self.eps, pair_rows(self.design))
 
     def symmetric_delta(self) -> Fraction | float:
         """The exact delta for both orders of every neighbour pair (the design's shifts and their negatives).
@@ -292,6 +297,9 @@ class CertifiedAdditive:
         got = self.check()
         if not (got == self.certified_delta and got <= Fraction(self.delta)):
             return False
+        for e, d, g in self.profile or []:
+            if not exact_additive_delta(*self._args(), self.design.shifts, e, "dp") == g <= Fraction(d):
+                return False
         c = self.composed
         return c is None or composed_delta(self, c["compositions"], c["discretization"], c["eps"]) <= c["delta"]
 
@@ -372,7 +380,7 @@ class CertifiedAdditive:
                 "denominator_bits": self.bits,
                 "shape": [int(self.weights.size)],
                 "weights": [str(int(v)) for v in self.weights],
-                "certificate": certificate_block(self.design, self.eps, self.delta, self.certified_delta),
+                "certificate": _certificate(self),
                 "repair": self.repair,
                 "solver": self.solver,
                 ADDITIVE_FIELD: {
@@ -406,6 +414,7 @@ class CertifiedAdditive:
                 f"distortion {self.repair.get('distortion_solver', float('nan')):.10g} -> {self.distortion:.10g}",
             ]
             + _composed_line(self.composed)
+            + [f"profile     eps={e:g}: delta={float(g):.6g} <= {d:g}" for e, d, g in self.profile or []]
         )
 
     def __repr__(self) -> str:
@@ -415,6 +424,38 @@ class CertifiedAdditive:
         )
 
 
+def _certificate(cd: CertifiedAdditive) -> dict[str, Any]:
+    """The certificate block: one pair's, or a profile's ``pairs`` (each a pair's block)."""
+    if cd.profile is None:
+        return certificate_block(cd.design, cd.eps, cd.delta, cd.certified_delta)
+    return {"notion": cd.notion, "pairs": [certificate_block(cd.design, e, d, g) for e, d, g in cd.profile]}
+
+
+def _read_profile(
+    data: dict[str, Any], design: Any, exact: Callable[[float], Fraction | float], bad: Any
+) -> list[tuple[float, float, Fraction]]:
+    """A profile design file's certificate, every pair re-proved exactly (``exact(eps)``) and compared."""
+    for name in ("repair", "solver"):
+        if not isinstance(data[name], dict):
+            raise bad(name, f"must be a mapping; got {type(data[name]).__name__}")
+    cert = data["certificate"]
+    blocks = cert.get("pairs") if isinstance(cert, dict) else None
+    if not isinstance(blocks, list) or len(blocks) != len(design.profile):
+        raise bad("certificate.pairs", f"must list the certificate of each of the {len(design.profile)} pairs")
+    if set(cert) != {"notion", "pairs"} or cert["notion"] != design.privacy:
+        raise bad("certificate", f"must be {{'notion': {design.privacy!r}, 'pairs': [...]}}")
+    out = []
+    for i, ((e, d), block) in enumerate(zip(design.profile, blocks, strict=True)):
+
+        def bad_i(name: str, why: str, i: int = i) -> Exception:
+            return bad(name.replace("certificate.", f"certificate.pairs[{i}].", 1), why)
+
+        if not isinstance(block, dict):
+            raise bad_i("certificate.", f"must be a mapping; got {type(block).__name__}")
+        out.append((float(e), float(d), check_certificate(block, design, float(e), float(d), exact(e), bad_i)))
+    return out
+
+
 def _composed_line(c: dict[str, Any] | None) -> list[str]:
     if c is None:
         return []
@@ -422,10 +463,6 @@ def _composed_line(c: dict[str, Any] | None) -> list[str]:
         f"composed    {c['compositions']} releases: eps={c['eps']:g}  delta={c['composed_delta']:.6g} <= target "
         f"{c['delta']:g}  (PLD accounting of the exact weights, h = {c['discretization']:g})"
     ]
-
-
-def _candidates(design: Any) -> list[float]:
-    return [0.0] if design.delta > 0 else [0.0, *PURE_SLACKS]
 
 
 def certify_additive(
@@ -445,38 +482,53 @@ def certify_additive(
     design = result.design
     if notion_of(design).composed:
         return _certify_composed(result, bits=bits, max_loss=max_loss, solver_meta=solver_meta, error=error)
-    if not notion_of(design).takes_eps or design.objective != "distortion":
-        # the exact check below is the (eps, delta) hockey stick or leak of one release: nothing else
+    if notion_of(design).renyi or design.objective != "distortion":
+        # the exact check below is the (eps, delta) hockey stick or leak of one release, at one or more pairs
         raise error(
             f"certification of privacy={design.privacy!r} (objective={design.objective!r}) additive designs is not "
-            "yet supported (use 'dp' or 'pdp' with objective='distortion')"
+            "yet supported (use 'dp', 'pdp', 'profile' or 'composed' with objective='distortion')"
         )
-    L, P, eps = result.L, int(design.period), float(design.eps)
+    L, P = result.L, int(design.period)
+    # every (eps_i, delta_i) of a profile is checked exactly; its tails decay by the smallest eps
+    if design.profile is not None:
+        pairs = [(float(e), float(d)) for e, d in design.profile]
+    else:
+        pairs = [(float(design.eps), float(design.delta))]
+    eps = min(e for e, _ in pairs)
     tail_eps = eps if tail_eps is None else min(eps, float(tail_eps))
     notion = pair_rows(design)
-    target = Fraction(float(design.delta))
+    targets = [Fraction(d) for _, d in pairs]
     base = float(result.distortion)
     tried: list[str] = []
     best = None
-    for slack in _candidates(design):
+
+    def exact(w: list[int], b: int, lam: int) -> list[Fraction | float]:
+        return [exact_additive_delta(w, bits, L, P, b, lam, design.shifts, e, notion) for e, _ in pairs]
+
+    def meets(got: list[Fraction | float]) -> bool:
+        return all(isinstance(g, Fraction) and g <= t for g, t in zip(got, targets, strict=True))
+
+    for slack in [0.0] if min(targets) > 0 else [0.0, *PURE_SLACKS]:
         b = tail_factor(tail_eps, P, slack)
         Af = (b / (1 << LAPLACE_BITS)) ** P
         raw = np.concatenate([result.pmf, result.tail.right / (1.0 - Af), result.tail.left / (1.0 - Af)])
         w = [int(v) for v in round_to_total(raw, 1 << bits)]
-        got0 = exact_additive_delta(w, bits, L, P, b, 0, design.shifts, eps, notion)
+        got0 = exact(w, b, 0)
+        over = [(g, t) for g, t in zip(got0, targets, strict=True) if not (isinstance(g, Fraction) and g <= t)]
         lams = [0]
         if L + 3 * P > MAX_MIX_HALF_WIDTH:  # rounding alone must certify (the mixture's integers grow as L^2)
             tried.append(f"no mixture: L + 3P = {L + 3 * P} > {MAX_MIX_HALF_WIDTH}")
-        elif not notion_of(design).indicators and isinstance(got0, Fraction) and got0 > target > 0:
-            # H(mix) <= (1 - lam) H(f): the smallest dyadic lam with (1 - lam) H(f) <= delta, and a unit more
-            need = 1 - target / got0
+        elif not notion_of(design).indicators and over and all(isinstance(g, Fraction) and t > 0 for g, t in over):
+            # H(mix) <= (1 - lam) H(f) at every pair: the smallest dyadic lam meeting them all, and a unit more
+            need = max(1 - t / g for g, t in over)
             lams.append(min(math.ceil(need * (1 << MIX_BITS)) + 1, (1 << MIX_BITS) - 1))
         if L + 3 * P <= MAX_MIX_HALF_WIDTH:
             lams += [int(v * (1 << MIX_BITS)) for v in MIX_WEIGHTS]
         for lam in sorted(set(lams)):
-            got = got0 if lam == 0 else exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, notion)
-            ok = isinstance(got, Fraction) and got <= target
-            tried.append(f"s={slack:g} lam={lam / (1 << MIX_BITS):.3g}: {'ok' if ok else float(got)}")
+            got = got0 if lam == 0 else exact(w, b, lam)
+            ok = meets(got)
+            shown_got = "ok" if ok else ", ".join(f"{float(g):.3g}" for g in got)
+            tried.append(f"s={slack:g} lam={lam / (1 << MIX_BITS):.3g}: {shown_got}")
             if not ok:
                 continue
             loss = _expectation(design.cost_of, *_exact_masses(w, bits, L, P, b, lam)) - base
@@ -486,12 +538,13 @@ def certify_additive(
         if best is not None:
             break
     if best is None:
+        what = f"profile {pairs}" if design.profile is not None else f"(eps={eps:g}, delta={float(targets[0]):g})"
         raise error(
-            f"cannot certify the requested (eps={eps:g}, delta={float(target):g}) under {design.privacy!r} for "
+            f"cannot certify the requested {what} under {design.privacy!r} for "
             f"release='additive' with distortion loss <= max_loss={max_loss:g}; tried {'; '.join(tried[-4:])}"
         )
     w, b, lam, got, loss, slack = best
-    assert isinstance(got, Fraction)  # only a finite exact delta within the target is kept
+    assert all(isinstance(g, Fraction) for g in got)  # only finite exact deltas within the targets are kept
     repair = {
         "method": "rounded" if lam == 0 else "mixed with the discrete Laplace",
         "mix_weight": lam / (1 << MIX_BITS),
@@ -502,6 +555,7 @@ def certify_additive(
         "max_loss": None if max_loss == math.inf else max_loss,
         "attempts": len(tried),
     }
+    # a profile's first pair (the smallest eps) stands as eps/delta; cd.profile holds every pair
     return CertifiedAdditive(
         design=design,
         weights=np.array(w, dtype=np.int64),
@@ -509,11 +563,12 @@ def certify_additive(
         support=L,
         laplace=b,
         mix=lam,
-        eps=eps,
-        delta=float(design.delta),
-        certified_delta=got,
+        eps=pairs[0][0],
+        delta=pairs[0][1],
+        certified_delta=got[0],
         repair=repair,
         solver=solver_meta,
+        profile=None if design.profile is None else [(e, d, g) for (e, d), g in zip(pairs, got, strict=True)],
     )
 
 
@@ -587,9 +642,17 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
     w = [_int_text("weights", t, bits + 1, bad) for t in wtxt]
     if sum(w) != 1 << bits:
         raise bad("weights", f"must sum to 2**{bits}; they sum to {sum(w)}")
-    cert, eps, delta = read_certificate(data, design, bad)
-    got = exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, pair_rows(design))
-    got = check_certificate(cert, design, eps, delta, got, bad)
+
+    def exact(eps: float) -> Fraction | float:
+        return exact_additive_delta(w, bits, L, P, b, lam, design.shifts, eps, pair_rows(design))
+
+    profile = None
+    if design.profile is not None:
+        profile = _read_profile(data, design, exact, bad)
+        eps, delta, got = profile[0]
+    else:
+        cert, eps, delta = read_certificate(data, design, bad)
+        got = check_certificate(cert, design, eps, delta, exact(eps), bad)
     out = CertifiedAdditive(
         design=design,
         weights=np.array(w, dtype=np.int64),
@@ -602,6 +665,7 @@ def additive_from_dict(data: dict[str, Any], design: Any, bad: Any) -> Certified
         certified_delta=got,
         repair=dict(data["repair"]),
         solver=dict(data["solver"]),
+        profile=profile,
     )
     if BLOCK in data:  # the k-fold guarantee, recomputed from the weights
         out.composed = check_composed_block(out, data[BLOCK], BLOCK)

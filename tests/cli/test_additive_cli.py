@@ -242,3 +242,16 @@ def test_sweep_additive_refuses_what_its_rows_do_not_cover(capsys, extra):
         capsys, ["sweep", "--release", "additive", "--neighborhood", "bd:1", "--metric", "mse", *extra]
     )
     assert code == 2 and "sweep --release additive takes" in err and len(err.strip().splitlines()) == 1
+
+
+def test_certify_composed_additive_from_flags(capsys, tmp_path):
+    """A composed design is certified at its incumbent (status 'feasible') with its k-fold block, as modulo ones."""
+    from optnoise import load_design
+
+    design = tmp_path / "composed.json"
+    argv = ["certify", "--release", "additive", "--neighborhood", "bd:1", "--eps", "1", "--delta", "1e-5"]
+    code, out, err = run(capsys, argv + ["--privacy", "composed", "--compositions", "4", "--out", str(design)])
+    assert code == 0, err
+    assert "composed    4 releases" in out
+    cd = load_design(design)
+    assert cd.composed["compositions"] == 4 and cd.composed["composed_delta"] <= 1e-5 and cd.verify()
