@@ -543,8 +543,9 @@ def certify_additive(
             f"cannot certify the requested {what} under {design.privacy!r} for "
             f"release='additive' with distortion loss <= max_loss={max_loss:g}; tried {'; '.join(tried[-4:])}"
         )
-    w, b, lam, got, loss, slack = best
-    assert all(isinstance(g, Fraction) for g in got)  # only finite exact deltas within the targets are kept
+    w, b, lam, got_any, loss, slack = best
+    certs = [g for g in got_any if isinstance(g, Fraction)]
+    assert len(certs) == len(pairs)  # only finite exact deltas within the targets are kept
     repair = {
         "method": "rounded" if lam == 0 else "mixed with the discrete Laplace",
         "mix_weight": lam / (1 << MIX_BITS),
@@ -565,10 +566,10 @@ def certify_additive(
         mix=lam,
         eps=pairs[0][0],
         delta=pairs[0][1],
-        certified_delta=got[0],
+        certified_delta=certs[0],
         repair=repair,
         solver=solver_meta,
-        profile=None if design.profile is None else [(e, d, g) for (e, d), g in zip(pairs, got, strict=True)],
+        profile=None if design.profile is None else [(e, d, g) for (e, d), g in zip(pairs, certs, strict=True)],
     )
 
 
