@@ -34,6 +34,15 @@ weight ``lam`` of ``g`` is mixed in: ``g`` is pure eps-DP (its ratios are at mos
 designs need slack: ``B`` is then taken slightly above ``e^(-eps / P)`` (relative slack ``s``).
 Every candidate is re-checked exactly; the first that certifies within ``max_loss`` is kept.
 
+**Budgets.** A ``"profile"`` design is checked exactly at every ``(eps_i, delta_i)`` (its tails decay by
+the smallest eps; one mixing weight repairs every pair, the hockey stick being jointly convex at each
+eps); its file's certificate lists one block per pair, each re-proved on load. A ``"composed"`` design
+is certified as its single release (``"dp"`` at eps and its own delta, its calibrated tail kept), and
+the k-fold delta of the exact weights is recomputed (:mod:`optnoise.deploy.composed`, the file's
+``composed`` block) by :meth:`CertifiedAdditive.verify`, on every load and for
+``to_opendp(compositions=k)``. ``"rdp"`` and ``"zcdp"`` are refused by name (the modulo release does
+not certify them either).
+
 **Exact sampling** (:meth:`CertifiedAdditive.sample`): no floating point. ``g`` or ``f`` by an
 exact Bernoulli(``lam``) (a 40-bit draw below ``l``); for ``f`` an index of the integer table
 (finite value or tail class, :class:`~optnoise.deploy.sampler.SamplingTable`), and for a class the
