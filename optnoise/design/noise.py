@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design import additive, pipeline
+from optnoise.design import additive, continuous, pipeline
 from optnoise.design.clamp import CLAMP_METRICS, clamp_evaluation, clamp_matrix, clamp_model, clamp_model_size
 from optnoise.design.composed import COMPOSED, NO_MODEL, check_composed_args, composed_spec, lp_notion
 from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
@@ -101,7 +101,8 @@ __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 #: What to minimise (``"epsilon"``: the composed eps of ``privacy="composed"``, under ``max_distortion``).
 OBJECTIVES = ("distortion", "delta", "epsilon")
 #: How noise is added: ``q + eta (mod n+1)``, ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``, or ``q + eta`` on Z.
-RELEASES = ("modulo", "clamp", additive.ADDITIVE)
+RELEASES = ("modulo", "clamp", additive.ADDITIVE, continuous.CONTINUOUS)
+_HOOKS: dict[str, Any] = {additive.ADDITIVE: additive, continuous.CONTINUOUS: continuous}  # releases with hooks
 #: Every value of ``privacy=``.
 DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS + (COMPOSED,)
 
@@ -116,11 +117,9 @@ class NoiseDesign:
     eps : float
         Privacy level, > 0.
     delta : float, optional
-        Privacy slack in [0, 1]; 0 (the default) is pure eps-DP. Leave unset
-        with ``objective="delta"``.
+        Privacy slack in [0, 1]; 0 (the default) is pure eps-DP. Unset with ``objective="delta"``.
     neighborhood : Neighborhood
-        Query shifts between neighbouring datasets; symmetric unless built
-        with ``directed=True``.
+        Query shifts between neighbouring datasets; symmetric unless ``directed=True``.
     metric : str or array_like
         ``"er"``, ``"mse"``, ``"mae"``, ``"circular-mse"``, ``"circular-mae"``,
         or a cost array of shape ``(n+1,)*d``.
@@ -145,7 +144,8 @@ class NoiseDesign:
         is charged on the released error, averaged over a uniform answer. Certified as its induced
         matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
         ``"additive"``: ``q + eta`` on all integers, no ``n`` (:mod:`optnoise.design.additive`;
-        ``support=L`` optionally fixes the finite part of the noise).
+        ``support=L`` optionally fixes the finite part of the noise). ``"continuous"``: ``q + X`` for a real
+        query with ``sensitivity``, ``resolution`` and ``gap`` (:mod:`optnoise.design.continuous`).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
@@ -161,7 +161,7 @@ class NoiseDesign:
         n: int | None = None,
         eps: float | None = None,
         delta: float | None = None,
-        neighborhood: Neighborhood,
+        neighborhood: Neighborhood | None = None,
         metric: str | Any = "er",
         privacy: str | None = None,
         objective: str = "distortion",
@@ -175,9 +175,13 @@ class NoiseDesign:
         compositions: int | None = None,
         discretization: float | None = None,
         support: int | None = None,
+        sensitivity: float | None = None,
+        resolution: float | None = None,
+        gap: float | None = None,
     ) -> None:
-        if release == additive.ADDITIVE:
-            return additive.setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+        continuous.check_release_args(release, neighborhood, sensitivity=sensitivity, resolution=resolution, gap=gap)
+        if release in _HOOKS:
+            return _HOOKS[release].setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
         if n is None or support is not None:
             why = f"n is required with release={shown(release)}" if n is None else "support needs release='additive'"
             raise ValueError(f"{why}; release='additive' (q + eta on all integers) takes support and no n")
@@ -325,6 +329,8 @@ class NoiseDesign:
         it against the documented limits (:func:`optnoise.engine.validation.check_model_size`).
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
+        if self.release == continuous.CONTINUOUS:
+            return continuous.model_size(self)
         if self.release == additive.ADDITIVE:
             return additive.model_size(self, self.support or additive.initial_support(self))
         if self.release == "clamp":
@@ -390,8 +396,8 @@ class NoiseDesign:
 
     def spec(self) -> dict[str, Any]:
         """The problem as plain data (JSON-ready)."""
-        if self.release == additive.ADDITIVE:
-            return additive.spec(self)
+        if self.release in _HOOKS:
+            return _HOOKS[self.release].spec(self)
         return {
             "n": self.n,
             "eps": self.eps,
@@ -468,8 +474,8 @@ class NoiseDesign:
         return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
-        if self.release == additive.ADDITIVE:
-            return additive.describe(self)
+        if self.release in _HOOKS:
+            return _HOOKS[self.release].describe(self)
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
         if self.privacy == COMPOSED:
@@ -666,8 +672,8 @@ class NoiseDesign:
         or ``"error"``; an ``"infeasible"`` that survives is reported as
         ``"error"``, never as infeasible.
         """
-        if self.release == additive.ADDITIVE:
-            return additive.solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
+        if self.release in _HOOKS:
+            return _HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
         return pipeline.solve_noise(
             self,
             solver,
