@@ -311,10 +311,26 @@ def _rel_gap(upper: float | None, lower: float | None) -> float | None:
     return max(0.0, (upper - lower) / upper)
 
 
-def _lower_at(design: Any, m: int, up: Any, solver: str, time_limit: float | None, options: Any) -> LowerBound:
-    """The lower bound at ``m``, its truncation past the upper bound's support, widened while the far cell is used."""
+def _truncation(design: Any, m: int, up: Any) -> int:
+    """Cells a side of the lower-bound LP: past the upper bound's support, where its tail costs little.
+
+    The bound is valid at any ``K``; but near ``+-K`` the dropped far terms leave the LP free, so
+    ``K`` is taken where the mechanism's mass beyond it costs at most 1% of the requested gap.
+    """
+    K_max = MAX_CELLS
+    k = np.arange(0, K_max + 1)
     w = design.sensitivity / m
-    K = min(MAX_CELLS, up.L + 2 * m)
+    cost = up.pmf_at(k) * design.cost_of.average(k, w) + up.pmf_at(-k) * design.cost_of.average(-k, w)
+    beyond = np.cumsum(cost[::-1])[::-1]  # beyond[K] = cost of cells |k| >= K
+    small = np.nonzero(beyond <= 1e-2 * design.target_gap * max(up.distortion, 1e-300))[0]
+    K = int(small[0]) if small.size else K_max
+    return int(min(K_max, max(K, up.L + 2 * m)))
+
+
+def _lower_at(design: Any, m: int, up: Any, solver: str, time_limit: float | None, options: Any) -> LowerBound:
+    """The lower bound at ``m`` (:func:`_truncation`), its truncation widened while the far cell is used."""
+    w = design.sensitivity / m
+    K = _truncation(design, m, up)
     t0 = time.perf_counter()
     while True:
         seed = up.pmf_at(np.arange(-K, K + 1))

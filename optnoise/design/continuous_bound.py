@@ -132,7 +132,10 @@ def _base(
     mb = ModelBuilder()
     q = mb.add_vars(n, lb=0.0, ub=1.0, name="q")
     mm = mb.add_vars(n, lb=0.0, ub=1.0, name="m")
-    t = mb.add_vars(n, lb=0.0, ub=np.inf, name="t")
+    # t_k <= max of c on the cells (every cost here is nondecreasing in |x|): never binding at an optimum,
+    # and a finite bound keeps the weak-duality bound finite for any multipliers
+    L = (K + 0.5) * w
+    t = mb.add_vars(n, lb=0.0, ub=max(1.0, float(np.max(cost.fn(np.array([-L, L]))))), name="t")
     far = mb.add_vars(2, lb=0.0, ub=1.0, name="far")
     r = mb.add_vars(n - 1, lb=0.0, ub=1.0, name="r")
     mb.add_row(np.concatenate([q, far]), 1.0, lower=1.0, upper=1.0)
@@ -182,15 +185,17 @@ def lower_bound(
     solver: str = "auto",
     time_limit: float | None = None,
     options: Any = None,
+    symmetric: bool | None = None,
 ) -> LowerBound:
     """The proven lower bound of the module docstring at ``m`` cells per sensitivity and ``K`` cells a side.
 
     ``seed``: cell masses ``q_{-K..K}`` of a good density (the upper bound's), or ``None`` (all rows).
+    ``symmetric``: solve over symmetric points (default: when the cost is symmetric; module docstring).
     """
     t0 = time.perf_counter()
     if cost.far((K + 0.5) * w) is None:
         return LowerBound(None, 2 * K + 1, 0, 0, False, 0.0, 0.0, "no lower bound for a user cost not monotone in |e|")
-    symmetric = cost.symmetric
+    symmetric = cost.symmetric if symmetric is None else symmetric and cost.symmetric
     n = 2 * K + 1
     probe, q, mm, r, far = _base(cost, m, w, K, symmetric)
     ent = _entries(n, m, q, r, symmetric)
