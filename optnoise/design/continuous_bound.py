@@ -163,10 +163,20 @@ def _base(
         mb.add_rows(np.array(rows), np.array(cols), np.array(vals), lower=0.0)
     if symmetric:  # q_k = q_{-k}, m_k + m_{-k} = q_k (module docstring)
         half = np.arange(K)
-        mb.add_rows(np.repeat(half, 2), np.stack([q[half], q[n - 1 - half]], 1).ravel(), np.tile([1.0, -1.0], K),
-                    lower=0.0, upper=0.0)
-        mb.add_rows(np.repeat(half, 3), np.stack([mm[half], mm[n - 1 - half], q[half]], 1).ravel(),
-                    np.tile([1.0, 1.0, -1.0], K), lower=0.0, upper=0.0)
+        mb.add_rows(
+            np.repeat(half, 2),
+            np.stack([q[half], q[n - 1 - half]], 1).ravel(),
+            np.tile([1.0, -1.0], K),
+            lower=0.0,
+            upper=0.0,
+        )
+        mb.add_rows(
+            np.repeat(half, 3),
+            np.stack([mm[half], mm[n - 1 - half], q[half]], 1).ravel(),
+            np.tile([1.0, 1.0, -1.0], K),
+            lower=0.0,
+            upper=0.0,
+        )
         mb.add_row(np.array([mm[K], q[K]]), np.array([2.0, -1.0]), lower=0.0, upper=0.0)
         mb.add_row(far, np.array([1.0, -1.0]), lower=0.0, upper=0.0)
     far_cost = cost.far((K + 0.5) * w)
@@ -217,12 +227,20 @@ def lower_bound(
     ]
     best: float | None = None
     rounds, complete, far_mass, size_rows, message = 0, False, 0.0, 0, ""
-    for rounds in range(1, LAZY_ROUNDS + 1):
+    while rounds < LAZY_ROUNDS:
+        rounds += 1
         mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
         for (eps, delta), keep in zip(budget, kept, strict=True):
             notion = "pure" if delta == 0.0 else "dp"
-            add_pair_rows(mb, ent.first[keep], ent.second[keep], ent.group[keep], eps=eps, notion=notion,
-                          delta=None if notion == "pure" else delta)
+            add_pair_rows(
+                mb,
+                ent.first[keep],
+                ent.second[keep],
+                ent.group[keep],
+                eps=eps,
+                notion=notion,
+                delta=None if notion == "pure" else delta,
+            )
         model: LinearModel = mb.build()
         size_rows = model.shape[0]
         out = backend_solve(model, solver, time_left(time_limit, t0), MIP_REL_GAP, False, options, concurrent=False)

@@ -673,7 +673,7 @@ class NoiseDesign:
         ``"error"``, never as infeasible.
         """
         if self.release in _HOOKS:
-            return _HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
+            return _HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})
         return pipeline.solve_noise(
             self,
             solver,
