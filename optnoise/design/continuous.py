@@ -16,7 +16,8 @@ stay symmetric). Two facts bracket the least distortion over every density:
   (cell masses and first moments, offset-averaged masses, Jensen cuts, a relaxed far cell).
 
 ``resolution=w`` fixes ``m``; otherwise ``m`` doubles from :data:`FIRST_RESOLUTION` until the
-proven relative gap ``(upper - lower) / upper`` is at most ``gap`` (default 1e-3) or
+proven gap ``(upper - lower) / max(1, upper)`` (the rule of
+:func:`~optnoise.engine.output.relative_gap`, and Selvi et al.'s) is at most ``gap`` (default 1e-3) or
 :data:`MAX_AUTO_RESOLUTION` / :data:`MAX_CELLS` is reached. The best upper bound and the best
 lower bound over the resolutions tried are reported (every one is valid). Status
 ``"optimal"`` means *proven within the requested gap* (as a MIP gap does); ``"feasible"`` a
@@ -43,6 +44,7 @@ import numpy as np
 from optnoise.design import additive
 from optnoise.design.continuous_bound import LowerBound, lower_bound
 from optnoise.design.continuous_cost import RealCost, parse_real_metric
+from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.validation import (
     MAX_EPS,
@@ -224,7 +226,8 @@ class ContinuousResult:
     bound : float or None
         Proven lower bound over all densities meeting the guarantee.
     gap : float or None
-        ``(distortion - bound) / distortion`` (0 when both are 0).
+        ``(distortion - bound) / max(1, distortion)`` (:func:`~optnoise.engine.output.relative_gap`);
+        ``history`` also holds the plain ratio ``(upper - lower) / upper`` per resolution.
     achieved : dict
         Re-verified deltas of the cell masses over the integer shifts ``1..m`` (which cover every
         real shift, module docstring).
@@ -304,11 +307,9 @@ class ContinuousResult:
 
 
 def _rel_gap(upper: float | None, lower: float | None) -> float | None:
-    if upper is None or lower is None:
-        return None
-    if upper <= 0.0:
-        return 0.0 if lower >= upper else None
-    return max(0.0, (upper - lower) / upper)
+    """:func:`~optnoise.engine.output.relative_gap`, never negative (both bounds are proven)."""
+    g = relative_gap(upper, lower)
+    return None if g is None else max(0.0, g)
 
 
 def _truncation(design: Any, m: int, up: Any) -> int:
@@ -391,6 +392,7 @@ def solve(
                 "m": m,
                 "upper": up.distortion,
                 "lower": lb.bound,
+                "ratio": None if lb.bound is None or up.distortion <= 0 else (up.distortion - lb.bound) / up.distortion,
                 "cells": lb.cells,
                 "lp_rows": lb.rows,
                 "rounds": lb.rounds,
