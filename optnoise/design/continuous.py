@@ -273,17 +273,18 @@ class ContinuousResult:
     def baselines(self) -> dict[str, float]:
         """Laplace, analytic Gaussian, truncated Laplace and staircase calibrated to the same (eps, delta) (lazy).
 
-        From :func:`optnoise.mechanisms.real_baselines.real_baselines`, looked up when first asked
-        for: ``mechanisms`` sits beside ``design`` and may import it, not the reverse.
+        From :func:`optnoise.mechanisms.real_baselines.real_baselines`, which installs itself in
+        :mod:`optnoise.design.grid` when imported (``import optnoise`` does): ``mechanisms`` sits
+        above ``design``, which cannot import it. ``NotImplementedError`` until it is installed.
         """
         if self._baselines is None:
             d = self.design
-            if d.profile is not None:
-                raise ValueError("baselines apply to privacy='dp' designs (one (eps, delta)), not to a profile")
-            module = importlib.import_module("optnoise.mechanisms.real_baselines")
-            self._baselines = module.real_baselines(
-                eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity
-            )
+            if d.profile is not None or d.metric not in ("mae", "mse"):
+                raise ValueError("baselines apply to privacy='dp' designs with metric 'mae' or 'mse'")
+            fn = _installed_real_baselines()
+            if fn is None:
+                raise NotImplementedError("the real-valued baselines (optnoise.mechanisms.real_baselines) are absent")
+            self._baselines = fn(eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity)
         return self._baselines
 
     def to_dict(self) -> dict[str, Any]:
@@ -304,6 +305,19 @@ class ContinuousResult:
             "message": self.message,
             "solve_time": self.solve_time,
         }
+
+
+def _installed_real_baselines() -> Any:
+    """The function installed by :func:`optnoise.design.grid.set_real_baselines`, or ``None``.
+
+    Looked up by name: the grid release (and its hook) may be absent from this checkout.
+    """
+    try:
+        grid = importlib.import_module("optnoise.design.grid")
+    except ModuleNotFoundError:
+        return None
+    installed = getattr(grid, "_REAL_BASELINES", None)
+    return installed[0] if installed else None
 
 
 def _rel_gap(upper: float | None, lower: float | None) -> float | None:
