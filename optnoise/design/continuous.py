@@ -488,8 +488,11 @@ def describe(design: Any) -> str:
 
 
 def check_release_args(release: Any, neighborhood: Any, **continuous_only: Any) -> None:
-    """Refuse the continuous release's parameters elsewhere, and a missing neighbourhood for the other releases."""
-    if release == CONTINUOUS:
+    """Refuse the continuous release's parameters elsewhere, and a missing neighbourhood for the integer releases.
+
+    The grid release (issue 31, item 2) takes no neighbourhood either: its sensitivity fixes it.
+    """
+    if release in (CONTINUOUS, "grid"):
         return
     for name, value in continuous_only.items():
         if value is not None:
