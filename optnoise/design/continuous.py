@@ -337,7 +337,7 @@ def _truncation(design: Any, m: int, up: Any) -> int:
     w = design.sensitivity / m
     cost = up.pmf_at(k) * design.cost_of.average(k, w) + up.pmf_at(-k) * design.cost_of.average(-k, w)
     beyond = np.cumsum(cost[::-1])[::-1]  # beyond[K] = cost of cells |k| >= K
-    small = np.nonzero(beyond <= 1e-2 * design.target_gap * max(up.distortion, 1e-300))[0]
+    small = np.nonzero(beyond <= 1e-2 * design.target_gap * max(up.distortion, 1.0))[0]  # the gap's scale
     K = int(small[0]) if small.size else K_max
     return int(min(K_max, max(K, up.L + 2 * m)))
 

@@ -140,6 +140,12 @@ def test_gap_refinement_stops_when_met():
     assert [h["m"] for h in res.history] == [continuous.FIRST_RESOLUTION]
 
 
+def test_unmet_gap_is_feasible_with_the_gap_reached():
+    res = design(gap=1e-9).solve(time_limit=3.0)
+    assert res.status == "feasible" and res.gap > 1e-9
+    assert res.bound <= res.distortion and "above the requested" in res.message
+
+
 @pytest.mark.parametrize(
     ("kw", "name"),
     [
