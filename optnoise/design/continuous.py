@@ -78,7 +78,8 @@ CONTINUOUS_NOTIONS = ("dp", "profile")
 NOT_YET = ("pdp", "pdp-kadam", "rdp", "zcdp", "composed")
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
-#: The automatic refinement starts at this ``m`` and doubles up to :data:`MAX_AUTO_RESOLUTION`.
+#: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
+#: to :data:`MAX_AUTO_RESOLUTION`.
 FIRST_RESOLUTION = 4
 MAX_AUTO_RESOLUTION = 256
 #: Largest number of cells on a side of the lower-bound LP (the upper bound's support plus margins).
@@ -326,6 +327,17 @@ def _rel_gap(upper: float | None, lower: float | None) -> float | None:
     return None if g is None else max(0.0, g)
 
 
+def first_resolution(design: Any) -> int:
+    """The first ``m`` of the automatic refinement: :data:`FIRST_RESOLUTION`, fewer cells at small eps.
+
+    The noise spreads over about ``Delta / eps``: at small eps a coarse grid already resolves it
+    (the bracket's width is a small fraction of the distortion), while the support in cells, and so
+    the LPs, grow like ``m / eps``.
+    """
+    eps = min(e for e, _ in _budget(design))
+    return FIRST_RESOLUTION if eps >= 1.0 else (2 if eps >= 0.2 else 1)
+
+
 def _truncation(design: Any, m: int, up: Any) -> int:
     """Cells a side of the lower-bound LP: past the upper bound's support, where its tail costs little.
 
@@ -375,7 +387,7 @@ def solve(
     t0 = time.perf_counter()
     ms = [design.m_fixed] if design.m_fixed is not None else []
     if not ms:
-        m = FIRST_RESOLUTION
+        m = first_resolution(design)
         while m <= MAX_AUTO_RESOLUTION:
             ms.append(m)
             m *= 2

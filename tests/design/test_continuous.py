@@ -138,6 +138,7 @@ def test_gap_refinement_stops_when_met():
     res = design(gap=5e-2).solve()
     assert res.status == "optimal" and res.gap <= 5e-2
     assert [h["m"] for h in res.history] == [continuous.FIRST_RESOLUTION]
+    assert continuous.first_resolution(design(eps=0.01)) == 1
 
 
 def test_unmet_gap_is_feasible_with_the_gap_reached():
