@@ -91,10 +91,10 @@ def side_by_side(m: int) -> list[str]:
     ]
 
 
-def grid_rows(points: list[tuple[float, float]]) -> list[str]:
+def grid_rows(points: list[tuple[float, float]], metrics: tuple[str, ...] = ("mae", "mse")) -> list[str]:
     """One row per point and metric, then the largest and median gap."""
     rows, gaps = [], []
-    for metric in ("mae", "mse"):
+    for metric in metrics:
         for eps, delta in points:
             d = NoiseDesign(release="continuous", sensitivity=1.0, eps=eps, delta=delta, metric=metric, gap=2e-3)
             t0 = time.perf_counter()
@@ -124,6 +124,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small m and two grid points")
     ap.add_argument("--grid", action="store_true", help="all 100 points of the grid")
+    ap.add_argument("--eps", type=float, nargs="*", help="with --grid: only these rows of the grid")
+    ap.add_argument("--metric", choices=("mae", "mse"), nargs="*", help="only these metrics (default both)")
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args()
     ms = [4, 8] if args.quick else [4, 8, 16]
@@ -136,8 +138,8 @@ def main() -> None:
         "| metric | eps | delta | status | upper | lower | gap | (u-l)/u | m | s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    points = [(e, d) for e in GRID_EPS for d in GRID_DELTA] if args.grid else GRID
-    body += grid_rows(GRID[6:8] if args.quick else points)
+    points = [(e, d) for e in GRID_EPS for d in GRID_DELTA if not args.eps or e in args.eps] if args.grid else GRID
+    body += grid_rows(GRID[6:8] if args.quick else points, tuple(args.metric or ("mae", "mse")))
     text = "\n".join(body)
     print(text)
     if not args.no_write:
