@@ -18,8 +18,8 @@ stay symmetric). Two facts bracket the least distortion over every density:
 ``resolution=w`` fixes ``m``; otherwise ``m`` doubles from :data:`FIRST_RESOLUTION` until the
 proven gap ``(upper - lower) / max(1, upper)`` (the rule of
 :func:`~optnoise.engine.output.relative_gap`, and Selvi et al.'s) is at most ``gap`` (default 1e-3) or
-:data:`MAX_AUTO_RESOLUTION` / :data:`MAX_CELLS` is reached. The best upper bound and the best
-lower bound over the resolutions tried are reported (every one is valid). Status
+:data:`MAX_AUTO_RESOLUTION`, :data:`MAX_CELLS` or :data:`MAX_ENTRIES` (the size caps) is reached.
+The best upper bound and the best lower bound over the resolutions tried are reported (every one is valid). Status
 ``"optimal"`` means *proven within the requested gap* (as a MIP gap does); ``"feasible"`` a
 valid mechanism whose proven gap is larger (``res.gap`` says how large).
 
@@ -84,6 +84,8 @@ FIRST_RESOLUTION = 4
 MAX_AUTO_RESOLUTION = 256
 #: Largest number of cells on a side of the lower-bound LP (the upper bound's support plus margins).
 MAX_CELLS = 20_000
+#: Largest number of privacy entries (candidate rows) of the lower-bound LP; beyond it the refinement stops.
+MAX_ENTRIES = 2_000_000
 #: Default requested relative gap.
 DEFAULT_GAP = 1e-3
 #: Far mass of the lower-bound LP above which its truncation is widened (by half) and the LP re-solved.
@@ -362,10 +364,11 @@ def _lower_at(design: Any, m: int, up: Any, solver: str, time_limit: float | Non
     while True:
         seed = up.pmf_at(np.arange(-K, K + 1))
         lb = lower_bound(design.cost_of, _budget(design), m, w, K, seed, solver, time_left(time_limit, t0), options)
-        if lb.bound is None or lb.far_mass <= FAR_MASS_TOL or K >= MAX_CELLS:
+        wider = min(MAX_CELLS, K + K // 2)
+        if lb.bound is None or lb.far_mass <= FAR_MASS_TOL or K >= MAX_CELLS or 8 * m * (2 * wider + 1) > MAX_ENTRIES:
             lb.solve_time = time.perf_counter() - t0
             return lb
-        K = min(MAX_CELLS, K + K // 2)
+        K = wider
 
 
 def solve(
@@ -409,6 +412,10 @@ def solve(
             best_up, best_m = up, m
         if up.L + 2 * m > MAX_CELLS:
             message = f"m = {m} needs more than MAX_CELLS = {MAX_CELLS} cells a side; stopped"
+            break
+        entries = 8 * m * (2 * _truncation(design, m, up) + 1)  # 4 families x 2 signs at most
+        if entries > MAX_ENTRIES:
+            message = f"the lower-bound LP at m = {m} would have ~{entries} entries > MAX_ENTRIES = {MAX_ENTRIES}"
             break
         lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):

@@ -147,6 +147,13 @@ def test_unmet_gap_is_feasible_with_the_gap_reached():
     assert res.bound <= res.distortion and "above the requested" in res.message
 
 
+def test_size_cap_stops_the_refinement(monkeypatch):
+    monkeypatch.setattr(continuous, "MAX_ENTRIES", 8 * 8 * 200)
+    res = design(gap=1e-6).solve()
+    assert res.status == "feasible" and "MAX_ENTRIES" in res.message
+    assert max(h["m"] for h in res.history) <= 8 and res.bound <= res.distortion
+
+
 @pytest.mark.parametrize(
     ("kw", "name"),
     [
