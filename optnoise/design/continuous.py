@@ -381,8 +381,9 @@ def solve(
     **unsupported: Any,
 ) -> ContinuousResult:
     """Solve a continuous design (the hook of :meth:`NoiseDesign.solve`; module docstring)."""
-    given = {k: v for k, v in unsupported.items() if v not in (None, False, "hull", "clarabel", True, 1e-6)}
-    given.pop("mip_gap", None)
+    for ignored in ("mip_gap", "concurrent"):  # LPs only; one solver at a time (the machine's cores are shared)
+        unsupported.pop(ignored, None)
+    given = {k: v for k, v in unsupported.items() if v is not None and v is not False and v not in ("hull", "clarabel")}
     if given:
         raise ValueError(f"{next(iter(given))} is not yet supported for release='continuous'")
     if solver == "cvxpy":

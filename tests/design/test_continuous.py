@@ -190,6 +190,11 @@ def test_resolution_refusal_says_which_m_would_do():
         design(resolution=0.3)
 
 
+def test_unsupported_solve_options_are_refused():
+    with pytest.raises(ValueError, match="canonical"):
+        design(resolution=0.5).solve(canonical=True)
+
+
 def test_continuous_parameters_refused_elsewhere():
     with pytest.raises(ValueError, match="sensitivity"):
         NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, sensitivity=1.0)
