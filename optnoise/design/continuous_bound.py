@@ -89,6 +89,7 @@ class LowerBound:
     rounds: int
     complete: bool  # no dropped entry positive at the last solution: the full LP's optimum
     far_mass: float
+    edge_mass: float  # the solution's mass within m cells of +-K, where rows were dropped
     solve_time: float
     message: str = ""
 
@@ -211,7 +212,9 @@ def lower_bound(
     """
     t0 = time.perf_counter()
     if cost.far((K + 0.5) * w) is None:
-        return LowerBound(None, 2 * K + 1, 0, 0, False, 0.0, 0.0, "no lower bound for a user cost not monotone in |e|")
+        return LowerBound(
+            None, 2 * K + 1, 0, 0, False, 0.0, 0.0, 0.0, "no lower bound for a user cost not monotone in |e|"
+        )
     symmetric = cost.symmetric if symmetric is None else symmetric and cost.symmetric
     n = 2 * K + 1
     probe, q, mm, r, far = _base(cost, m, w, K, symmetric)
@@ -231,7 +234,7 @@ def lower_bound(
         for eps, _ in budget
     ]
     best: float | None = None
-    rounds, complete, far_mass, size_rows, message = 0, False, 0.0, 0, ""
+    rounds, complete, far_mass, edge_mass, size_rows, message = 0, False, 0.0, 0.0, 0, ""
     while rounds < LAZY_ROUNDS:
         rounds += 1
         mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
@@ -259,6 +262,8 @@ def lower_bound(
             if b is not None and (best is None or b > best):
                 best = b
         far_mass = float(out.x[far].sum())
+        edge = np.abs(np.arange(-K, K + 1)) > K - m
+        edge_mass = float(out.x[q][edge].sum())
         violated = [(terms(out.x, eps) > 1e-12) & ~keep for (eps, _), keep in zip(budget, kept, strict=True)]
         if not any(v.any() for v in violated):
             complete = out.status == "optimal"
@@ -272,4 +277,4 @@ def lower_bound(
         if left is not None and left <= 0.0:
             message = "time limit reached during row generation (the bound is valid, maybe loose)"
             break
-    return LowerBound(best, n, size_rows, rounds, complete, far_mass, time.perf_counter() - t0, message)
+    return LowerBound(best, n, size_rows, rounds, complete, far_mass, edge_mass, time.perf_counter() - t0, message)
