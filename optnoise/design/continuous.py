@@ -23,6 +23,14 @@ The best upper bound and the best lower bound over the resolutions tried are rep
 ``"optimal"`` means *proven within the requested gap* (as a MIP gap does); ``"feasible"`` a
 valid mechanism whose proven gap is larger (``res.gap`` says how large).
 
+Speed. The upper bound inherits the additive design's lazy rows, symmetry and staircase tails.
+The lower-bound LP is solved over symmetric points with lazy rows seeded by the upper bound's
+density (:mod:`optnoise.design.continuous_bound`), truncated just past where the mechanism's tail
+stops mattering (:func:`_truncation`, widened only when the LP's solution leans on its edge), and
+the refinement starts coarse at small eps (:func:`first_resolution`). Not done: warm starts across
+resolutions (centred cells do not nest when ``m`` doubles, and each LP is re-built); the LP grows
+like ``m^2 / eps`` entries, which is where large eps with large delta spends its time.
+
 Metrics (of the real error): ``"mse"``, ``"mae"``, ``"abs^p"``, ``"exceed:t"`` (``P(|e| > t)``,
 real ``t >= 0``) and a function of real arrays (its cell averages by Gauss-Legendre
 quadrature; a lower bound only when it is nondecreasing in ``|e|``). Notions: ``"dp"`` (pure at
