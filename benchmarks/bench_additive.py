@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.design.pipeline import backend_solve
 from optnoise.design.rows import add_pair_rows
+from optnoise.design.settle import backend_solve
 from optnoise.engine.model import ModelBuilder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

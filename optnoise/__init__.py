@@ -16,7 +16,6 @@ from optnoise.design.result import DesignResult
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
-from optnoise.engine.tolerance import DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 from optnoise.privacy.curves import (
     NOTIONS,
     achieved_deltas,
@@ -29,6 +28,7 @@ from optnoise.privacy.curves import (
 )
 from optnoise.privacy.exact import exact_delta, exp_bounds
 from optnoise.privacy.neighborhood import AggregateQuery, Count, Neighborhood, QuantizedMean
+from optnoise.privacy.verification import DELTA_RTOL, RESULT_STATUSES, delta_allowance, pdp_rtol, within_delta
 
 __version__ = "0.1.0"
 

@@ -197,3 +197,50 @@ def test_cycle_finder_finds_cycles():
 @pytest.mark.parametrize("name", optnoise.__all__)
 def test_public_names_resolve(name):
     assert getattr(optnoise, name) is not None
+
+
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """Every ``from optnoise... import _name`` between two modules of the package (function-level ones too).
+
+    A leading underscore means "this module only" (scipy's convention): a name another module needs is
+    shared API and goes without one. Relative imports count; ``__dunder__`` names do not.
+    """
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        name = module_name(path, package)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if not node.level and not (node.module or "").startswith(package.name):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    out.append(f"{name} imports {alias.name} from {'.' * node.level}{node.module or ''}")
+    return out
+
+
+def test_no_private_name_is_imported_from_another_module():
+    assert private_imports() == []
+
+
+def test_private_import_rule_catches_violations(tmp_path):
+    pkg = tmp_path / "optnoise"
+    (pkg / "design").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "design" / "__init__.py").write_text("from optnoise.design.a import __all__ as names\n")
+    (pkg / "design" / "a.py").write_text("def _helper():\n    pass\n")
+    (pkg / "design" / "b.py").write_text("def f():\n    from .a import _helper\n")
+    (pkg / "design" / "c.py").write_text("from optnoise.design.a import _helper, f\nfrom numpy import _pytesttester\n")
+    assert private_imports(pkg) == [
+        "optnoise.design.b imports _helper from .a",
+        "optnoise.design.c imports _helper from optnoise.design.a",
+    ]
+
+
+def test_the_composed_search_does_not_import_the_noise_design():
+    # it solves its LPs through an interface (design.composed_bounds.SingleReleaseLP), not NoiseDesign.solve
+    graph = import_graph()
+    for module in ("optnoise.design.composed_solve", "optnoise.design.composed_bounds", "optnoise.design.settle"):
+        assert "optnoise.design.noise" not in graph[module], module
+    # and the engine knows nothing of privacy: its tolerance module keeps solver numbers only
+    assert not any(layer(d) == "privacy" for d in graph["optnoise.engine.tolerance"])

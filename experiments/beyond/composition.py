@@ -55,7 +55,7 @@ def _n_for(sigma: float) -> int:
 
 
 def _circular_mse_dg(sigma2: float, n: int) -> float:
-    from optnoise.privacy.noise import discrete_gaussian_noise
+    from optnoise.privacy.noise_families import discrete_gaussian_noise
 
     f = discrete_gaussian_noise(sigma2).wrapped(n)
     d = np.minimum(np.arange(n + 1), n + 1 - np.arange(n + 1)).astype(float)

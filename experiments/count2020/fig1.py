@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise.mechanisms.count import optimal_alpha
-from optnoise.privacy.noise import discrete_gaussian_pmf, discrete_gaussian_sigma2
+from optnoise.privacy.noise_families import discrete_gaussian_pmf, discrete_gaussian_sigma2
 from optnoise.reproduce.figures import FigureScript
 
 N, RHO, EPS = 10, 0.5, 1.0

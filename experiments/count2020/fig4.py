@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from optnoise.mechanisms.count import count_lp, optimal_alpha, paper_dp_delta
-from optnoise.privacy.noise import cks_delta, discrete_gaussian_delta, discrete_gaussian_sigma2
+from optnoise.privacy.noise_families import cks_delta, discrete_gaussian_delta, discrete_gaussian_sigma2
 from optnoise.reproduce.compare import ROUNDOFF, SOLVER
 from optnoise.reproduce.figures import FigureScript
 

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import brentq
 
-from optnoise.privacy.noise import discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise_families import discrete_gaussian_noise, geometric_noise
 from optnoise.reproduce.compare import ROUNDOFF
 from optnoise.reproduce.figures import FigureScript
 

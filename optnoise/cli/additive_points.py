@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.design.additive_eval import AdditiveResult
-from optnoise.design.pipeline import backend_solve, proof_dual
+from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.cache import entry_path, load_entry, store_entry
 from optnoise.engine.tolerance import MIP_REL_GAP
 
@@ -70,7 +70,7 @@ def _proof(res: AdditiveResult, options: dict[str, Any] | None) -> dict[str, Any
     """Row multipliers proving ``res``'s bound on the LP at its support (``None`` for a MILP or no solution).
 
     The LP at ``L`` is solved again with HiGHS; its row duals, or the multipliers of the optimal basis
-    in scaled variables (:func:`~optnoise.design.pipeline.proof_dual`), whichever proves more.
+    in scaled variables (:func:`~optnoise.design.settle.proof_dual`), whichever proves more.
     """
     if res.pmf is None or res.status != "optimal":
         return None
@@ -135,7 +135,7 @@ def additive_row(point: dict[str, Any], design: Any, res: AdditiveResult, solver
         "gap": res.gap,
         "achieved_dp": got.get("dp"),
         "achieved_pdp": got.get("pdp"),
-        "achieved_profile": json.dumps(got["profile"]) if "profile" in got else None,
+        "achieved_profile": None if got.get("profile") is None else json.dumps(got["profile"]),
         "achieved": json.dumps(got),
         "mse": res.actual.get("mse"),
         "mae": res.actual.get("mae"),

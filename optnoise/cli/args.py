@@ -18,14 +18,16 @@ import numpy as np
 from optnoise.cli.points import ROW_KEYS
 from optnoise.cli.sweeps import CONNECT_TIMEOUT
 from optnoise.design.metrics import METRICS
-from optnoise.design.noise import DESIGN_NOTIONS, RELEASES
+from optnoise.design.noise import DESIGN_NOTIONS
+from optnoise.design.releases import get_release, release_names
 from optnoise.engine.io import atomic_write_text, read_bytes, read_json, read_text
 from optnoise.engine.shown import clip, shown
 from optnoise.engine.solve import SOLVERS, check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import JOBS_PER_CORE, parse_float, parse_int, real_array
-from optnoise.privacy.budget import BUDGET_NOTIONS
-from optnoise.privacy.fields import BUDGET_FIELDS, BudgetField
+from optnoise.privacy.fields import BudgetField
+from optnoise.privacy.notions import NOTION_REGISTRY, budget_fields, notion_names
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = [
     "parsed_arg",
@@ -190,8 +192,8 @@ def _field_type(field: BudgetField, grid: bool) -> Callable[[str], Any]:
 
 
 def add_budget_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
-    """One flag ``--NAME`` per budget field of :data:`optnoise.privacy.fields.BUDGET_FIELDS`."""
-    for field in BUDGET_FIELDS:
+    """One flag ``--NAME`` per field of every registered notion (:func:`~optnoise.privacy.notions.budget_fields`)."""
+    for field in budget_fields():
         note = (" (grid)" if field.grid else " (one value for every point)") if grid else ""
         p.add_argument(
             f"--{field.name}",
@@ -215,7 +217,7 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         "--eps",
         default=None,
         type=num("eps") if not grid else str,
-        help=f"privacy level > 0, required unless --privacy is one of {', '.join(BUDGET_NOTIONS)} (which take "
+        help=f"privacy level > 0, required unless --privacy is one of {', '.join(_budget_notions())} (which take "
         "their own budget) or with --minimize epsilon" + (" (grid: 0.1:3:30 or 0.5,1)" if grid else ""),
     )
     p.add_argument(
@@ -249,17 +251,17 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     p.add_argument(
         "--privacy",
         default=None,
-        help=f"one of {', '.join(CLI_NOTIONS)}"
+        help=f"one of {', '.join(notion_names())}"
         + (" (comma list)" if grid else "")
-        + "; default pdp (dp: --release additive)",
+        + "; default "
+        + ", ".join(f"{r.default_privacy} (--release {r.name})" for r in map(get_release, release_names())),
     )
     add_budget_args(p, grid=grid)
     p.add_argument(
         "--release",
         default="modulo",
-        choices=RELEASES,
-        help="q + eta (mod n+1) (default), clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp), "
-        "or additive: q + eta on all integers, no --n (dp, pdp, profile)",
+        choices=release_names(),
+        help="; ".join(f"{r.name}: {r.summary}" for r in map(get_release, release_names())),
     )
     p.add_argument(
         "--minimize",
@@ -277,8 +279,14 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     add_solver_args(p)
 
 
-#: Every value of ``--privacy``: the notions of :class:`~optnoise.design.noise.NoiseDesign`.
+#: Every built-in value of ``--privacy`` (the flag takes every registered notion, :func:`notion_names`).
 CLI_NOTIONS = DESIGN_NOTIONS
+
+
+def _budget_notions() -> tuple[str, ...]:
+    return tuple(k for k, v in NOTION_REGISTRY.items() if not v.takes_eps)
+
+
 #: Every value of ``--minimize``.
 CLI_OBJECTIVES = ("distortion", "delta", "epsilon")
 
@@ -310,7 +318,7 @@ def parse_field(field: BudgetField, text: Any) -> Any:
 
 def budget_args(a: argparse.Namespace) -> dict[str, Any]:
     """The budget fields (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`) whose flags were given."""
-    kw = {f.name: parse_field(f, getattr(a, f.name, None)) for f in BUDGET_FIELDS}
+    kw = {f.name: parse_field(f, getattr(a, f.name, None)) for f in budget_fields()}
     return {k: v for k, v in kw.items() if v is not None}
 
 

@@ -16,10 +16,11 @@ from optnoise.cli.solve import design_from_args
 from optnoise.deploy.certified import load_design
 from optnoise.deploy.certify import CertificationError
 from optnoise.design.noise import NoiseDesign
+from optnoise.design.releases import LatticeRelease, get_release
 from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
 from optnoise.design.result import DesignResult
 from optnoise.engine.io import read_json
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     check_int,
     check_output_path,
@@ -30,6 +31,8 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import budget_fields, get_notion
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = [
     "add_certify_cli",
@@ -114,7 +117,8 @@ def add_certify_cli(sub: Any) -> None:
     p.set_defaults(handler=cmd_release)
 
 
-#: Fields of a result file that state a budget besides (eps, delta) (:mod:`optnoise.privacy.fields`).
+#: Fields of a result file that state a budget besides (eps, delta), of the built-in notions (a file is read
+#: with those of every registered notion, :func:`optnoise.privacy.notions.budget_fields`).
 RESULT_BUDGET_FIELDS = BUDGET_FIELD_NAMES
 
 
@@ -130,7 +134,7 @@ def result_from_file(path: str) -> DesignResult:
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
-    if data.get("release") == "additive":
+    if not isinstance(get_release(data.get("release", "modulo")), LatticeRelease):
         return _additive_from_file(path, data)
     missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]
     if missing:
@@ -162,8 +166,8 @@ def result_from_file(path: str) -> DesignResult:
     objective = data.get("objective", "distortion")
     privacy = data["privacy"]
     # the budget a result states besides (eps, delta): profile/rdp/zcdp budgets and the composed target
-    kw: dict[str, Any] = {k: data[k] for k in RESULT_BUDGET_FIELDS if data.get(k) is not None}
-    if privacy not in ("profile", "rdp", "zcdp"):
+    kw: dict[str, Any] = {f.name: data[f.name] for f in budget_fields() if data.get(f.name) is not None}
+    if get_notion(privacy).takes_eps:
         if objective != "epsilon":
             kw["eps"] = data["eps"]
         if objective == "distortion":
@@ -178,7 +182,7 @@ def result_from_file(path: str) -> DesignResult:
         metric=data["metric"],
         privacy=privacy,
         objective=objective,
-        shape=(n + 1,) * dim if pmf is not None and release == "modulo" else None,
+        shape=get_release(release).spec_shape({"shape": (n + 1,) * dim}) if pmf is not None else None,
         release=release,
         **kw,
     )
@@ -243,7 +247,8 @@ def cmd_certify(a: argparse.Namespace) -> int:
     max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
-    needed = ("eps", "neighborhood") if getattr(a, "release", None) == "additive" else ("n", "eps", "neighborhood")
+    takes_n = get_release(getattr(a, "release", None) or "modulo").takes_n
+    needed = ("n", "eps", "neighborhood") if takes_n else ("eps", "neighborhood")
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
@@ -261,7 +266,7 @@ def cmd_certify(a: argparse.Namespace) -> int:
                 f"(missing --{missing[0]})"
             )
         res = design_from_args(a).solve(**solve_kw)
-    composed = getattr(res.design, "privacy", None) == "composed"
+    composed = getattr(getattr(res.design, "notion", None), "composed", False)
     unproven = res.status in ("feasible", "time_limit")
     suboptimal = (res.status == "feasible" and composed) or (a.allow_suboptimal and unproven)
     if res.status != "optimal" and not suboptimal:

@@ -27,8 +27,8 @@ from optnoise.cli.sweep import run_sweep_command
 from optnoise.deploy.certify import CertificationError
 from optnoise.design.matrix import LOSSES
 from optnoise.design.mechanism import MECHANISM_NOTIONS, MECHANISM_OBJECTIVES, MechanismDesign
-from optnoise.engine.tolerance import UNVERIFIED
 from optnoise.engine.validation import check_jobs, check_output_path, parse_int, shown
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = [
     "add_mechanism_args",

@@ -22,6 +22,7 @@ import numpy as np
 from optnoise.cli.additive_points import additive_row, solve_cached
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import DESIGN_NOTIONS, NoiseDesign
+from optnoise.design.releases import LatticeRelease, get_release
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
@@ -32,8 +33,9 @@ from optnoise.engine.validation import (
     parse_int,
     shown,
 )
-from optnoise.privacy.fields import BUDGET_FIELD_NAMES, BUDGET_FIELDS
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import budget_fields
 from optnoise.privacy.renyi import RENYI_NOTIONS
 
 __all__ = [
@@ -226,9 +228,10 @@ def grid_points(
     value for every point. Every point is turned into a :class:`NoiseDesign` once
     here, so a bad value anywhere in the grid fails before any solving starts.
     """
-    unknown = sorted(set(budget) - set(BUDGET_FIELD_NAMES))
+    names = [f.name for f in budget_fields()]
+    unknown = sorted(set(budget) - set(names))
     if unknown:
-        raise ValueError(f"{unknown[0]} is not a budget field; the budget fields are {', '.join(BUDGET_FIELD_NAMES)}")
+        raise ValueError(f"{unknown[0]} is not a budget field; the budget fields are {', '.join(names)}")
     if objective != "distortion" and not max_distortion:
         raise ValueError(f"max_distortion is required with objective={shown(objective)}")
     second = list(max_distortion or []) if objective != "distortion" else list(delta if delta is not None else [None])
@@ -240,10 +243,10 @@ def grid_points(
         list(metric),
         list(privacy),
     ]
+    fields = budget_fields()
     # the budget fields, in table order: a grid axis for the numbers, one value (an axis of one) for the rest
     axes += [
-        list(budget[f.name]) if f.grid and budget.get(f.name) is not None else [budget.get(f.name)]
-        for f in BUDGET_FIELDS
+        list(budget[f.name]) if f.grid and budget.get(f.name) is not None else [budget.get(f.name)] for f in fields
     ]
     if any(not a for a in axes):
         raise ValueError("every grid must have at least one value")
@@ -263,10 +266,10 @@ def grid_points(
             "dim": dim,
         }
         p["delta" if objective == "distortion" else "max_distortion"] = None if s is None else float(s)
-        if release != "modulo":
+        if get_release(release).in_spec:
             p["release"] = release
         # a value is passed on as given (NoiseDesign refuses e.g. compositions=2.5, rather than truncating it)
-        p.update({f.name: v for f, v in zip(BUDGET_FIELDS, values, strict=True) if v is not None})
+        p.update({f.name: v for f, v in zip(fields, values, strict=True) if v is not None})
         design_of(p)
         pts.append(p)
     return pts
@@ -370,7 +373,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     """
     nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
     # a budget field is passed only when given, so that NoiseDesign names the one that does not fit the notion
-    budget = {k: point[k] for k in BUDGET_FIELD_NAMES if point.get(k) is not None}
+    budget = {f.name: point[f.name] for f in budget_fields() if point.get(f.name) is not None}
     return NoiseDesign(
         n=point["n"],
         eps=point.get("eps"),
@@ -409,7 +412,7 @@ def run_point(
         )
         return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
-    if design.release == "additive":
+    if not isinstance(design.rel, LatticeRelease):  # a module release (additive) makes its own row
         solved = solve_cached(
             design, cache, solver=solver, time_limit=time_limit, mip_gap=mip_gap, options=options, concurrent=concurrent
         )

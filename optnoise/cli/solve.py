@@ -19,11 +19,13 @@ from optnoise.cli.args import (
 )
 from optnoise.cli.points import design_of
 from optnoise.design.noise import NoiseDesign
+from optnoise.design.releases import LatticeRelease
 from optnoise.engine.io import atomic_write_text
-from optnoise.engine.tolerance import FEASIBILITY_TOL, UNVERIFIED, check_tol, delta_allowance, pdp_rtol, within_delta
+from optnoise.engine.tolerance import FEASIBILITY_TOL, check_tol
 from optnoise.engine.validation import MAX_FINITE_EPS, check_delta, check_eps, check_output_path, check_pmf
 from optnoise.privacy.curves import NOTIONS, achieved_deltas
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.verification import UNVERIFIED, delta_allowance, pdp_rtol, within_delta
 
 __all__ = ["design_from_args", "progress_args", "solve_with_flags", "cmd_solve", "cmd_verify"]
 
@@ -69,7 +71,7 @@ def progress_args(design: Any, a: argparse.Namespace) -> dict[str, Any]:
     pipes get no bar, so an error stays one line on stderr."""
     if getattr(a, "quiet", True) or not sys.stderr.isatty():
         return {}
-    iterative = getattr(design, "privacy", None) == "composed" or (
+    iterative = getattr(getattr(design, "notion", None), "composed", False) or (
         getattr(design, "budget", None) is not None and design.budget.is_conic and a.solver == "auto"
     )
     return {"verbose": True} if iterative else {}
@@ -98,7 +100,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if a.plot:
         check_plot_path(a.plot)
     design = design_from_args(a)
-    if design.release == "additive":
+    if not isinstance(design.rel, LatticeRelease):  # a module release (additive) prints its own table
         return _solve_additive(design, a)
     if a.compare:
         raise ValueError("compare is supported for --release additive only (for now)")
@@ -142,7 +144,7 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
-        budget = design.profile if design.privacy == "profile" else f"eps={design.eps:g}  delta={design.delta:g}"
+        budget = design.profile if design.eps is None else f"eps={design.eps:g}  delta={design.delta:g}"
         print(f"problem     q + eta on the integers (release additive)  {budget}")
         print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
@@ -175,9 +177,9 @@ def cmd_verify(a: argparse.Namespace) -> int:
         raise ValueError(f"pmf must have at least 2 entries per coordinate (answers 0..n with n >= 1); got {pmf.shape}")
     n = pmf.shape[0] - 1
     nb = Neighborhood.parse(a.neighborhood, directed=a.directed, dim=pmf.ndim)
-    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.engine.tolerance)
+    # the tolerance rule shared with DesignResult.verify() and sweeps (optnoise.privacy.verification)
     got = achieved_deltas(pmf, nb.resolve(n, pmf.ndim), eps, tol=tol, rtol=pdp_rtol(eps), pure=delta == 0.0)
-    notions = NOTIONS if a.privacy == "all" else (a.privacy,)
+    notions = {"all": NOTIONS}.get(a.privacy, (a.privacy,))
     passed = {k: within_delta(got[k], delta) for k in NOTIONS}
     ok = all(passed[k] for k in notions)
     if a.format == "json":

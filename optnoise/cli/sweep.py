@@ -21,9 +21,10 @@ from optnoise.cli.args import (
 )
 from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
 from optnoise.cli.sweeps import SweepInterrupted, run_sweep
-from optnoise.engine.tolerance import UNVERIFIED
+from optnoise.design.releases import get_release
 from optnoise.engine.validation import check_jobs, check_output_path
-from optnoise.privacy.fields import BUDGET_FIELDS
+from optnoise.privacy.notions import budget_fields
+from optnoise.privacy.verification import UNVERIFIED
 
 __all__ = ["cmd_sweep", "run_sweep_command"]
 
@@ -36,15 +37,16 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     # range of its fields (e.g. the cap of compositions), so integer grids are only checked to be integers here
     budget = {
         f.name: parse_field(f, text) if not f.grid else parse_grid(f.name, text, integer=f.kind == "int", maximum=None)
-        for f in BUDGET_FIELDS
+        for f in budget_fields()
         if (text := getattr(a, f.name)) is not None
     }
-    additive = a.release == "additive"
+    release = get_release(a.release)
+    additive = not release.takes_n
     if a.n is None and not additive:
         raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")
     if a.n is not None and additive:
-        raise ValueError("n: --release additive takes no --n (q + eta on all integers); drop --n")
-    privacy = a.privacy if a.privacy is not None else ("dp" if additive else "pdp")
+        raise ValueError(f"n: --release {release.name} takes no --n (q + eta on all integers); drop --n")
+    privacy = a.privacy if a.privacy is not None else release.default_privacy
     points = grid_points(
         n=None if additive else parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,

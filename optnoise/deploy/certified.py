@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -38,7 +39,7 @@ import numpy as np
 
 from optnoise.deploy import opendp
 from optnoise.deploy.additive import ADDITIVE_FIELD, additive_from_dict
-from optnoise.deploy.composed import check_composed_block, composed_block, composed_delta
+from optnoise.deploy.composed import BLOCK, check_composed_block, composed_block, composed_delta
 from optnoise.deploy.files import (
     FILE_FIELDS,
     FORMAT,
@@ -52,6 +53,7 @@ from optnoise.deploy.files import (
     read_certificate,
 )
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
+from optnoise.design.additive_eval import ADDITIVE
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
@@ -61,6 +63,9 @@ from optnoise.privacy import accounting
 from optnoise.privacy.exact import check_bounds, frac_str
 
 __all__ = ["CertifiedDesign", "CertifiedMechanism", "load_design"]
+
+#: Releases whose design files have a format of their own, by release name: (their extra field, their loader).
+RELEASE_FORMATS: dict[str, tuple[str, Callable[..., Any]]] = {ADDITIVE: (ADDITIVE_FIELD, additive_from_dict)}
 
 
 @dataclass(eq=False)
@@ -209,8 +214,10 @@ class _Certified:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
         problem = data.get("problem")
-        additive = isinstance(problem, dict) and problem.get("release") == "additive"
-        fields = FILE_FIELDS + ((ADDITIVE_FIELD,) if additive else ())
+        # a release certified by its own format (q + eta on Z: finite weights, exact tails): its loader and field
+        release = problem.get("release") if isinstance(problem, dict) else None
+        special = RELEASE_FORMATS.get(release) if isinstance(release, str) else None
+        fields = FILE_FIELDS + ((special[0],) if special else ())
         unknown = sorted(set(data) - set(fields) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
             raise bad(unknown[0], "is not a field of the design format")
@@ -229,8 +236,8 @@ class _Certified:
             design = design_from_spec(data["problem"])
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
-        if additive:  # q + eta on Z: finite weights, exact tails (optnoise.deploy.additive)
-            return additive_from_dict(data, design, bad)
+        if special:
+            return special[1](data, design, bad)
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:
@@ -267,12 +274,12 @@ class _Certified:
         )
         # the composed guarantee is recomputed from the weights too; files written before the ``composed``
         # block kept it in ``repair.composed``, which is checked the same way and then moved
-        if "composed" in data and "composed" in repair:
+        if BLOCK in data and BLOCK in repair:
             raise bad("repair.composed", "must not be given beside the field 'composed'")
-        if "composed" in data:
-            out.composed = check_composed_block(out, data["composed"], "composed")
-        elif "composed" in repair:
-            out.composed = check_composed_block(out, repair.pop("composed"), "repair.composed")
+        if BLOCK in data:
+            out.composed = check_composed_block(out, data[BLOCK], BLOCK)
+        elif BLOCK in repair:
+            out.composed = check_composed_block(out, repair.pop(BLOCK), "repair.composed")
         return out
 
     @classmethod

@@ -93,6 +93,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -111,15 +112,11 @@ from optnoise.design.repair import (
 )
 from optnoise.design.result import set_certifier
 from optnoise.engine.solve import SOLVERS
-from optnoise.engine.tolerance import delta_allowance
 from optnoise.engine.validation import check_choice, check_delta, check_int, check_positive, shown
-from optnoise.privacy.curves import NOTIONS
+from optnoise.privacy.notions import NOTION_REGISTRY, get_notion
+from optnoise.privacy.verification import CertificationError, delta_allowance
 
 __all__ = ["CertificationError", "certify_result"]
-
-
-class CertificationError(ValueError):
-    """The requested (eps, delta) cannot be certified exactly (or the result is not certifiable)."""
 
 
 def certify_result(
@@ -143,7 +140,7 @@ def certify_result(
         The delta to certify at the design's eps. Default: the design's delta;
         for a minimise-delta design (15a), which asks for no particular delta,
         the solver's minimum with the slack of the tolerance rule
-        (:func:`optnoise.engine.tolerance.delta_allowance`; the exact certified delta,
+        (:func:`optnoise.privacy.verification.delta_allowance`; the exact certified delta,
         reported, is usually far closer to the minimum). For a design
         certified at another delta than its own, the returned design states
         the problem at that delta.
@@ -177,17 +174,21 @@ def certify_result(
         Non-optimal status, no solution, or the target cannot be certified
         within ``max_loss`` (the message says which).
     """
-    if getattr(getattr(result, "design", None), "release", None) == ADDITIVE:
-        return _certify_additive(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
+    # a release with a certifier of its own (q + eta on Z); noise and matrices are certified below
+    release = getattr(getattr(result, "design", None), "release", None)
+    special = RELEASE_CERTIFIERS.get(release) if isinstance(release, str) else None
+    if special is not None:
+        return special(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):
         raise ValueError(
             "result must be a DesignResult or MechanismResult (from NoiseDesign.solve() or "
             f"MechanismDesign.solve()); got {type(result).__name__}"
         )
     design = result.design
-    if design.privacy not in NOTIONS:
+    if not get_notion(design.privacy).certifies:
+        certified = ", ".join(k for k, v in NOTION_REGISTRY.items() if v.certifies)
         raise CertificationError(
-            f"certification covers privacy in {', '.join(NOTIONS)}; a {design.privacy!r} design has no single "
+            f"certification covers privacy in {certified}; a {design.privacy!r} design has no single "
             "(eps, delta) to certify (account for it with result.compose(k) or result.pld())"
         )
     sol = solution_of(result)
@@ -283,5 +284,8 @@ def _certify_additive(result: Any, *, delta: float | None, bits: int, max_loss: 
     meta["model_size"] = result.model_size
     return certify_additive(result, bits=bits, max_loss=max_loss, solver_meta=meta, error=CertificationError)
 
+
+#: Releases certified by a format of their own, by release name (every other design: its pair layout).
+RELEASE_CERTIFIERS: dict[str, Callable[..., Any]] = {ADDITIVE: _certify_additive}
 
 set_certifier(certify_result)

@@ -37,6 +37,8 @@ ACCOUNTING = "pld-pessimistic"
 COMPOSED_FIELDS = ("compositions", "eps", "delta", "discretization", "composed_delta", "accounting")
 #: The field only files of the older ``repair.composed`` form have (the single-release target).
 LEGACY_FIELD = "single_release_delta"
+#: The design-file field of the composed block (files before it kept the block in ``repair.composed``).
+BLOCK = "composed"
 #: Tolerance between a stored and a recomputed composed delta: the FFT of the composition is exact
 #: only to float rounding, which differs between machines in the last digits.
 RTOL, ATOL = 1e-6, 1e-15
@@ -96,11 +98,12 @@ def check_composed_block(certified: Any, block: Any, field: str = "composed") ->
 
     if not isinstance(block, dict):
         raise bad("", f"must be a mapping; got {type(block).__name__}")
-    allowed = set(COMPOSED_FIELDS) | ({LEGACY_FIELD} if field != "composed" else set())
+    current = field == BLOCK  # the current block, not the legacy repair.composed
+    allowed = set(COMPOSED_FIELDS) | (set() if current else {LEGACY_FIELD})
     unknown = sorted(set(block) - allowed)
     if unknown:
         raise bad(unknown[0], "is not a field of the composed block")
-    required = [k for k in COMPOSED_FIELDS if k != "accounting" or field == "composed"]
+    required = [k for k in COMPOSED_FIELDS if k != "accounting" or current]
     missing = [k for k in required if k not in block]
     if missing:
         raise bad(missing[0], "is missing")

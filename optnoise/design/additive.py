@@ -65,8 +65,8 @@ from optnoise.design.additive_eval import (
     settled_result,
     tail_weights,
 )
-from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
+from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.output import relative_gap
-from optnoise.engine.tolerance import dp_eps, pdp_rtol, settle_gap, settle_status
+from optnoise.engine.tolerance import settle_gap
 from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
 from optnoise.privacy.curves import hockey_stick, pdp_leak
-from optnoise.privacy.noise import IntegerNoise, discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise_families import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
+from optnoise.privacy.verification import dp_eps, pdp_rtol, settle_status
 
 __all__ = [
     "ADDITIVE",
@@ -241,8 +242,8 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
     """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
 
     ``achieved``: ``"dp"``, the largest hockey stick over the shifts (at the slackened eps of a
-    pure target, :func:`~optnoise.engine.tolerance.dp_eps`), and ``"pdp"``, the largest leak
-    mass (Definition 2, with :func:`~optnoise.engine.tolerance.pdp_rtol`); for a profile, one
+    pure target, :func:`~optnoise.privacy.verification.dp_eps`), and ``"pdp"``, the largest leak
+    mass (Definition 2, with :func:`~optnoise.privacy.verification.pdp_rtol`); for a profile, one
     hockey stick per pair (``"profile"``). Sums over every integer output: explicit entries
     plus the tail windows times ``1 / (1 - a)``; an output whose neighbour's mass is 0 leaks
     its whole mass (infinite loss).
@@ -477,7 +478,7 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
 
     Every shift of the design, in its listed order: ``H(g || g(. + mu))`` (``"dp"``, per
     profile pair) or the leak mass (``"pdp"``), on the noise window padded by the shift (the
-    window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise.TAIL`).
+    window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise_families.TAIL`).
     """
     g = noise.pmf
     budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]

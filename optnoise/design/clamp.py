@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.matrix import _matrix_rows, _pair_rows_size, _size, matrix_errors
+from optnoise.design.matrix import add_matrix_rows, matrix_errors, pair_rows_size, size_dict
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.tolerance import dp_eps, pdp_rtol
 from optnoise.engine.validation import check_int, check_pmf
 from optnoise.privacy.curves import mechanism_delta
+from optnoise.privacy.verification import dp_eps, pdp_rtol
 
 __all__ = ["clamp_baseline", "clamp_model_size", "clamp_matrix", "clamp_repair", "clamp_model", "clamp_evaluation"]
 
@@ -27,8 +27,8 @@ def clamp_model_size(
     rows, cols, nnz = 2 * n + 3, 4 * n + 3, 8 * n + 5  # f, both tails, their recursions and sum f = 1
     if delta_objective:  # t and the distortion cap over every distinct column of the matrix
         rows, cols, nnz = rows + 1, cols + 1, nnz + (4 * n + 1 if n >= 2 else 4)
-    pr, pc, pn, pi = _pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
-    return _size(rows + pr, cols + pc, nnz + pn, pi)
+    pr, pc, pn, pi = pair_rows_size(pairs, n + 1, "pure" if pure else privacy, formulation, delta_objective)
+    return size_dict(rows + pr, cols + pc, nnz + pn, pi)
 
 
 def clamp_matrix(pmf: Any, n: int) -> np.ndarray:
@@ -154,7 +154,7 @@ def clamp_model(
     _, cols = _clamp_columns(mb, n)
     e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # released error y - q
     L = np.asarray(cost, dtype=float)[e + n]
-    _matrix_rows(
+    add_matrix_rows(
         mb,
         cols,
         L,
@@ -172,16 +172,17 @@ def clamp_model(
 
 
 def clamp_evaluation(
-    design: Any, pmf: Any, pure: bool | None = None
+    design: Any, pmf: Any, pure: bool | None = None, eps: Any = ...
 ) -> tuple[float, dict[str, float], dict[str, float]]:
     """Distortion, achieved deltas ``{"dp", "pdp"}`` and released errors of a clamped design's PMF
     (no deltas without an eps: a composed design with ``objective="epsilon"``).
 
     ``pure`` (default: the design's delta is 0) reads the DP delta at the slackened eps that every
-    notion shares at delta = 0 (:func:`optnoise.engine.tolerance.dp_eps`).
+    notion shares at delta = 0 (:func:`optnoise.privacy.verification.dp_eps`); ``eps`` (default the
+    design's) is where the deltas are read, ``None`` for none.
     """
     pure = design.is_pure if pure is None else pure
-    n, eps = design.n, design.eps
+    n, eps = design.n, design.eps if eps is ... else eps
     P = clamp_matrix(pmf, n)
     e = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]
     distortion = float((P * design.cost[e + n]).sum() / (n + 1))

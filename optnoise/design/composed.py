@@ -119,6 +119,7 @@ from optnoise.design.composed_bounds import composition, lower_bound, single_del
 from optnoise.design.composed_solve import CALIBRATION_MARGIN, ComposedSolution, solve_composed
 from optnoise.engine.validation import check_int, check_positive, shown
 from optnoise.privacy import accounting
+from optnoise.privacy.notions import get_notion
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -182,12 +183,12 @@ NO_MODEL = (
 
 def lp_notion(privacy: str) -> str:
     """The notion of the LPs a design solves: ``"dp"`` for a composed design (k = 1, bounds), else its own."""
-    return "dp" if privacy == COMPOSED else privacy
+    return get_notion(privacy).lp or privacy
 
 
 def composed_spec(design: Any, describe: bool = False) -> dict[str, Any]:
     """The composed fields of ``design.spec()`` (empty for other notions); ``describe``: for ``repr``."""
-    if design.privacy != COMPOSED:
+    if not design.notion.composed:
         return {}
     out = {"compositions": design.compositions, "discretization": design.discretization}
     if describe:
@@ -215,7 +216,7 @@ def check_composed_args(
     from optnoise.engine.validation import check_delta
 
     out: dict[str, Any] = dict.fromkeys(("compositions", "discretization", "delta", "max_distortion"))
-    if privacy != COMPOSED:
+    if not get_notion(privacy).composed:
         if compositions is not None or discretization is not None:
             name = "compositions" if compositions is not None else "discretization"
             raise ValueError(f"{name} applies only with privacy='composed'")

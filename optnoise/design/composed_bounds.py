@@ -13,13 +13,11 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_matrix
 from optnoise.privacy import accounting
-from optnoise.privacy.curves import achieved_deltas, mechanism_delta
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -34,21 +32,19 @@ __all__ = [
     "lower_bound",
     "release_pairs",
     "single_delta",
+    "SingleReleaseLP",
+    "single_release_lp",
 ]
 
 
 def release_pairs(design: NoiseDesign, pmf: np.ndarray) -> accounting.ReleasePairs:
     """The release's protected pairs (as :meth:`DesignResult.release_pairs`)."""
-    if design.release == "clamp":
-        return accounting.mechanism_pairs(clamp_matrix(pmf, design.n), design.pairs)
-    return accounting.noise_pairs(np.asarray(pmf, dtype=float).reshape(design.shape), design.shifts)
+    return design.rel.release_pairs(design, pmf)
 
 
 def single_delta(design: NoiseDesign, pmf: np.ndarray, eps: float) -> float:
     """The exact single-release hockey stick at eps (the worst protected pair)."""
-    if design.release == "clamp":
-        return float(mechanism_delta(clamp_matrix(pmf, design.n), design.pairs, eps, notion="dp"))
-    return float(achieved_deltas(np.asarray(pmf).reshape(design.shape), design.shifts, eps)["dp"])
+    return design.rel.single_delta(design, pmf, eps)
 
 
 def composition(design: NoiseDesign, pmf: np.ndarray) -> accounting.Composition:
@@ -64,6 +60,39 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 
 
 # --------------------------------------------------------------------------------------------
+# the single-release LP
+# --------------------------------------------------------------------------------------------
+
+
+class SingleReleaseLP(Protocol):
+    """How the composed search solves its single-release (eps, delta) LPs.
+
+    ``lp(design, time_limit=..., options=...)`` returns a result with ``pmf``, ``status``, ``bound``,
+    ``distortion``, ``message``, ``solve_time`` and ``verify()``. The pipeline passes its own
+    (:func:`optnoise.design.pipeline.solve_noise` with the composed design's backend), so that the
+    search never re-enters ``NoiseDesign.solve``.
+    """
+
+    def __call__(
+        self, design: Any, /, *, time_limit: float | None = None, options: dict[str, Any] | None = None
+    ) -> Any:
+        """Solve the single-release ``design`` within ``time_limit`` seconds with raw HiGHS ``options``."""
+
+
+def single_release_lp(lp_solver: str | SingleReleaseLP) -> SingleReleaseLP:
+    """The LP interface of ``lp_solver``: itself when it is one, else the design's own solve with that backend name
+    (for direct callers of the bounds)."""
+    if callable(lp_solver):
+        return lp_solver
+    name = lp_solver
+
+    def by_name(design: Any, *, time_limit: float | None = None, options: dict[str, Any] | None = None) -> Any:
+        return design.solve(solver=name, time_limit=time_limit, options=options)
+
+    return by_name
+
+
+# --------------------------------------------------------------------------------------------
 # lower bounds
 # --------------------------------------------------------------------------------------------
 
@@ -71,7 +100,7 @@ def compose_release(pairs: accounting.ReleasePairs, k: int, discretization: floa
 def _lp_bound(
     design: NoiseDesign,
     eps: float,
-    lp_solver: str,
+    lp_solver: str | SingleReleaseLP,
     time_limit: float | None = None,
     options: dict[str, Any] | None = None,
     **changes: Any,
@@ -87,13 +116,13 @@ def _lp_bound(
         "delta": design.delta,
         **changes,
     }
-    res = design.replace(**spec).solve(solver=lp_solver, time_limit=time_limit, options=options)
+    res = single_release_lp(lp_solver)(design.replace(**spec), time_limit=time_limit, options=options)
     return None if res.bound is None or not math.isfinite(res.bound) else float(res.bound)
 
 
 def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
     """For the sum-statistic bound: per protected shift mu, the shifts ``k mu`` (and ``-k mu`` if ``-mu`` is listed)."""
-    if design.release != "modulo" or design.metric not in ("mse", "circular-mse"):
+    if not design.rel.cyclic or design.metric not in ("mse", "circular-mse"):
         return []
     N, k = design.n + 1, int(design.compositions)
     listed = {tuple(int(v) for v in s) for s in design.shifts.tolist()}
@@ -115,7 +144,7 @@ def _sum_shifts(design: NoiseDesign) -> list[tuple[list[Any], bool]]:
 
 def lp_lower_bound(
     design: NoiseDesign,
-    lp_solver: str = "highs",
+    lp_solver: str | SingleReleaseLP = "highs",
     eps: float | None = None,
     deadline: float | None = None,
     options: dict[str, Any] | None = None,
@@ -146,7 +175,7 @@ def lp_lower_bound(
 
 def bound_and_method(
     design: NoiseDesign,
-    lp_solver: str = "highs",
+    lp_solver: str | SingleReleaseLP = "highs",
     eps: float | None = None,
     upper: float | None = None,
     deadline: float | None = None,
@@ -168,7 +197,10 @@ def bound_and_method(
 
 
 def lower_bound(
-    design: NoiseDesign, lp_solver: str = "highs", eps: float | None = None, upper: float | None = None
+    design: NoiseDesign,
+    lp_solver: str | SingleReleaseLP = "highs",
+    eps: float | None = None,
+    upper: float | None = None,
 ) -> float | None:
     """The bound of :func:`bound_and_method` (``None`` when nothing is proven)."""
     return bound_and_method(design, lp_solver, eps, upper)[0]
@@ -178,7 +210,7 @@ def eps_bound_and_method(
     design: NoiseDesign,
     cap: float,
     eps_hi: float,
-    lp_solver: str,
+    lp_solver: str | SingleReleaseLP,
     deadline: float | None = None,
     options: dict[str, Any] | None = None,
 ) -> tuple[float | None, str]:

@@ -55,16 +55,17 @@ class Support:
     representative in ``(-(n+1)/2, (n+1)/2]`` for modulo noise, ``eta`` itself for clamped noise.
     """
 
-    def __init__(self, n: int, shape: tuple[int, ...], release: str) -> None:
-        self.n, self.shape, self.release = n, shape, release
-        if release == "clamp":
-            self.offsets = np.arange(-n, n + 1).reshape(-1, 1)
-            self.radius = n
-        else:
+    def __init__(self, n: int, shape: tuple[int, ...], cyclic: bool) -> None:
+        # cyclic: modulo noise (the release's ``cyclic``); otherwise clamped noise on -n..n
+        self.n, self.shape, self.cyclic = n, shape, cyclic
+        if cyclic:
             N = n + 1
             grids = np.indices(shape).reshape(len(shape), -1).T
             self.offsets = np.where(grids > N // 2, grids - N, grids)
             self.radius = N // 2
+        else:
+            self.offsets = np.arange(-n, n + 1).reshape(-1, 1)
+            self.radius = n
         self.size = self.offsets.shape[0]
 
 

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.composed_bounds import bound_and_method, composition, eps_bound_and_method
+from optnoise.design.composed_bounds import (
+    SingleReleaseLP,
+    bound_and_method,
+    composition,
+    eps_bound_and_method,
+    single_release_lp,
+)
 from optnoise.design.composed_families import (
     Support,
     bisect_largest,
@@ -26,7 +32,7 @@ from optnoise.design.composed_families import (
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import OutOfTime, Progress
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -88,14 +94,14 @@ class _Problem:
         self.k = int(design.compositions)
         self.delta = float(design.delta or 0.0)
         self.h = float(design.discretization)
-        self.cost = _clamp_cost(design) if design.release == "clamp" else np.asarray(design.cost, float).ravel()
-        self.support = Support(design.n, design.shape, design.release)
+        self.cost = _search_cost(design)
+        self.support = Support(design.n, design.shape, design.rel.cyclic)
         self.checks = 0
         self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
         from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
 
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
-        if design.release == "clamp":
+        if not design.rel.cyclic:
             self.pairs = clamp_pair_map(design.n, design.pairs)
             self.sensitivity = float(np.max(np.abs(design.pairs[:, 0] - design.pairs[:, 1])))
             self.structured = False
@@ -110,7 +116,7 @@ class _Problem:
                 keep = [j for j in range(len(design.shifts)) if 0 < int(design.shifts[j, 0]) <= N // 2]
                 idx = idx[keep]
             self.pairs = modulo_pair_map(idx)
-        self.heavy = len(design.shifts if design.release == "modulo" else design.pairs) > 8
+        self.heavy = len(design.shifts if design.rel.cyclic else design.pairs) > 8
 
     @property
     def max_scale(self) -> float:
@@ -168,10 +174,10 @@ class _Problem:
     def safe(self) -> np.ndarray:
         """A PMF whose release is perfectly private: uniform modulo noise, or clamped noise at ``-n``."""
         f = np.zeros(self.support.size)
-        if self.design.release == "clamp":
-            f[0] = 1.0
-        else:
+        if self.design.rel.cyclic:
             f[:] = 1.0 / f.size
+        else:
+            f[0] = 1.0
         return f
 
     def hybrid(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -212,23 +218,28 @@ def solve_composed(
     time_limit: float | None = None,
     verbose: bool = False,
     options: dict[str, Any] | None = None,
+    lp: SingleReleaseLP | None = None,
 ) -> ComposedSolution:
     """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
 
     ``verbose`` shows a progress bar on stderr (accounting checks and search evaluations, with the
     stage). ``time_limit`` (seconds) stops the work in time: the best certified point found so far is
     returned with status ``"time_limit"``, its proven bound and gap. ``options``: raw HiGHS options of
-    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs).
+    the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs). ``lp``: how those LPs are
+    solved (:data:`~optnoise.design.composed_bounds.SingleReleaseLP`; the pipeline passes its own),
+    by default each single-release design's own solve with ``solver``.
     """
     t0 = time.perf_counter()
-    lp_solver = "highs" if solver == "auto" else solver
+    lp_solver: str | SingleReleaseLP = lp if lp is not None else ("highs" if solver == "auto" else solver)
     with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
         out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
     out.solve_time = time.perf_counter() - t0
     return out
 
 
-def _solve(design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None) -> ComposedSolution:
+def _solve(
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, clock: Progress, options: dict[str, Any] | None
+) -> ComposedSolution:
     """The k = 1 LPs, or the candidates and searches of k >= 2 (the best certified point at a time limit)."""
     if design.compositions == 1:
         if design.objective == "distortion":
@@ -262,7 +273,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
       finite eps is achievable: ``"infeasible"``.
     """
     d = design
-    cost = _clamp_cost(d) if d.release == "clamp" else np.asarray(d.cost, dtype=float).ravel()
+    cost = _search_cost(d)
     c_min = float(cost.min())
     at_min = np.flatnonzero(cost <= c_min)
     point = np.zeros(cost.size)
@@ -304,7 +315,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
     return None
 
 
-def _timed_out(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _timed_out(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
     d = prob.design
     cands = {k: v for k, v in prob.cands.items() if math.isfinite(v[0])}  # eps = inf: not an answer
@@ -367,7 +378,7 @@ def _search_time(prob: _Problem) -> float:
     return prob.clock.t0 + SEARCH_SHARE * prob.clock.time_limit - time.perf_counter()
 
 
-def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
@@ -422,7 +433,7 @@ def _primal(prob: _Problem, lp_solver: str) -> ComposedSolution:
         prob.clock.stage("calibrating the search's point")
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
-        if tuned is None and d.release == "clamp":
+        if tuned is None and not d.rel.cyclic:
             tuned = _mix(found.pmf, _clamp_anchor(prob, eps, lp_solver), ok)
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
@@ -450,7 +461,7 @@ def _settle(
 ) -> ComposedSolution:
     """The solution with its status: ``"optimal"`` with a proven gap, else ``unproven``."""
     gap = relative_gap(value, bound) if bound is not None else None
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else unproven
+    status = "optimal" if proven_optimal(gap) else unproven
     if status != "optimal":
         msg += f"; {status}: the composed guarantee is re-verified, optimality is not proven"
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
@@ -463,7 +474,7 @@ def _bound_deadline(prob: _Problem) -> float | None:
     return time.perf_counter() + max(prob.clock.left(total=True), 0.1)
 
 
-def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
+def _dual(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     cap = float(d.max_distortion or 0.0)
     uniform = prob.safe()
@@ -530,6 +541,11 @@ def _dual(prob: _Problem, lp_solver: str) -> ComposedSolution:
     return replace(_settle(best[1], best[0], bound, msg, best[2], table, best[0]), bound_method=how)
 
 
+def _search_cost(design: NoiseDesign) -> np.ndarray:
+    """The cost per noise value the search charges: the design's, or a clamped design's per ``eta``."""
+    return np.asarray(design.cost, dtype=float).ravel() if design.rel.cyclic else _clamp_cost(design)
+
+
 def _clamp_cost(design: NoiseDesign) -> np.ndarray:
     """The clamped design's distortion is linear in the noise: ``mean_q cost(clip(q + eta) - q)`` per eta."""
     n = design.n
@@ -551,30 +567,30 @@ def _mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
     return (1 - hi) * pmf + hi * anchor
 
 
-def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray:
+def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray:
     """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
     d = prob.design
     steps = math.floor(eps / (prob.k * prob.h))
     if steps >= 1:
         e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        res = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0).solve(
-            solver=lp_solver, options=prob.options
-        )
+        single = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0)
+        res = single_release_lp(lp_solver)(single, options=prob.options)
         if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
             return np.asarray(res.pmf, dtype=float).ravel()
     return prob.safe()
 
 
-def _lp_candidate(prob: _Problem, eps: float, lp_solver: str) -> np.ndarray | None:
+def _lp_candidate(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
     """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
     d = prob.design
     single = {}
 
     def make(e0: float) -> np.ndarray | None:
         if e0 not in single:
-            res = d.replace(
+            one = d.replace(
                 privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            ).solve(solver=lp_solver, options=prob.options)
+            )
+            res = single_release_lp(lp_solver)(one, options=prob.options)
             single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
         return single[e0]
 
@@ -608,17 +624,17 @@ def _single(design: NoiseDesign, eps: float) -> NoiseDesign:
 
 
 def _k1_distortion(
-    design: NoiseDesign, lp_solver: str, time_limit: float, options: dict[str, Any] | None
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, time_limit: float, options: dict[str, Any] | None
 ) -> ComposedSolution:
     limit = None if math.isinf(time_limit) else max(time_limit, 0.1)
-    res = _single(design, float(design.eps or 0.0)).solve(solver=lp_solver, time_limit=limit, options=options)
+    res = single_release_lp(lp_solver)(_single(design, float(design.eps or 0.0)), time_limit=limit, options=options)
     msg = f"k = 1: the (eps, delta) LP (privacy='dp'), status {res.status!r}: {res.message}".rstrip(": ")
     pmf = None if res.pmf is None else np.asarray(res.pmf, dtype=float)
     return ComposedSolution(pmf, res.status, res.bound, msg, res.solve_time, method="LP", bound_method="lp")
 
 
 def _k1_epsilon(
-    design: NoiseDesign, lp_solver: str, clock: Progress, options: dict[str, Any] | None
+    design: NoiseDesign, lp_solver: str | SingleReleaseLP, clock: Progress, options: dict[str, Any] | None
 ) -> ComposedSolution:
     """Least eps with an (eps, delta) LP optimum within the cap: bisection, each side proven by an LP
     (stopped by the time limit where the proofs reached)."""
@@ -631,7 +647,7 @@ def _k1_epsilon(
         clock.step(stage=f"LP at eps = {eps:.6g}", check=False)
         left = clock.left(total=True)
         limit = None if math.isinf(left) else max(left, 0.1)
-        return _single(design, eps).solve(solver=lp_solver, time_limit=limit, options=options)
+        return single_release_lp(lp_solver)(_single(design, eps), time_limit=limit, options=options)
 
     for _ in range(40):  # bracket: double until an LP within the cap
         if clock.expired:
@@ -664,6 +680,6 @@ def _k1_epsilon(
             break
     pmf = np.asarray(best.pmf, dtype=float)
     gap = relative_gap(hi, lo)
-    status = "optimal" if gap is not None and gap <= OPTIMAL_GAP else "time_limit" if timed_out else "feasible"
+    status = "optimal" if proven_optimal(gap) else "time_limit" if timed_out else "feasible"
     msg = f"k = 1: least eps by bisection over the (eps, delta) LP; eps in ({lo:.10g}, {hi:.10g}] (both proven)"
     return ComposedSolution(pmf, status, lo, msg, 0.0, eps_objective=hi, method="LP bisection", bound_method="lp")

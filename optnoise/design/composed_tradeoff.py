@@ -434,7 +434,7 @@ def lambda_grid(k: int, eps: float, fine: float | None = None) -> np.ndarray:
 
 def setup(design: NoiseDesign, max_shifts: int = 2, fine: float | None = None) -> TradeoffBound | None:
     """The curve LPs of ``design``, or ``None`` outside the scope (module docstring)."""
-    if design.release != "modulo" or int(design.compositions or 1) < 2 or design.size > MAX_CELLS:
+    if not design.rel.cyclic or int(design.compositions or 1) < 2 or design.size > MAX_CELLS:
         return None
     N = design.n + 1
     shifts = np.asarray(design.shifts, dtype=np.int64).reshape(len(design.shifts), -1)

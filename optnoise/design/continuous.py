@@ -541,15 +541,16 @@ def describe(design: Any) -> str:
     )
 
 
-def check_release_args(release: Any, neighborhood: Any, **continuous_only: Any) -> None:
-    """Refuse the continuous release's parameters elsewhere, and a missing neighbourhood for the integer releases.
+def release_keywords(release: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    """``NoiseDesign``'s keywords for ``release``: the continuous ones refused elsewhere, and removed.
 
-    The grid release (issue 31, item 2) takes no neighbourhood either: its sensitivity fixes it.
+    Other releases require a neighbourhood (the grid release, issue 31 item 2, takes none either).
     """
-    if release in (CONTINUOUS, "grid"):
-        return
-    for name, value in continuous_only.items():
-        if value is not None:
+    if release == CONTINUOUS:
+        return kw
+    for name in ("sensitivity", "resolution", "gap"):
+        if kw.get(name) is not None and not (release == "grid" and name != "gap"):
             raise ValueError(f"{name} applies only to release='continuous'")
-    if neighborhood is None:
+    if kw.get("neighborhood") is None and release != "grid":
         raise ValueError(f"neighborhood is required with release={shown(release)} (e.g. Neighborhood.bd(1))")
+    return {k: v for k, v in kw.items() if k not in ("sensitivity", "resolution", "gap") or release == "grid"}

@@ -61,8 +61,8 @@ from typing import Any
 import numpy as np
 
 from optnoise.design.continuous_cost import RealCost
-from optnoise.design.pipeline import backend_solve, proof_dual
 from optnoise.design.rows import add_pair_rows
+from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
 from optnoise.engine.tolerance import MIP_REL_GAP

@@ -11,6 +11,7 @@ import numpy as np
 
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import exact_pair_delta
+from optnoise.privacy.notions import get_notion
 
 __all__ = ["PairLayout", "pmf_layout", "matrix_layout"]
 
@@ -64,6 +65,16 @@ class PairLayout:
     embed: Callable[[np.ndarray], np.ndarray]
     resolve: Callable[[float, str], np.ndarray | None]
     outputs: np.ndarray | None = None
+
+    @property
+    def indicators(self) -> bool:
+        """The notion bounds the mass of leaking outputs (Definition 2), not the hockey stick."""
+        return get_notion(self.notion, "notion").indicators
+
+    @property
+    def shared(self) -> bool:
+        """One leak indicator per output shared by every pair (``"pdp-kadam"``)."""
+        return get_notion(self.notion, "notion").shared
 
     @property
     def size(self) -> int:

@@ -20,10 +20,32 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
-__all__ = ["LOSSES", "resolve_pairs", "loss_matrix", "matrix_errors"]
+__all__ = [
+    "LOSSES",
+    "LOSS_OF_METRIC",
+    "canonical_loss",
+    "resolve_pairs",
+    "loss_matrix",
+    "matrix_errors",
+    "add_matrix_rows",
+    "output_values",
+    "pair_count_bound",
+    "pair_rows_size",
+    "size_dict",
+]
 
-#: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x``; a matrix is accepted too.
-LOSSES = ("abs", "sq", "er")
+#: The noise designs' metric names (:data:`optnoise.design.metrics.METRICS`) accepted as mechanism losses, and
+#: the loss each names: one vocabulary for both kinds of design. A design stores the loss name (its spec and
+#: files keep ``"abs"``/``"sq"``, so older files load unchanged).
+LOSS_OF_METRIC = {"mae": "abs", "mse": "sq"}
+#: Named losses ``L[x, y]`` of releasing output value ``y`` for input ``x`` (``"mae"``/``"mse"`` alias
+#: ``"abs"``/``"sq"``); a matrix is accepted too.
+LOSSES = ("abs", "sq", "er", *LOSS_OF_METRIC)
+
+
+def canonical_loss(loss: str) -> str:
+    """The stored name of a named loss: ``"abs"`` for ``"mae"``, ``"sq"`` for ``"mse"``, else itself."""
+    return LOSS_OF_METRIC.get(loss, loss)
 
 
 def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarray:
@@ -84,7 +106,7 @@ def resolve_pairs(neighbors: Any, n: int, *, directed: bool = False) -> np.ndarr
     return np.unique(pairs, axis=0)
 
 
-def _pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
+def pair_count_bound(neighbors: Any, n: int, directed: bool) -> int | None:
     """An upper bound on the number of ordered pairs a name or Neighborhood resolves to (``None`` for lists)."""
     if isinstance(neighbors, Neighborhood):
         return 2 * len(neighbors.raw) * (n + 1)
@@ -104,7 +126,7 @@ def _int_text(text: str, whole: str) -> int:
         raise ValueError(f"neighbors must be 'adjacent:K' with an integer K; got {shown(whole)}") from None
 
 
-def _outputs(outputs: Any, n: int) -> np.ndarray:
+def output_values(outputs: Any, n: int) -> np.ndarray:
     """The output values: ``0..m`` for an integer m, or the given distinct values.
 
     Integers (Python or numpy, also beyond int64) are compared exactly against
@@ -150,10 +172,10 @@ def loss_matrix(loss: Any, n: int, outputs: np.ndarray) -> np.ndarray:
     v = np.asarray(outputs, dtype=float)[None, :]
     x = np.arange(n + 1, dtype=float)[:, None]
     if isinstance(loss, str):
-        check_choice("loss", loss, LOSSES)
+        loss = canonical_loss(check_choice("loss", loss, LOSSES))
         if loss == "er":
             return (v != x).astype(float)
-        # outputs are within MAX_OUTPUT (see _outputs), so |v - x| and its square are finite doubles
+        # outputs are within MAX_OUTPUT (see output_values), so |v - x| and its square are finite doubles
         dist = np.abs(v - x)
         top = float(dist.max())
         if (top**2 if loss == "sq" else top) > MAX_COST:
@@ -199,7 +221,7 @@ def matrix_errors(P: np.ndarray, outputs: np.ndarray | None = None) -> dict[str,
     }
 
 
-def _matrix_rows(
+def add_matrix_rows(
     mb: ModelBuilder,
     cols: np.ndarray,
     L: np.ndarray,
@@ -265,20 +287,20 @@ def _matrix_rows(
     )
 
 
-def _pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
+def pair_rows_size(K: int, C: int, notion: str, formulation: str, t: bool) -> tuple[int, int, int, int]:
     """Rows, columns, nonzeros and integers that :func:`~optnoise.design.rows.add_pair_rows` adds.
 
     For ``K`` pairs of ``C`` entries each, every entry present (the full model).
     """
     M, budget_nnz = K * C, K * C + (K if t else 0)
-    if notion == "pure":
-        return M, 0, 2 * M, 0
-    if notion == "dp":
-        return M + K, M, 3 * M + budget_nnz, 0
-    if formulation == "hull":
-        return 3 * M + K, 2 * M, 8 * M + budget_nnz, M
-    return 5 * M + K, 2 * M, 14 * M + budget_nnz, M
+    pdp = (
+        (3 * M + K, 2 * M, 8 * M + budget_nnz, M)
+        if formulation == "hull"
+        else (5 * M + K, 2 * M, 14 * M + budget_nnz, M)
+    )
+    return {"pure": (M, 0, 2 * M, 0), "dp": (M + K, M, 3 * M + budget_nnz, 0), "pdp": pdp}[notion]
 
 
-def _size(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
+def size_dict(rows: int, cols: int, nnz: int, ints: int) -> dict[str, int]:
+    """A model size as :attr:`optnoise.engine.model.LinearModel.size` reports it."""
     return {"rows": rows, "cols": cols, "integers": ints, "nonzeros": nnz}

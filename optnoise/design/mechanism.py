@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,22 +63,24 @@ from scipy.ndimage import binary_dilation
 
 from optnoise.design.layout import PairLayout, matrix_layout
 from optnoise.design.matrix import (
-    _matrix_rows,
-    _outputs,
-    _pair_count_bound,
-    _pair_rows_size,
-    _size,
+    add_matrix_rows,
+    canonical_loss,
     loss_matrix,
+    output_values,
+    pair_count_bound,
+    pair_rows_size,
     resolve_pairs,
+    size_dict,
 )
 from optnoise.design.mechanism_result import MechanismResult
-from optnoise.design.pipeline import IPM_ROWS, cached, repair_solution, solve_lp
+from optnoise.design.pipeline import cached_result
+from optnoise.design.settle import IPM_ROWS, backend_solve, first_options, normalised_rows, repaired_result, settle
 from optnoise.engine.cache import problem_key
 from optnoise.engine.highs import write_mps
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
 from optnoise.engine.solve import check_solve_args
-from optnoise.engine.tolerance import MIP_REL_GAP, UNVERIFIED, delta_allowance
+from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_EPS,
     MAX_EPS_REASON,
@@ -94,6 +95,8 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import get_notion
+from optnoise.privacy.verification import delta_allowance
 
 __all__ = ["MechanismDesign", "MECHANISM_OBJECTIVES", "MECHANISM_NOTIONS"]
 
@@ -128,9 +131,10 @@ class MechanismDesign:
         list of pairs (symmetric unless ``directed=True``).
     outputs : int or array_like, optional
         An integer m (outputs ``0..m``; default ``m = n``) or the output values.
-    loss : {"abs", "sq", "er"} or array_like
+    loss : {"abs", "sq", "er", "mae", "mse"} or array_like
         ``|v_y - x|``, ``(v_y - x)^2``, ``1[v_y != x]``, or a matrix ``L[x, y]``
-        of shape ``(n+1, m+1)``.
+        of shape ``(n+1, m+1)``. ``"mae"`` and ``"mse"``, the names of noise designs'
+        metrics, are ``"abs"`` and ``"sq"`` (:data:`~optnoise.design.matrix.LOSS_OF_METRIC`).
     objective : {"bayes", "minimax", "delta"}
         Expected loss under ``prior``; worst-input loss; or the smallest delta
         with Bayes loss at most ``max_loss``.
@@ -169,7 +173,7 @@ class MechanismDesign:
         if not isinstance(directed, (bool, np.bool_)):
             raise ValueError(f"directed must be True or False; got {shown(directed)}")
         self.directed = bool(directed)
-        self.outputs = _outputs(outputs, self.n)
+        self.outputs = output_values(outputs, self.n)
         if (self.n + 1) * self.outputs.size > MAX_SIZE:
             raise ValueError(
                 f"n and outputs are too large: the matrix has (n+1)(m+1) = {(self.n + 1) * self.outputs.size} "
@@ -177,11 +181,11 @@ class MechanismDesign:
             )
         self.neighbors = neighbors
         # the model's size follows from the number of pairs: an oversized one is refused before they are listed
-        bound = _pair_count_bound(neighbors, self.n, self.directed)
+        bound = pair_count_bound(neighbors, self.n, self.directed)
         if bound is not None:
             check_model_size(self._full_size(bound), what=f"the {self.privacy!r} model of this design")
         self.pairs = resolve_pairs(neighbors, self.n, directed=self.directed)
-        self.loss = loss if isinstance(loss, str) else "custom"
+        self.loss = canonical_loss(loss) if isinstance(loss, str) else "custom"
         self.loss_matrix = loss_matrix(loss, self.n, self.outputs)
         if prior is None:
             self.prior = None
@@ -246,10 +250,10 @@ class MechanismDesign:
             rows, cols, nnz = rows + R, cols + 1, nnz + R * C + R
         elif self.objective == "delta":  # t and the Bayes-loss cap
             rows, cols, nnz = rows + 1, cols + 1, nnz + R * C
-        pr, pc, pn, pi = _pair_rows_size(
+        pr, pc, pn, pi = pair_rows_size(
             pairs, C, "pure" if self.is_pure else self.privacy, formulation, self.objective == "delta"
         )
-        return _size(rows + pr, cols + pc, nnz + pn, pi)
+        return size_dict(rows + pr, cols + pc, nnz + pn, pi)
 
     def model_size(self, formulation: str = "hull") -> dict[str, int]:
         """Rows, columns, integers and nonzeros of the full model (:meth:`build_model`), without building it.
@@ -398,7 +402,7 @@ class MechanismDesign:
         cols = flat.reshape(R, C)
         xs = entries // C
         mb.add_rows(xs, P, 1.0, lower=1.0, upper=1.0)  # rows of P sum to 1
-        _matrix_rows(
+        add_matrix_rows(
             mb,
             cols,
             self.loss_matrix,
@@ -412,8 +416,7 @@ class MechanismDesign:
             max_loss=self.max_loss,
             formulation=formulation,
         )
-        # the error rate's full model solves fastest by dual simplex, also when large (see initial_rows)
-        return mb.build(lp_algorithm="simplex" if active is None and self.loss == "er" else None), entries
+        return mb.build(lp_algorithm=self._lp_algorithm(mb.num_rows, full=active is None)), entries
 
     def build_model(self, *, formulation: str = "hull", active: np.ndarray | None = None) -> LinearModel:
         """The LP/MILP as a solver-neutral sparse model.
@@ -474,19 +477,19 @@ class MechanismDesign:
         :mod:`optnoise.engine.cache`), ``formulation`` (``"hull"`` or ``"bigm"`` for
         ``"pdp"``), raw HiGHS ``options`` and ``concurrent``. With
         ``solver="auto"`` (default) the LPs run on HiGHS (the algorithm chosen
-        by size, see :func:`optnoise.design.pipeline.solve_lp`) and the ``"pdp"`` MILPs race HiGHS
+        by size, see :data:`optnoise.design.settle.IPM_ROWS`) and the ``"pdp"`` MILPs race HiGHS
         against SCIP (:func:`optnoise.engine.solve.solve_model`); ``"highs"`` is
         deterministic.
 
         Notes
         -----
         Statuses mean what they say, as for :meth:`optnoise.NoiseDesign.solve`:
-        a matrix that fails re-verification (:mod:`optnoise.engine.tolerance`) is
+        a matrix that fails re-verification (:mod:`optnoise.privacy.verification`) is
         ``"unverified"``, never ``"optimal"``; for the loss objectives it is
         first replaced by its exact repair when that costs at most
-        :data:`optnoise.design.pipeline.POLISH_RTOL` (relative). Uniform rows are always feasible with a
+        :data:`optnoise.design.settle.REPAIR_RTOL` (relative). Uniform rows are always feasible with a
         loss objective, so a solver's ``"infeasible"`` there is retried
-        (:func:`optnoise.design.pipeline.solve_lp`) and, if it persists, reported as ``"error"``.
+        (:func:`optnoise.design.settle.settle`) and, if it persists, reported as ``"error"``.
         """
         options, time_limit, mip_gap, opts = check_solve_args(
             solver, formulation=formulation, options=options, time_limit=time_limit, mip_gap=mip_gap
@@ -495,7 +498,7 @@ class MechanismDesign:
         def compute() -> MechanismResult:
             return self._settle(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
 
-        return cached(self, cache, opts, lambda data: MechanismResult.from_dict(data, design=self), compute)
+        return cached_result(self, cache, opts, lambda data: MechanismResult.from_dict(data, design=self), compute)
 
     def _settle(
         self,
@@ -507,36 +510,33 @@ class MechanismDesign:
         options: dict[str, Any] | None,
         concurrent: bool,
     ) -> MechanismResult:
-        """The lazy-row solve, settled (step 4 of :mod:`optnoise.design.pipeline`)."""
-        res = self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, options, concurrent)
-        lp = not (self.privacy == "pdp" and not self.is_pure)
-        large = (res.model_size or {}).get("rows", 0) >= IPM_ROWS
-        repair_failed: MechanismResult | None = None  # a result whose exact repair was tried and failed
-        if res.status == UNVERIFIED and self.objective != "delta" and large:
-            # on a large LP the exact repair first: it costs seconds where an interior-point re-solve costs
-            # minutes (n = 500, error rate: 7.7 s against 81 s); small LPs try the re-solve first, whose
-            # optimum is exact rather than within the polish budget
-            res = self._polish(res, solver) or res
-            repair_failed = res if res.status == UNVERIFIED else None
-        if res.status == UNVERIFIED and solver in ("highs", "auto") and lp and "solver" not in (options or {}):
-            # tiny pure-DP tails beside zeros are met within dual simplex's tolerance only; interior point
-            # with crossover meets those rows to ~1e-16
-            again = self._solve_lazy(
-                "highs", time_limit, mip_gap, verbose, formulation, {**(options or {}), "solver": "ipm"}, concurrent
-            )
-            again.solve_time += res.solve_time
-            if again.status == "optimal":
-                again.message = f"{again.message}; re-solved with interior point after: {res.message}"
-                res = again
-        if res.status == UNVERIFIED and self.objective != "delta" and res is not repair_failed:
-            res = self._polish(res, solver) or res
-        if res.status == "infeasible" and self.objective != "delta":
-            res.status = "error"
-            res.message = (
-                "the solver reported 'infeasible', but uniform rows are feasible: a numerical failure, not "
-                f"infeasibility; solver said: {res.message}"
-            )
+        """The lazy-row solve, settled by the one sequence of :func:`optnoise.design.settle.settle`.
+
+        Every re-solve is a whole lazy solve with the re-solve's HiGHS options. Uniform rows are
+        feasible with a loss objective, so there a solver's ``"infeasible"`` is a numerical failure.
+        """
+        loss_objective = self.objective != "delta"
+        res, _ = settle(
+            lambda opts: (self._solve_lazy(solver, time_limit, mip_gap, verbose, formulation, opts, concurrent), None),
+            is_mip=get_notion(self.privacy).indicators and not self.is_pure,
+            lp_algorithm=self._lp_algorithm(self.model_size(formulation)["rows"], full=self.initial_rows() is None),
+            solver=solver,
+            options=options,
+            repair=(lambda r: repaired_result(self, r)) if loss_objective else None,
+            feasible="uniform rows are feasible" if loss_objective else None,
+        )
         return res
+
+    def _lp_algorithm(self, rows: int, *, full: bool) -> str | None:
+        """The HiGHS LP algorithm a model of this design starts with (``None``: HiGHS' default, dual simplex).
+
+        The error rate's full model solves fastest by dual simplex, also when large (see
+        :meth:`initial_rows`); other LPs of :data:`~optnoise.design.settle.IPM_ROWS` rows or more by
+        interior point (with crossover, a vertex).
+        """
+        if full and self.loss == "er":
+            return "simplex"
+        return "ipm" if rows >= IPM_ROWS else None
 
     def _solve_lazy(
         self,
@@ -563,8 +563,9 @@ class MechanismDesign:
                 active = None  # give up on lazy rows: the full model
             model, entries = self._model(active, formulation)
             left = time_left(time_limit, start)
-            out = solve_lp(model, solver, left, mip_gap, verbose, options, self.objective != "delta", concurrent)
-            backend_objective = out.info.get("backend_objective", out.objective)  # before any polish
+            first = first_options(model, solver, options)
+            out = backend_solve(model, solver, left, mip_gap, verbose, first, concurrent=concurrent)
+            backend_objective = out.info.get("backend_objective", out.objective)  # before any refinement
             total += out.solve_time
             P: np.ndarray | None = None
             if out.x is not None:
@@ -588,12 +589,7 @@ class MechanismDesign:
         if P is not None and active is not None and out.status != "optimal":
             if np.any((P[a] - E * P[b] > tol) & ~active):
                 P, message = None, f"{message}; the incumbent of the restricted model violates missing rows"
-        matrix = None
-        if P is not None:
-            # Solver round-off can leave -1e-12 entries; the matrix is reported clipped and renormalised.
-            P = np.clip(P, 0.0, None)
-            if np.all(np.isfinite(P)) and np.all(P.sum(axis=1) > 0):
-                matrix = P / P.sum(axis=1, keepdims=True)
+        matrix = None if P is None else normalised_rows(P, R)
         delta_objective = None
         if self.objective == "delta" and out.x is not None:
             delta_objective = float(out.x[model.block("t")][0])
@@ -613,24 +609,3 @@ class MechanismDesign:
             dual=out.dual if out.status == "optimal" and not model.is_mip else None,
             active=active,
         )
-
-    def _polish(self, res: MechanismResult, solver: str) -> MechanismResult | None:
-        """The ``"optimal"`` repair of an unverified matrix (:func:`.pipeline.repair_solution`), or ``None``."""
-        if res.matrix is None or res.loss is None:
-            return None
-        fixed = repair_solution(self, res.matrix, float(res.loss))
-        if fixed is None:
-            return None
-        matrix, method, new = fixed.solution, fixed.method, fixed.loss
-        change = (new - res.loss) / max(1.0, abs(res.loss))
-        out = replace(
-            res,
-            status="optimal",
-            matrix=matrix,
-            gap=max(float(res.gap or 0.0), change, 0.0),
-            message=(
-                f"the solver's matrix failed re-verification ({res.message}); replaced by its exact repair "
-                f"({method}, relative loss change {change:.3g})"
-            ),
-        )
-        return out if out.status in ("optimal", "feasible") else None

@@ -13,11 +13,11 @@ import numpy as np
 
 from optnoise.design.matrix import matrix_errors
 from optnoise.design.result import Accountable, CheckedResult, run_certifier
-from optnoise.engine.tolerance import RESULT_STATUSES, dp_eps, pdp_rtol
 from optnoise.engine.validation import check_choice, check_pmf, real_array, shown
 from optnoise.plotting.designs import plot_mechanism
 from optnoise.privacy import accounting
 from optnoise.privacy.curves import mechanism_delta
+from optnoise.privacy.verification import RESULT_STATUSES, dp_eps, pdp_rtol
 
 if TYPE_CHECKING:
     from optnoise.design.mechanism import MechanismDesign
@@ -34,7 +34,7 @@ class MechanismResult(CheckedResult, Accountable):
     matrix : ndarray or None
         ``P[x, y]``, shape ``(n+1, m+1)``, rows summing to 1; ``None`` without a solution.
     status : str
-        One of :data:`optnoise.engine.tolerance.RESULT_STATUSES`: ``"optimal"``,
+        One of :data:`optnoise.privacy.verification.RESULT_STATUSES`: ``"optimal"``,
         ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or
         ``"unverified"`` (the solver claimed a matrix that fails
         re-verification; ``message`` says why). ``"optimal"`` always implies
@@ -46,7 +46,7 @@ class MechanismResult(CheckedResult, Accountable):
         ``{"dp", "pdp"}``: delta of the matrix at the design's eps over its
         ordered pairs, recomputed with :func:`optnoise.privacy.curves.mechanism_delta`
         (PDP indicators with the relative eps slack of
-        :func:`optnoise.engine.tolerance.pdp_rtol`).
+        :func:`optnoise.privacy.verification.pdp_rtol`).
     actual : dict
         Errors of the released value (:func:`matrix_errors`).
     solve_time : float
@@ -98,7 +98,7 @@ class MechanismResult(CheckedResult, Accountable):
             "pdp": float(mechanism_delta(P, d.pairs, d.eps, notion="pdp", rtol=pdp_rtol(d.eps))),
         }
         self.actual = matrix_errors(P, d.outputs)
-        # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
+        # one place decides whether a claimed solution may keep its status (optnoise.privacy.verification)
         self._settle(
             self.loss,
             float(d.max_loss or 0.0) if d.objective == "delta" else None,

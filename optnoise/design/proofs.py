@@ -39,10 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.composed import COMPOSED
 from optnoise.design.composed_bounds import lower_bound
 from optnoise.engine.output import relative_gap
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 
 __all__ = ["recheck", "rederive_bound"]
 
@@ -76,7 +75,7 @@ def _renyi_bound(result: Any) -> float | None:
     from optnoise.privacy.renyi_solve import tangent_lp_bound
 
     d, budget = result.design, result.design.budget
-    prob = RenyiProblem(d.cost, d.shift_index(), budget.orders(), budget.eps_inf, bound_inf=d.privacy != "zcdp")
+    prob = RenyiProblem(d.cost, d.shift_index(), budget.orders(), budget.eps_inf, bound_inf=budget.kind.bound_inf)
     reference = reference_log_pmf(d.n, d.dim, float(budget.sigma2 or 1.0))
     with np.errstate(divide="ignore"):
         # any positive tangent point gives a valid bound; the mixture keeps every mass positive
@@ -108,7 +107,7 @@ def rederive_bound(result: Any, proof: Any = None, *, resolve: bool = True, form
     ``dual`` is used the same way. ``resolve`` allows a fresh solve where nothing else proves a bound.
     """
     d = result.design
-    if getattr(d, "privacy", None) == COMPOSED:
+    if getattr(getattr(d, "notion", None), "composed", False):
         return _composed_bound(result)
     budget = getattr(d, "budget", None)
     if budget is not None and budget.is_conic:
@@ -153,7 +152,7 @@ def recheck(result: Any, proof: Any = None, *, resolve: bool = True, formulation
         )
     result.bound = bound
     result.gap = relative_gap(objective, bound) if bound is not None and objective is not None else None
-    if result.status == "optimal" and (result.gap is None or result.gap > OPTIMAL_GAP):
+    if result.status == "optimal" and not proven_optimal(result.gap):
         result.status = "feasible"
         why = "no bound re-derived" if result.gap is None else f"re-derived gap {result.gap:.3g}"
         result.message = f"{result.message}; 'optimal' not proven by its own proof ({why})".lstrip("; ")

@@ -34,8 +34,8 @@ c. *fall back to pure eps-DP* when delta > 0 and nothing above certifies: the
    delta = 0 design has delta 0 under every notion, so it meets any target; it
    is solved, repaired by (a)-(b), and accepted if its loss is within budget.
 
-Both users share it: the design pipeline (:mod:`optnoise.design.pipeline`)
-repairs an ``"unverified"`` solution within :data:`optnoise.design.pipeline.POLISH_RTOL`,
+Both users share it: the solve sequence (:mod:`optnoise.design.settle`)
+repairs an ``"unverified"`` solution within :data:`optnoise.design.settle.REPAIR_RTOL`,
 and :func:`optnoise.deploy.certify.certify_result` certifies a result exactly.
 """
 
@@ -52,8 +52,9 @@ from optnoise.design.layout import PairLayout
 from optnoise.design.rows import ROW_SCALE_FLOOR
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.tolerance import FEASIBILITY_TOL
 from optnoise.privacy.exact import check_bounds, round_to_total
+from optnoise.privacy.verification import DELTA_RTOL
 
 __all__ = [
     "DEFAULT_BITS",
@@ -197,8 +198,8 @@ def _margin_solution(
     the exact check decides in any case.
     """
     pure = target == 0.0
-    notion = layout.notion
-    if notion == "dp" and not pure:
+    shared = layout.shared
+    if not layout.indicators and not pure:
         sol = layout.resolve(target - tau, solver)
         return None if sol is None else layout.embed(sol)
     R, C, N = layout.rows, layout.cols, layout.size
@@ -211,7 +212,7 @@ def _margin_solution(
     U = p[first] > E * (1.0 + PATTERN_RTOL) * p[second]  # (K, C) leak pattern
     if pure:
         U = np.zeros((K, C), dtype=bool)
-    if notion == "pdp-kadam":
+    if shared:
         U = np.broadcast_to(U.any(axis=0), (K, C))
     scale = np.where(p > 0, p, 1.0)
     mb = ModelBuilder()
@@ -231,10 +232,10 @@ def _margin_solution(
         )
         mb.set_objective(z, [1.0])
     # ratio rows sign * (p(a) - factor p(b)) <= 0: non-leaking entries always; (13g) for pdp-kadam's U
-    rows = np.ones((K, C), dtype=bool) if notion == "pdp-kadam" else ~U
+    rows = np.ones((K, C), dtype=bool) if shared else ~U
     ks, cs = np.nonzero(rows)
     a, b = first[ks, cs], second[ks, cs]
-    g13 = U[ks, cs] if notion == "pdp-kadam" else np.zeros(a.size, dtype=bool)
+    g13 = U[ks, cs] if shared else np.zeros(a.size, dtype=bool)
     sign = np.where(g13, -1.0, 1.0)
     ca, cb = scale[a], np.where(g13, (1.0 + tau) * E, (1.0 - tau) * E) * scale[b]
     top = np.maximum(ca, cb)
@@ -245,7 +246,7 @@ def _margin_solution(
         np.stack([sign * ca / top, -sign * cb / top], 1).ravel(),
         upper=0.0,
     )
-    budget_sets = U[:1] if notion == "pdp-kadam" else U
+    budget_sets = U[:1] if shared else U
     for m in range(budget_sets.shape[0]):
         if budget_sets[m].any():
             cols = first[m][budget_sets[m]]
@@ -397,7 +398,7 @@ def exact_repair(
                 if accept(att):
                     return att
         # escalate: margin tau, first without, then with a pre-mix lam = tau (not for dp)
-        lp_path = layout.notion != "dp" or target == 0
+        lp_path = layout.indicators or target == 0
         plan = [(tau, lam) for tau in _margin_plan(margins, target) for lam in ((0.0, tau) if lp_path else (0.0,))]
         for tau, lam in plan:
             q = _margin_solution(layout, design.eps, p0, target, tau, lam, solver)

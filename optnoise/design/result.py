@@ -2,7 +2,7 @@
 
 :class:`CheckedResult` is the part every result has: a target delta, the delta
 it guarantees, :meth:`~CheckedResult.verify` and the status rule of
-:mod:`optnoise.engine.tolerance`. :class:`DesignResult` holds a noise PMF
+:mod:`optnoise.privacy.verification`. :class:`DesignResult` holds a noise PMF
 (:meth:`optnoise.NoiseDesign.solve`); :class:`~optnoise.design.mechanism_result.MechanismResult`
 (a mechanism matrix) is built on the same parts in :mod:`optnoise.design.mechanism_result`.
 
@@ -20,22 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optnoise.design.clamp import clamp_baseline, clamp_matrix
-from optnoise.design.composed import COMPOSED, composed_achieved, single_delta
-from optnoise.design.metrics import modulo_errors
+from optnoise.design.composed import composed_achieved, composed_spec, single_delta
 from optnoise.engine.output import relative_gap
-from optnoise.engine.tolerance import (
+from optnoise.engine.tolerance import settle_gap
+from optnoise.engine.validation import check_choice, check_pmf, shown
+from optnoise.privacy import accounting
+from optnoise.privacy.verification import (
     RESULT_STATUSES,
     UNVERIFIED,
-    pdp_rtol,
-    settle_gap,
+    CertificationError,
     settle_status,
     within_delta,
 )
-from optnoise.engine.validation import check_choice, check_pmf, shown
-from optnoise.plotting.designs import plot_design, plot_mechanism
-from optnoise.privacy import accounting
-from optnoise.privacy.curves import achieved_deltas
 
 if TYPE_CHECKING:
     from optnoise.design.noise import NoiseDesign
@@ -111,7 +107,7 @@ class CheckedResult:
 
         The rule is :func:`within_delta`: ``achieved <= target * (1 + 1e-6)``, purely relative (no
         absolute slack, so a target of 0 needs exactly 0; pure eps-DP is read at the slackened eps of
-        :mod:`optnoise.engine.tolerance`).
+        :mod:`optnoise.privacy.verification`).
         """
         if getattr(self, self._SOLUTION) is None or self.target is None:
             return False
@@ -119,7 +115,7 @@ class CheckedResult:
 
     def _verification(self, value: float | None, cap: float | None, **names: str) -> tuple[str, str]:
         """The status the solution may keep after re-verification, and why: the delta rule of
-        :func:`optnoise.engine.tolerance.settle_status` (a result kind with another notion overrides it)."""
+        :func:`optnoise.privacy.verification.settle_status` (a result kind with another notion overrides it)."""
         return settle_status(
             self.status,
             self.achieved[self.design.privacy],
@@ -131,7 +127,7 @@ class CheckedResult:
         )
 
     def _settle(self, value: float | None, cap: float | None, **names: str) -> None:
-        """Apply the rules of :mod:`optnoise.engine.tolerance`: an unmet claim becomes ``"unverified"``
+        """Apply the rules of :mod:`optnoise.privacy.verification`: an unmet claim becomes ``"unverified"``
         with the reason, an ``"optimal"`` without a proven gap within ``OPTIMAL_GAP`` becomes ``"feasible"``."""
         status, why = self._verification(value, cap, **names)
         if status != self.status:
@@ -254,7 +250,7 @@ class DesignResult(CheckedResult, Accountable):
         ``"optimal"``, ``"feasible"`` (re-verified, optimality not proven: see ``gap``),
         ``"infeasible"``, ``"time_limit"``, ``"unbounded"``, ``"error"`` or ``"unverified"``:
         the solver claimed a solution whose PMF fails re-verification
-        (:mod:`optnoise.engine.tolerance`); ``message`` says why. ``"optimal"`` always
+        (:mod:`optnoise.privacy.verification`); ``message`` says why. ``"optimal"`` always
         implies :meth:`verify` and a proven gap within ``OPTIMAL_GAP``.
     message : str
         The solver's raw status, and why a status was changed or a re-solve run.
@@ -263,7 +259,7 @@ class DesignResult(CheckedResult, Accountable):
     achieved : dict
         ``{"pdp", "pdp-kadam", "dp"}``: delta of the returned PMF at the design's
         eps, recomputed from the PMF alone (PDP indicators with the relative
-        eps slack of :func:`optnoise.engine.tolerance.pdp_rtol`).
+        eps slack of :func:`optnoise.privacy.verification.pdp_rtol`).
     actual : dict
         Errors of the released answer under the modulo wrap-around
         (:func:`modulo_errors`), or of the clamped release
@@ -285,7 +281,7 @@ class DesignResult(CheckedResult, Accountable):
         The minimised delta as the solver reports it (``objective="delta"``).
     backend_objective : float or None
         The objective as the chosen backend reported it, before the HiGHS
-        polish that non-HiGHS solutions get (see :func:`optnoise.engine.highs.polish_with_highs`);
+        refinement that non-HiGHS solutions get (see :func:`optnoise.engine.highs.refine_with_highs`);
         with ``canonical=True``, the first stage's.
     canonical : bool or None
         ``None`` unless the canonical optimum was requested; then ``True`` when
@@ -337,35 +333,28 @@ class DesignResult(CheckedResult, Accountable):
         if self.pmf.size != d.size:
             raise ValueError(f"pmf must have {d.size} entries (shape {d.shape}); got {self.pmf.size}")
         self.pmf = self.pmf.reshape(d.shape)
-        if d.privacy == COMPOSED:
-            if d.release == "clamp":
-                self.distortion, _, self.actual = d.clamp_evaluation(self.pmf)
-            else:
-                self.distortion = float(np.sum(d.cost * self.pmf))
-                self.actual = modulo_errors(self.pmf)
+        if d.notion.composed:
+            self.distortion, self.actual = d.rel.errors(d, self.pmf)
             eps = d.eps if d.objective != "epsilon" else self.eps_objective
             self.achieved = composed_achieved(d, self.pmf, eps)
             self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "epsilon" else None)
             return
-        if d.release == "clamp":
-            self.distortion, self.achieved, self.actual = d.clamp_evaluation(self.pmf, self._pure_target())
-        elif d.budget is not None:
-            self.distortion = float(np.sum(d.cost * self.pmf))
+        if d.budget is not None:
+            self.distortion, self.actual = d.rel.errors(d, self.pmf)
             self.achieved = d.budget.achieved(self.pmf, d.shifts)
-            self.actual = modulo_errors(self.pmf)
         else:
             assert d.eps is not None  # a design without a budget has one eps
-            self.distortion = float(np.sum(d.cost * self.pmf))
-            self.achieved = achieved_deltas(self.pmf, d.shifts, d.eps, rtol=pdp_rtol(d.eps), pure=self._pure_target())
-            self.actual = modulo_errors(self.pmf)
-        # one place decides whether a claimed solution may keep its status (optnoise.engine.tolerance)
+            self.distortion, self.achieved, self.actual = d.rel.evaluate(d, self.pmf, d.eps, self._pure_target())
+            # a registered notion that solves another's rows is judged by that notion's delta
+            self.achieved.setdefault(d.privacy, self.achieved.get(d.notion.lp, math.nan))
+        # one place decides whether a claimed solution may keep its status (optnoise.privacy.verification)
         self._settle(self.distortion, float(d.max_distortion or 0.0) if d.objective == "delta" else None)
 
     def _verification(self, value: float | None, cap: float | None, **names: str) -> tuple[str, str]:
         """A budget (profile, rdp, zcdp) has no single target delta: its own re-verification decides
         (:meth:`optnoise.privacy.budget.Budget.satisfied`); every other notion, the delta rule."""
         d = self.design
-        if d.budget is None or d.release == "clamp":
+        if d.budget is None:
             return super()._verification(value, cap, **names)
         if self.status in ("optimal", "feasible", "time_limit") and not d.budget.satisfied(self.achieved):
             return UNVERIFIED, (
@@ -376,7 +365,7 @@ class DesignResult(CheckedResult, Accountable):
     def verify(self) -> bool:
         """True when the re-verified delta of the design's notion meets its target.
 
-        The rule is :func:`optnoise.engine.tolerance.within_delta`:
+        The rule is :func:`optnoise.privacy.verification.within_delta`:
         ``achieved <= target * (1 + 1e-6)`` (purely relative); a budget notion
         (profile, rdp, zcdp) is judged by :meth:`optnoise.privacy.budget.Budget.satisfied`.
         """
@@ -387,16 +376,12 @@ class DesignResult(CheckedResult, Accountable):
     def release_pairs(self) -> accounting.ReleasePairs:
         """Modulo noise: ``(f, f(.+mu))`` per shift; clamped noise: the rows of its matrix per answer pair."""
         pmf, d = self._require_pmf(), self.design
-        if d.release == "clamp":
-            return accounting.mechanism_pairs(clamp_matrix(pmf, d.n), d.pairs)
-        return accounting.noise_pairs(pmf, d.shifts)
+        return d.rel.release_pairs(d, pmf)
 
     def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
         d, f = self.design, self._require_pmf()
         kw = {"eps": eps, "axes": axes, "label": label or f"optimal ({d.privacy}, {d.metric})"}
-        if d.release == "clamp":
-            return plot_mechanism(clamp_matrix(f, d.n), d.pairs, noise=f, **kw, **clamp_baseline(baseline, d.n))
-        return plot_design(f, d.shifts, baseline=baseline, **kw)
+        return d.rel.draw(d, f, baseline, **kw)
 
     def _require_pmf(self) -> np.ndarray:
         if self.pmf is None:
@@ -409,7 +394,7 @@ class DesignResult(CheckedResult, Accountable):
         A composed design is certified as its single release, and the composed guarantee of the
         certified weights is recomputed (:func:`optnoise.design.composed.certify_composed`).
         """
-        if self.design.privacy == COMPOSED:
+        if self.design.notion.composed:
             return self._certify_composed(**kwargs)
         return run_certifier(self, **kwargs)
 
@@ -426,12 +411,9 @@ class DesignResult(CheckedResult, Accountable):
         certified weights' composed delta), which ``cd.verify()`` and every load recompute. A clamped
         design is certified as its induced matrix, and its composition accounted from that matrix.
         """
-        import sys
-
-        error = getattr(sys.modules.get(getattr(_certifier, "__module__", "")), "CertificationError", ValueError)
         d, pmf = self.design, self._require_pmf()
         if self.status not in ("optimal", "feasible"):
-            raise error(f"cannot certify a composed result with status {self.status!r}")
+            raise CertificationError(f"cannot certify a composed result with status {self.status!r}")
         eps, k, delta = float(d.eps or self.eps_objective or 0.0), int(d.compositions), float(d.delta or 0.0)
         delta1 = delta if k == 1 else min(1.0, max(single_delta(d, pmf, eps) * (1 + 1e-3), 1e-15))
         fields = {"privacy": "dp", "compositions": None, "discretization": None, "max_distortion": None}
@@ -439,13 +421,13 @@ class DesignResult(CheckedResult, Accountable):
         # the single-release problem at the PMF's own delta: the exact check of the certifier decides
         one = DesignResult(single, "optimal", pmf, self.solver, self.solve_time, self.model_size)
         if one.status != "optimal":
-            raise error(f"the single-release check of the composed design failed: {one.message}")
+            raise CertificationError(f"the single-release check of the composed design failed: {one.message}")
         cd = run_certifier(one, **kwargs)
         # recomputed from the certified weights as released (the induced matrix of a clamped design)
         block = cd.composed_certificate(k, eps, delta, float(d.discretization))
         got = block["composed_delta"]
         if not got <= delta:
-            raise error(
+            raise CertificationError(
                 f"the certified weights' {k}-fold composition has delta {got:.6g} > {d.delta:g} at eps = {eps:g} "
                 f"(h = {d.discretization:g}): rounding broke the composed guarantee"
             )
@@ -468,7 +450,7 @@ class DesignResult(CheckedResult, Accountable):
             "max_distortion": d.max_distortion,
             "release": d.release,
             **(d.budget.spec() if d.budget else {}),
-            **({"compositions": d.compositions, "discretization": d.discretization} if d.privacy == COMPOSED else {}),
+            **composed_spec(d),
             "status": self.status,
             "verified": self.verify(),
             "pmf": None if self.pmf is None else self.pmf.tolist(),
@@ -480,7 +462,7 @@ class DesignResult(CheckedResult, Accountable):
             "solve_time_s": self.solve_time,
             "gap": self.gap,
             "bound": self.bound,
-            **({"bound_method": self.bound_method} if d.privacy == COMPOSED else {}),
+            **({"bound_method": self.bound_method} if d.notion.composed else {}),
             "backend_objective": self.backend_objective,
             "canonical": self.canonical,
             "model_size": self.model_size,

@@ -29,16 +29,20 @@ Notions (``E = e^eps``):
 The budget is either a number (``delta``) or a model column ``t`` that the
 objective minimises (``objective="delta"`` designs, Kadam et al. (15)). A
 budget below ``1e-3`` is written relative to delta, so that the solver's
-absolute tolerance acts relatively (the rule of :mod:`optnoise.engine.tolerance`).
+absolute tolerance acts relatively (the rule of :mod:`optnoise.privacy.verification`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from optnoise.engine.model import ModelBuilder
-from optnoise.engine.tolerance import DELTA_RTOL, FEASIBILITY_TOL
+from optnoise.engine.tolerance import FEASIBILITY_TOL
 from optnoise.engine.validation import check_choice, shown
+from optnoise.privacy.verification import DELTA_RTOL
 
 __all__ = ["PAIR_NOTIONS", "add_pair_rows"]
 
@@ -116,19 +120,54 @@ def add_pair_rows(
     group = np.asarray(group, dtype=np.int64).ravel()
     if not first.shape == second.shape == group.shape:
         raise ValueError("first, second and group must have one entry each per (pair, output)")
-    if notion != "pure" and (delta is None) == (t is None):
+    _PAIR_ROWS[notion](mb, first, second, group, float(np.exp(eps)), delta, t, formulation, shared)
+
+
+def _one_budget(notion: str, delta: float | None, t: int | None) -> None:
+    if (delta is None) == (t is None):
         raise ValueError(f"notion {shown(notion)} needs exactly one of delta and t")
-    E = float(np.exp(eps))
+
+
+def _pure_pair_rows(
+    mb: ModelBuilder, first: np.ndarray, second: np.ndarray, group: np.ndarray, E: float, *_: Any
+) -> None:
+    """Pure eps-DP: ``p(o) <= e^eps q(o)`` for every entry (no budget)."""
     M = first.size
-    r = np.arange(M)
-    if notion == "pure":
-        mb.add_rows(np.repeat(r, 2), np.stack([first, second], 1).ravel(), np.tile([1.0, -E], M), upper=0.0)
-        return
-    if notion == "dp":
-        s = mb.add_vars(M, lb=0.0, ub=1.0, name="s")
-        mb.add_rows(np.repeat(r, 3), np.stack([first, second, s], 1).ravel(), np.tile([1.0, -E, -1.0], M), upper=0.0)
-        _budget_rows(mb, s, group, delta, t)
-        return
+    mb.add_rows(np.repeat(np.arange(M), 2), np.stack([first, second], 1).ravel(), np.tile([1.0, -E], M), upper=0.0)
+
+
+def _dp_pair_rows(
+    mb: ModelBuilder,
+    first: np.ndarray,
+    second: np.ndarray,
+    group: np.ndarray,
+    E: float,
+    delta: float | None,
+    t: int | None,
+    *_: Any,
+) -> None:
+    """(eps, delta)-DP: the excess ``s >= p(o) - e^eps q(o)`` of every entry, summed per group within the budget."""
+    _one_budget("dp", delta, t)
+    M = first.size
+    s = mb.add_vars(M, lb=0.0, ub=1.0, name="s")
+    rows = np.repeat(np.arange(M), 3)
+    mb.add_rows(rows, np.stack([first, second, s], 1).ravel(), np.tile([1.0, -E, -1.0], M), upper=0.0)
+    _budget_rows(mb, s, group, delta, t)
+
+
+def _pdp_pair_rows(
+    mb: ModelBuilder,
+    first: np.ndarray,
+    second: np.ndarray,
+    group: np.ndarray,
+    E: float,
+    delta: float | None,
+    t: int | None,
+    formulation: str,
+    shared: np.ndarray | None,
+) -> None:
+    """Definition 2: the leak indicators, as the hull or the big-M MILP."""
+    _one_budget("pdp", delta, t)
     if formulation == "hull":
         if shared is not None:
             raise ValueError("shared indicators need formulation='bigm'")
@@ -208,3 +247,7 @@ def _bigm_rows(
     mb.add_rows(np.repeat(rk, 3), np.stack([first, second, uu], 1).ravel(), np.tile([1.0, -E, -1.0], M), upper=0.0)
     # (13g): e^eps q - p + e^eps u <= e^eps
     mb.add_rows(np.repeat(rk, 3), np.stack([second, first, uu], 1).ravel(), np.tile([E, -1.0, E], M), upper=E)
+
+
+#: The rows of each pair notion (:data:`PAIR_NOTIONS`).
+_PAIR_ROWS: dict[str, Callable[..., None]] = {"pure": _pure_pair_rows, "dp": _dp_pair_rows, "pdp": _pdp_pair_rows}

@@ -6,9 +6,12 @@
 * :mod:`~optnoise.engine.highs`, :mod:`~optnoise.engine.scip`, :mod:`~optnoise.engine.pulp_backend`,
   :mod:`~optnoise.engine.conic`: one module per backend family (HiGHS, SCIP, PuLP's CBC/Gurobi/CPLEX,
   cvxpy's Clarabel/SCS)
+* :mod:`~optnoise.engine.backend`, :mod:`~optnoise.engine.backends`: what a backend declares it can do,
+  and the registry of backends (one line each) that ``solve_model`` and ``SOLVERS`` read
 * :mod:`~optnoise.engine.race`: ``solver="auto"``, HiGHS and SCIP raced in two processes
 * :mod:`~optnoise.engine.lazy`: LPs whose rows are added once violated
-* :mod:`~optnoise.engine.tolerance`: solver tolerances and the one re-verification rule behind every status
+* :mod:`~optnoise.engine.tolerance`: solver tolerances and the proven gap a status "optimal" needs
+  (the re-verification rule is privacy's: :mod:`optnoise.privacy.verification`)
 * :mod:`~optnoise.engine.cache`: the on-disk cache of results
 * :mod:`~optnoise.engine.validation`, :mod:`~optnoise.engine.io`: shared input validation and file helpers
 
@@ -19,13 +22,6 @@ read solutions.
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import STATUSES, SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
-from optnoise.engine.tolerance import (
-    DELTA_RTOL,
-    RESULT_STATUSES,
-    delta_allowance,
-    pdp_rtol,
-    within_delta,
-)
 
 __all__ = [
     "LinearModel",
@@ -35,9 +31,4 @@ __all__ = [
     "SOLVERS",
     "available_solvers",
     "solve_model",
-    "DELTA_RTOL",
-    "RESULT_STATUSES",
-    "delta_allowance",
-    "pdp_rtol",
-    "within_delta",
 ]

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from optnoise.engine.io import atomic_write_text, ensure_folder, read_json
-from optnoise.engine.tolerance import UNVERIFIED
 
 __all__ = [
     "CACHE_VERSION",
@@ -63,6 +62,10 @@ CACHE_VERSION = 1
 
 #: Format of a design-result entry (checked on load); 3 adds the proof of an optimal status.
 CACHE_FORMAT = 3
+
+#: Statuses never stored nor served: a result that failed its re-verification (the layers above
+#: call it "unverified") or a solver error is solved again rather than remembered.
+UNCACHED_STATUSES = ("unverified", "error")
 
 R = TypeVar("R")
 
@@ -172,14 +175,14 @@ def load_entry(path: Path | None, spec: dict[str, Any], rebuild: Callable[[dict[
     # the rebuilt result was re-verified and its proof re-checked: an entry that fails either, or whose
     # status changed on the way, is solved again (and overwritten)
     stored = data.get("result", {}).get("status") if isinstance(data.get("result"), dict) else None
-    if res is None or getattr(res, "status", None) in (UNVERIFIED, "error") or res.status != stored:  # type: ignore[attr-defined]
+    if res is None or getattr(res, "status", None) in UNCACHED_STATUSES or res.status != stored:  # type: ignore[attr-defined]
         return None
     return res
 
 
 def store_entry(path: Path | None, spec: dict[str, Any], result: Any, proof: dict[str, Any] | None = None) -> None:
     """Write ``result`` and its ``proof`` to ``path`` atomically (not without a cache, nor unverified or failed)."""
-    if path is None or result.status in (UNVERIFIED, "error"):
+    if path is None or result.status in UNCACHED_STATUSES:
         return
     entry = {"cache_format": CACHE_FORMAT, "spec": spec, "result": result.to_dict(), "proof": proof}
     _write(path, json.dumps(entry))

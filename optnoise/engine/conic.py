@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.backend import Backend
 from optnoise.engine.highs import absorb_highs_banner
 from optnoise.engine.model import LinearModel, PowerCones
 from optnoise.engine.output import SolverOutput
 
-__all__ = ["solve_cvxpy"]
+__all__ = ["solve_cvxpy", "BACKEND"]
 
 
 def _cone_constraints(model: LinearModel, x: Any) -> list[Any]:
@@ -122,3 +123,12 @@ def solve_cvxpy(
         "cvxpy",
         message=str(st),
     )
+
+
+#: The cvxpy backend: LPs and conic models (Clarabel or SCS), MILPs through cvxpy's HiGHS.
+BACKEND = Backend(
+    "cvxpy",
+    lambda model, req: solve_cvxpy(model, req.time_limit, req.verbose, req.conic_solver),
+    cones=True,
+    exact_points=False,  # interior-point accuracy (~1e-8): an LP/MILP point is refined by HiGHS
+)

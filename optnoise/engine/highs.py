@@ -1,4 +1,4 @@
-"""The HiGHS backend (highspy): models in memory, optnoise's options, MIP starts, polish of other backends' points."""
+"""The HiGHS backend (highspy): models in memory, optnoise's options, MIP starts, refining other backends' points."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.backend import Backend
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.tolerance import FEASIBILITY_TOL, MIP_REL_GAP
@@ -33,6 +34,8 @@ __all__ = [
     "highs_output",
     "polish_with_highs",
     "basis_dual",
+    "refine_with_highs",
+    "BACKEND",
 ]
 
 
@@ -198,7 +201,7 @@ def one_highs_thread() -> bool:
     return bool(highs_instance(mb.build(), threads=1).run() == highspy.HighsStatus.kOk)
 
 
-def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs") -> None:
+def check_highs_options(options: Mapping[str, Any] | None, solver: str | None = None) -> None:
     """Raise ``ValueError`` unless ``options`` are valid HiGHS options for ``solver``.
 
     Besides HiGHS' own checks (name, type, range), options that loosen a
@@ -211,7 +214,7 @@ def check_highs_options(options: Mapping[str, Any] | None, solver: str = "highs"
     options = check_mapping("options", options)
     if not options:
         return
-    if solver not in ("highs", "auto"):
+    if solver is not None and solver not in ("highs", "auto"):  # callers before the backend registry
         raise ValueError(f"options are HiGHS options; use them with solver 'highs' or 'auto', not {shown(solver)}")
     h = new_highs()
     for name, value in options.items():
@@ -311,14 +314,14 @@ def highs_output(h: Any, model: LinearModel, seconds: float) -> SolverOutput:
     return SolverOutput(status, x, obj, bound, gap, seconds, "highs", message=h.modelStatusToString(ms), dual=dual)
 
 
-def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
+def refine_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     """Re-solve the continuous part of another backend's solution with HiGHS.
 
     PuLP reads CBC's solution from a text file with about 8 significant digits,
     so its points meet the rows only to ~1e-8. The integer variables are fixed
     at the backend's (rounded) values and the remaining LP is solved with HiGHS
     at 1e-9 tolerances; for an LP this is a HiGHS re-solve. The gap is
-    recomputed from the polished objective and the backend's bound (SCIP works
+    recomputed from the refined objective and the backend's bound (SCIP works
     at a 1e-6 tolerance, so its bound is that of a relaxation: still valid).
     The backend's own objective stays in ``info["backend_objective"]``.
     """
@@ -331,16 +334,20 @@ def polish_with_highs(model: LinearModel, out: SolverOutput) -> SolverOutput:
     lp = replace(model, col_lower=lo, col_upper=up, integrality=np.zeros_like(ints))
     clean = solve_highs(lp, None, MIP_REL_GAP, False)
     if clean.x is None:
-        return replace(out, message=f"{out.message}; HiGHS polish failed ({clean.status}), raw backend values kept")
+        return replace(out, message=f"{out.message}; HiGHS refinement failed ({clean.status}), raw backend values kept")
     gap = out.gap if out.bound is None else relative_gap(clean.objective, out.bound)
     return replace(
         out,
         x=clean.x,
         objective=clean.objective,
         gap=gap,
-        message=f"{out.message}; polished by HiGHS",
+        message=f"{out.message}; refined by HiGHS",
         info={**out.info, "backend_objective": out.info.get("backend_objective", out.objective)},
     )
+
+
+#: Deprecated name of :func:`refine_with_highs` (kept for callers of the old name).
+polish_with_highs = refine_with_highs
 
 
 def basis_dual(model: LinearModel, col_scale: np.ndarray, *, time_limit: float | None = None) -> np.ndarray | None:
@@ -395,3 +402,12 @@ def basis_dual(model: LinearModel, col_scale: np.ndarray, *, time_limit: float |
     except (RuntimeError, ValueError):  # a singular basis: no multipliers from it
         return None
     return y if np.all(np.isfinite(y)) else None
+
+
+#: The HiGHS backend: in memory, deterministic, MIP starts, raw HiGHS options.
+BACKEND = Backend(
+    "highs",
+    lambda model, req: solve_highs(model, req.time_limit, req.mip_gap, req.verbose, req.options, req.start),
+    warm_start=True,
+    highs_options=True,
+)

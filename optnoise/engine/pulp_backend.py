@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.engine.backend import Backend
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput
 
-__all__ = ["PULP_SOLVERS", "pulp_available", "solve_pulp"]
+__all__ = ["PULP_SOLVERS", "pulp_available", "solve_pulp", "BACKENDS"]
 
 #: PuLP's solver classes behind each of optnoise's PuLP backends, in order of preference.
 PULP_SOLVERS = {
@@ -109,3 +110,16 @@ def _solve_pulp_inner(
         name,
         message=raw,
     )
+
+
+def _backend(name: str) -> Backend:
+    return Backend(
+        name,
+        lambda model, req: solve_pulp(model, name, req.time_limit, req.mip_gap, req.verbose),
+        exact_points=False,  # read back from a solution file with ~8 digits: refined by HiGHS
+        available=lambda: name in pulp_available(),
+    )
+
+
+#: One backend per PuLP solver of :data:`PULP_SOLVERS` (CBC ships with PuLP; Gurobi and CPLEX when licensed).
+BACKENDS = tuple(_backend(name) for name in PULP_SOLVERS)

@@ -12,15 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine import highs
+from optnoise.engine import conic, highs
+from optnoise.engine.backend import Backend, SolveRequest
 from optnoise.engine.children import die_with_parent
-from optnoise.engine.highs import highs_output, one_highs_thread, set_start, solve_highs
+from optnoise.engine.highs import LP_ALGORITHMS, highs_output, one_highs_thread, set_start, solve_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.scip import solve_scip
 from optnoise.engine.tolerance import MIP_REL_GAP
 
-__all__ = ["AUTO_SOLO_SECONDS", "child_main", "is_proof", "race_solvers"]
+__all__ = ["AUTO_SOLO_SECONDS", "child_main", "is_proof", "race_solvers", "solve_auto", "BACKEND"]
 
 
 #: Seconds HiGHS works alone (in the caller's process, all its threads) before ``solver="auto"``
@@ -52,7 +53,7 @@ def child_main(parent: int | None = None) -> None:
     os.dup2(2, 1)
     backend, model, deadline, mip_gap, verbose, start, options, one_thread = pickle.load(sys.stdin.buffer)
     if one_thread:
-        one_highs_thread()  # one core per racer (HiGHS, and SCIP's HiGHS polish)
+        one_highs_thread()  # one core per racer (HiGHS, and SCIP's HiGHS refinement)
     try:
         limit = None if deadline is None else max(deadline - time.time(), 1e-3)
         if backend == "scip":
@@ -256,3 +257,19 @@ def race_solvers(
         message=f"{best.message} (best incumbent; {race})",
         info={**best.info, "race": race},
     )
+
+
+def solve_auto(model: LinearModel, req: SolveRequest) -> SolverOutput:
+    """``solver="auto"``: cvxpy for a conic model, the race on a MILP, HiGHS' measured best algorithm on an LP."""
+    if model.is_conic:
+        return conic.BACKEND.solve(model, req)
+    if model.is_mip:
+        return race_solvers(
+            model, req.time_limit, req.mip_gap, req.verbose, req.options, bool(req.concurrent), req.start
+        )
+    algorithm = {"solver": LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
+    return solve_highs(model, req.time_limit, req.mip_gap, req.verbose, {**algorithm, **(req.options or {})})
+
+
+#: The default portfolio: the first proof of HiGHS and SCIP on MILPs, HiGHS on LPs, cvxpy on cones.
+BACKEND = Backend("auto", solve_auto, warm_start=True, cones=True, highs_options=True)

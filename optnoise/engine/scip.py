@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.highs import polish_with_highs
+from optnoise.engine.backend import Backend
+from optnoise.engine.highs import refine_with_highs
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.tolerance import MIP_REL_GAP
 
-__all__ = ["SCIP_MILP_CUTS", "scip_instance", "solve_scip"]
+__all__ = ["SCIP_MILP_CUTS", "scip_instance", "solve_scip", "BACKEND"]
 
 
 #: SCIP's status strings mapped onto :data:`STATUSES` ("gaplimit" is the relative gap reached: optimal).
@@ -58,8 +59,8 @@ def scip_instance(
 
     SCIP keeps its own feasibility tolerances (primal 1e-6, dual 1e-7). At 1e-6 a solution
     can sit on the wrong side of a PDP indicator's boundary ``f(eta) = e^eps f(eta+mu)``, so
-    every SCIP solution is polished by HiGHS at 1e-9 (:func:`polish_with_highs`: the integers
-    fixed, the LP re-solved) and then re-verified; the gap is recomputed from the polished
+    every SCIP solution is refined by HiGHS at 1e-9 (:func:`refine_with_highs`: the integers
+    fixed, the LP re-solved) and then re-verified; the gap is recomputed from the refined
     objective and SCIP's dual bound, which stays a valid bound (a looser tolerance only relaxes
     the problem). Tightening SCIP itself to 1e-9 stopped its proofs: pdp, n = 64, ``|M| = 10``,
     error rate: proved in 26-38 s at SCIP's defaults, gap 7e-6 after 60 s at 1e-9
@@ -132,5 +133,13 @@ def solve_scip(
         bound = obj
     gap = 0.0 if status == "optimal" and not model.is_mip else relative_gap(obj, bound)
     out = SolverOutput(status, x, obj, bound, gap, dt, "scip", message=raw)
-    # SCIP works at its own 1e-6 feasibility (see scip_instance): its points are polished at 1e-9
-    return replace(polish_with_highs(model, out), solve_time=time.perf_counter() - t0)
+    # SCIP works at its own 1e-6 feasibility (see scip_instance): its points are refined at 1e-9
+    return replace(refine_with_highs(model, out), solve_time=time.perf_counter() - t0)
+
+
+#: The SCIP backend (pyscipopt): in memory, MIP starts; its points refined by HiGHS in :func:`solve_scip`.
+BACKEND = Backend(
+    "scip",
+    lambda model, req: solve_scip(model, req.time_limit, req.mip_gap, req.verbose, start=req.start),
+    warm_start=True,
+)

@@ -1,6 +1,7 @@
 """Thin backends that solve a :class:`~optnoise.engine.model.LinearModel`.
 
-``solve_model(model, solver=...)`` is the single entry point:
+``solve_model(model, solver=...)`` is the single entry point; the backends are those of the
+registry :mod:`optnoise.engine.backends` (each declared in its own module with what it can do):
 
 ``"auto"``
     The default: HiGHS, raced against SCIP (one process and one core each) on MILPs, and the
@@ -36,21 +37,19 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.engine.conic import solve_cvxpy
-from optnoise.engine.highs import LP_ALGORITHMS, check_highs_options, solve_highs
+from optnoise.engine.backend import SolveRequest
+from optnoise.engine.backends import BACKENDS, backend
+from optnoise.engine.highs import check_highs_options
 from optnoise.engine.model import LinearModel
 from optnoise.engine.output import SolverOutput
-from optnoise.engine.pulp_backend import pulp_available, solve_pulp
-from optnoise.engine.race import race_solvers
-from optnoise.engine.scip import solve_scip
-from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
+from optnoise.engine.tolerance import MIP_REL_GAP, settle_gap
 from optnoise.engine.validation import check_choice, check_mapping, check_positive, shown
 
 __all__ = ["SOLVERS", "CONIC_SOLVERS", "solve_model", "available_solvers", "check_solve_args"]
 
 
-#: Solver names accepted by :func:`solve_model`.
-SOLVERS = ("auto", "highs", "scip", "cbc", "gurobi", "cplex", "cvxpy")
+#: Solver names accepted by :func:`solve_model`: the registry's (:mod:`optnoise.engine.backends`).
+SOLVERS = tuple(BACKENDS)
 #: cvxpy solvers of continuous (LP or conic) models with ``solver="cvxpy"``.
 CONIC_SOLVERS = ("clarabel", "scs")
 
@@ -70,11 +69,14 @@ def check_solve_args(
     ``time_limit`` and ``mip_gap``, and the options that determine the result
     (part of the cache key).
     """
-    check_choice("solver", solver, SOLVERS)
+    chosen = backend(solver)
     check_choice("formulation", formulation, ("hull", "bigm"))
     if options is not None:
         options = check_mapping("options", options)
-    check_highs_options(options, solver)
+    if options and not chosen.highs_options:
+        takes = " or ".join(repr(b.name) for b in BACKENDS.values() if b.highs_options)
+        raise ValueError(f"options are HiGHS options; use them with solver {takes}, not {shown(solver)}")
+    check_highs_options(options)
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     mip_gap = check_positive("mip_gap", mip_gap, allow_zero=True)
@@ -91,7 +93,7 @@ def check_solve_args(
 
 def available_solvers() -> list[str]:
     """Solver names usable on this machine."""
-    return ["auto", "highs", "scip", *pulp_available(), "cvxpy"]
+    return [name for name, b in BACKENDS.items() if b.available()]
 
 
 def solve_model(
@@ -138,30 +140,16 @@ def solve_model(
     conic_solver : {"clarabel", "scs"}
         The cvxpy solver of continuous models with ``solver="cvxpy"`` (conic models need it).
     """
-    check_choice("solver", solver, SOLVERS)
+    chosen = backend(solver)
     check_choice("conic_solver", conic_solver, CONIC_SOLVERS)
-    if model.is_conic and solver == "auto":
-        solver = "cvxpy"  # the only backend of cones
-    if model.is_conic and solver != "cvxpy":
-        raise ValueError(
-            f"solver must be 'cvxpy' or 'auto' for a conic model (power/exponential cones); got {shown(solver)}"
-        )
+    if model.is_conic and not chosen.cones:
+        able = " or ".join(repr(b.name) for b in BACKENDS.values() if b.cones)
+        raise ValueError(f"solver must be {able} for a conic model (power/exponential cones); got {shown(solver)}")
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
-    if solver == "auto" and model.is_mip:
-        out = race_solvers(model, time_limit, mip_gap, verbose, options, bool(concurrent), start)
-    elif solver == "auto":
-        algorithm = {"solver": LP_ALGORITHMS[model.lp_algorithm or "simplex"]}
-        out = solve_highs(model, time_limit, mip_gap, verbose, {**algorithm, **(options or {})})
-    elif solver == "highs":
-        out = solve_highs(model, time_limit, mip_gap, verbose, options, start)
-    elif solver == "scip":
-        out = solve_scip(model, time_limit, mip_gap, verbose, start=start)
-    elif solver == "cvxpy":
-        out = solve_cvxpy(model, time_limit, verbose, conic_solver)
-    else:
-        out = solve_pulp(model, solver, time_limit, mip_gap, verbose)
+    request = SolveRequest(time_limit, mip_gap, verbose, options, bool(concurrent), start, conic_solver)
+    out = chosen.solve(model, request)
     return settle_proof(out) if model.is_mip else out
 
 
@@ -171,9 +159,9 @@ def settle_proof(out: SolverOutput) -> SolverOutput:
     A backend stopped at a looser relative gap (``mip_gap`` above the default) has a point
     without a proof: ``"feasible"``, with its ``bound`` and ``gap``. An LP keeps its backend's
     status; its ``bound`` is the weak-duality bound of its row multipliers, which the design
-    layer judges (:func:`optnoise.engine.tolerance.settle_gap`).
+    layer judges by the same rule (:func:`optnoise.engine.tolerance.settle_gap`).
     """
-    if out.status == "optimal" and out.gap is not None and out.gap > OPTIMAL_GAP:
-        why = f"the proven gap {out.gap:.3g} exceeds {OPTIMAL_GAP:g}: a feasible point, not a proven optimum"
-        return replace(out, status="feasible", message=f"{out.message}; {why}".lstrip("; "))
+    status, why = settle_gap(out.status, out.gap)
+    if status != out.status:
+        return replace(out, status=status, message=f"{out.message}; {why}".lstrip("; "))
     return out

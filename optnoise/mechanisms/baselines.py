@@ -85,13 +85,13 @@ from optnoise.engine.validation import (
 )
 from optnoise.mechanisms.count import optimal_alpha
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.noise import (
+from optnoise.privacy.noise_families import (
     IntegerNoise,
     Mechanism,
-    _check_open_unit,
-    _modulo_matrix,
+    check_open_unit,
     discrete_gaussian_noise,
     geometric_noise,
+    modulo_matrix,
 )
 
 __all__ = [
@@ -128,7 +128,7 @@ def count_noise(rho: float, *, eps: float, N: int) -> IntegerNoise:
     ``P(0) = 1 - rho``, ``P(+-i) = rho alpha_i / 2`` with the optimal ``alpha``
     for ``(N, rho, eps)`` (:func:`optnoise.mechanisms.count.optimal_alpha`).
     """
-    rho = _check_open_unit("rho", rho)
+    rho = check_open_unit("rho", rho)
     eps = check_eps(eps)
     N = check_int("N", N, minimum=1)
     m = optimal_alpha(N, rho, eps)
@@ -170,10 +170,11 @@ def exponential(n: int, beta: float, *, variant: str = "modulo") -> Mechanism:
     variant = check_choice("variant", variant, ("modulo", "range"))
     q = np.arange(n + 1)
     diff = np.abs(q[None, :] - q[:, None])
-    dist = np.minimum(diff, n + 1 - diff) if variant == "modulo" else diff
+    cyclic = {"modulo": True, "range": False}[variant]
+    dist = np.minimum(diff, n + 1 - diff) if cyclic else diff
     logits = -dist / beta
     P = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
-    noise = P[0].copy() if variant == "modulo" else None
+    noise = P[0].copy() if cyclic else None  # a modulo mechanism is its noise
     return Mechanism("exponential", n, variant, {"beta": beta}, P, noise)
 
 
@@ -194,7 +195,7 @@ def data_independent(n: int, rho: float) -> Mechanism:
     n = check_int("n", n, minimum=1)
     rho = check_probability("rho", rho)
     f = np.r_[1.0 - rho, np.full(n, rho / n)]
-    return Mechanism("independent", n, "modulo", {"rho": rho}, _modulo_matrix(f), f)
+    return Mechanism("independent", n, "modulo", {"rho": rho}, modulo_matrix(f), f)
 
 
 def build(

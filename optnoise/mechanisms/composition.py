@@ -72,6 +72,9 @@ __all__ = [
     "setwise_epsilon",
     "zcdp_epsilon",
     "setwise_zcdp_epsilon",
+    "eps_values",
+    "as_returned",
+    "log1mexp",
 ]
 
 #: Round types accepted by :func:`adaptive_delta`.
@@ -83,7 +86,7 @@ ROUND_TYPES = ("DP", "BR")
 # ---------------------------------------------------------------------------
 
 
-def _values(value: Any, name: str) -> tuple[np.ndarray, bool]:
+def eps_values(value: Any, name: str) -> tuple[np.ndarray, bool]:
     """A scalar or 1-D array of eps-like values >= 0, each checked by check_eps."""
     if np.ndim(value) == 0:
         return np.array([check_eps(value, name, allow_zero=True)]), True
@@ -93,7 +96,8 @@ def _values(value: Any, name: str) -> tuple[np.ndarray, bool]:
     return np.array([check_eps(v, name, allow_zero=True) for v in flat], dtype=float), False
 
 
-def _ret(values: np.ndarray, scalar: bool) -> Any:
+def as_returned(values: np.ndarray, scalar: bool) -> Any:
+    """A float when the argument was a scalar (``scalar``, from :func:`eps_values`), else the array."""
     return float(values[0]) if scalar else values
 
 
@@ -104,7 +108,7 @@ def _logexpm1(x: np.ndarray | float) -> np.ndarray:
         return x + np.log(-np.expm1(-x))
 
 
-def _log1mexp(x: np.ndarray) -> np.ndarray:
+def log1mexp(x: np.ndarray) -> np.ndarray:
     """log(1 - e^x) for x <= 0 (-inf at 0)."""
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -128,7 +132,7 @@ def _log_hockey_terms(log_p: np.ndarray, loss: np.ndarray, level: np.ndarray | f
     """log of P(o) (1 - e^{level - L(o)})_+, -inf where the loss does not exceed the level."""
     gap = np.asarray(level, dtype=float) - loss
     with np.errstate(invalid="ignore"):
-        out = log_p + _log1mexp(np.minimum(gap, 0.0))
+        out = log_p + log1mexp(np.minimum(gap, 0.0))
     return np.where(gap < 0, out, -np.inf)
 
 
@@ -185,11 +189,11 @@ def kov_delta(eps0: float, k: int, eps: Any, delta0: float = 0.0) -> Any:
     eps0 = check_eps(eps0, "eps0", allow_zero=True)
     k = check_int("k", k, minimum=0)
     delta0 = check_delta(delta0, "delta0")
-    e, scalar = _values(eps, "eps")
+    e, scalar = eps_values(eps, "eps")
     pure = _kov_pure_delta(eps0, k, e)
     log_keep = k * np.log1p(-delta0) if delta0 < 1 else -np.inf
     out = -np.expm1(log_keep) + np.exp(log_keep) * pure
-    return _ret(np.clip(out, 0.0, 1.0), scalar)
+    return as_returned(np.clip(out, 0.0, 1.0), scalar)
 
 
 def kov_epsilon(eps0: float, k: int, delta: Any, delta0: float = 0.0) -> Any:
@@ -243,7 +247,7 @@ def kov_epsilon(eps0: float, k: int, delta: Any, delta0: float = 0.0) -> Any:
         la, lb = cum_lp[j - 1], cum_lq[j - 1]
         root = la + math.log1p(-target / math.exp(la)) - lb  # A - e^x B = target
         out[n] = min(max(root, bp[j]), bp[j - 1])
-    return _ret(out, scalar)
+    return as_returned(out, scalar)
 
 
 # ---------------------------------------------------------------------------
@@ -349,7 +353,7 @@ def br_dp_delta(eps: float, T: int, k: int, eps_g: Any, *, t_grid: Any = None) -
     eps = check_eps(eps, "eps")
     T = check_int("T", T, minimum=1)
     k = check_int("k", k, minimum=0, maximum=T)
-    e, scalar = _values(eps_g, "eps_g")
+    e, scalar = eps_values(eps_g, "eps_g")
     if t_grid is not None:
         grid = np.atleast_1d(np.asarray(t_grid, dtype=float)).ravel()
         if grid.size == 0:
@@ -360,7 +364,7 @@ def br_dp_delta(eps: float, T: int, k: int, eps_g: Any, *, t_grid: Any = None) -
     for n, level in enumerate(e):
         ts = br_dp_t_candidates(eps, T, k, level) if t_grid is None else grid
         out[n] = _br_dp_hockey(eps, k, T - k, level, ts).max()
-    return _ret(np.clip(out, 0.0, 1.0), scalar)
+    return as_returned(np.clip(out, 0.0, 1.0), scalar)
 
 
 def _invert_decreasing(func, target: float, hi: float) -> float:
@@ -504,10 +508,10 @@ def adaptive_delta(eps: float, order: Sequence[str], eps_g: Any, *, n_grid: int 
     seq = _check_order(order)
     n_grid = check_int("n_grid", n_grid, minimum=3)
     n_refine = check_int("n_refine", n_refine, minimum=0)
-    e, scalar = _values(eps_g, "eps_g")
+    e, scalar = eps_values(eps_g, "eps_g")
     rec = _Recursion(eps, seq, n_grid, n_refine)
     out = rec.value(0, e.copy())
-    return _ret(np.clip(out, 0.0, 1.0), scalar)
+    return as_returned(np.clip(out, 0.0, 1.0), scalar)
 
 
 def adaptive_epsilon(eps: float, order: Sequence[str], delta: float, *, n_grid: int = 201, n_refine: int = 60) -> float:

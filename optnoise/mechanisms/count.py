@@ -47,7 +47,7 @@ the ``rho`` at which consecutive bounds are equal (:func:`crossover_values`).
 DP delta. Remark 2 turns ``delta~`` into a DP guarantee: the outputs where
 ``P(y|c) > a P(y|c')`` lie in ``{c-N..c}``, so ``delta <= (N+1) delta~``
 (:func:`paper_dp_delta`). The exact DP delta is the hockey stick
-(:func:`exact_delta`); :func:`count_lp` also minimises it directly.
+(:func:`count_delta`); :func:`count_lp` also minimises it directly.
 
 Baseline: the discrete Gaussian ``N_Z(0, sigma^2)`` of Canonne-Kamath-Steinke
 with the same variance; :func:`discrete_gaussian_pmf` (exact normalisation),
@@ -73,7 +73,7 @@ __all__ = [
     "CountMechanism",
     "count_noise_pmf",
     "singular_delta",
-    "exact_delta",
+    "count_delta",
     "paper_dp_delta",
     "type1_bounds",
     "type2_bound",
@@ -129,7 +129,7 @@ def singular_delta(alpha: Any, rho: float, eps: float, *, reverse: bool = True) 
     return max(worst, 0.0)
 
 
-def exact_delta(alpha: Any, rho: float, eps: Any) -> Any:
+def count_delta(alpha: Any, rho: float, eps: Any) -> Any:
     """Exact (eps, delta)-DP delta: the hockey stick ``sum_y [P(y|c) - e^eps P(y|c+1)]_+``.
 
     For a symmetric noise the reverse order gives the same value, so one
@@ -143,6 +143,10 @@ def exact_delta(alpha: Any, rho: float, eps: Any) -> Any:
     bwd = np.atleast_1d(hockey_stick(q, p, eps))
     out = np.maximum(fwd, bwd)
     return float(out[0]) if np.ndim(eps) == 0 else out
+
+
+#: Former name of :func:`count_delta` (``optnoise.exact_delta`` is the exact check of a design's weights).
+exact_delta = count_delta
 
 
 def paper_dp_delta(delta_tilde: Any, N: int) -> Any:
@@ -227,7 +231,7 @@ class CountMechanism:
     delta_tilde : float
         Singular-event delta, recomputed from ``alpha`` (:func:`singular_delta`).
     delta_exact : float
-        Hockey-stick DP delta, recomputed from ``alpha`` (:func:`exact_delta`).
+        Hockey-stick DP delta, recomputed from ``alpha`` (:func:`count_delta`).
     delta_paper : float
         ``(N+1) delta~`` (Remark 2).
     active : int
@@ -271,7 +275,7 @@ def _finish(N: int, rho: float, eps: float, alpha: np.ndarray, method: str, clai
         eps=eps,
         alpha=alpha,
         delta_tilde=dt,
-        delta_exact=float(exact_delta(alpha, rho, eps)),
+        delta_exact=float(count_delta(alpha, rho, eps)),
         delta_paper=float(paper_dp_delta(dt, N)),
         active=int(nz[-1] + 1) if nz.size else 0,
         method=method,

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from optnoise.engine.validation import check_delta, check_eps, check_finite, check_int, check_positive, shown
-from optnoise.mechanisms.composition import _log1mexp, _ret, _values, kov_epsilon, zcdp_epsilon
+from optnoise.mechanisms.composition import as_returned, eps_values, kov_epsilon, log1mexp, zcdp_epsilon
 
 __all__ = [
     "analytic_gaussian_delta",
@@ -34,7 +34,7 @@ def _log_analytic_gaussian_delta(eps: np.ndarray, sigma: float, sens: float) -> 
     b = -sens / (2 * sigma) - eps * sigma / sens
     la = special.log_ndtr(a)
     lb = special.log_ndtr(b)
-    return la + _log1mexp(np.minimum(eps + lb - la, 0.0))
+    return la + log1mexp(np.minimum(eps + lb - la, 0.0))
 
 
 def analytic_gaussian_delta(eps: Any, sigma: float, *, sensitivity: float = 1.0) -> Any:
@@ -45,8 +45,8 @@ def analytic_gaussian_delta(eps: Any, sigma: float, *, sensitivity: float = 1.0)
     """
     sigma = check_positive("sigma", sigma)
     sens = check_positive("sensitivity", sensitivity)
-    e, scalar = _values(eps, "eps")
-    return _ret(np.exp(_log_analytic_gaussian_delta(e, sigma, sens)), scalar)
+    e, scalar = eps_values(eps, "eps")
+    return as_returned(np.exp(_log_analytic_gaussian_delta(e, sigma, sens)), scalar)
 
 
 def analytic_gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float = 1.0) -> float:
@@ -264,7 +264,7 @@ def _log_ndtr_diff(a: float, b: float) -> float:
         a, b = -b, -a
     if b <= 0:
         lb = float(special.log_ndtr(b))
-        return lb + float(_log1mexp(np.array(float(special.log_ndtr(a)) - lb)))
+        return lb + float(log1mexp(np.array(float(special.log_ndtr(a)) - lb)))
     return math.log(special.ndtr(b) - special.ndtr(a))
 
 

@@ -18,7 +18,7 @@ from optnoise.engine.lazy import solve_with_cuts
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.solve import SOLVERS, solve_model
 from optnoise.engine.validation import check_choice, check_eps, check_int, check_positive
-from optnoise.mechanisms.selection import _gauss_legendre01
+from optnoise.mechanisms.selection import gauss_legendre01
 
 __all__ = ["LatticeLP", "LatticeSolution", "build_lattice_lp", "lattice_mechanism", "solve_lattice_lp"]
 
@@ -337,7 +337,7 @@ def lattice_mechanism(lp: LatticeLP, mechanism: str) -> np.ndarray:
     if mechanism == "em":
         log_z = special.logsumexp(a_log[None, :], b=cnt, axis=1)
         return np.exp(a_log[lvl] - log_z[lp.var_class])
-    t, w = _gauss_legendre01(lp.m // 2 + 1)
+    t, w = gauss_legendre01(lp.m // 2 + 1)
     log1m = np.log1p(-t[:, None] * np.exp(a_log)[None, :])  # (nodes, levels)
     log_g = cnt @ log1m.T  # (classes, nodes)
     terms = np.log(w)[None, :] + log_g[lp.var_class] - log1m[:, lvl].T

@@ -76,6 +76,7 @@ __all__ = [
     "pf_worst_case_lower_bound",
     "mode_quality",
     "median_quality",
+    "gauss_legendre01",
 ]
 
 #: Mechanism names accepted by :func:`selection_pmf` and friends.
@@ -129,7 +130,8 @@ def em_pmf(q: Any, eps: float, sensitivity: float = 1.0, monotonic: bool = False
     return special.softmax(scaled_scores(q, eps, sensitivity=sensitivity, monotonic=monotonic))
 
 
-def _gauss_legendre01(n: int) -> tuple[np.ndarray, np.ndarray]:
+def gauss_legendre01(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights of ``n`` points on ``[0, 1]``."""
     x, w = special.roots_legendre(n)
     return 0.5 * (x + 1.0), 0.5 * w
 
@@ -145,7 +147,7 @@ def _pf_pmf_integral(s: np.ndarray) -> np.ndarray:
     m = s.size
     uniq, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
     pu = np.exp(uniq)
-    t, w = _gauss_legendre01(m // 2 + 1)
+    t, w = gauss_legendre01(m // 2 + 1)
     log_w = np.log(w)
     # log prod_j (1 - t p_j), summed over distinct values with multiplicity
     log1m = np.log1p(-t[:, None] * pu[None, :])

@@ -18,7 +18,7 @@ import numpy as np
 from optnoise.engine.validation import check_finite_array
 from optnoise.privacy.accounting import ReleasePairs, mechanism_pairs, noise_pairs, privacy_profile
 from optnoise.privacy.curves import delta_dp
-from optnoise.privacy.noise import IntegerNoise, Mechanism
+from optnoise.privacy.noise_families import IntegerNoise, Mechanism
 
 __all__ = ["plot_design", "plot_mechanism"]
 
@@ -112,7 +112,7 @@ def plot_design(
         Drawn on both panels for comparison: a PMF of the same shape (or an
         object with ``.pmf``), an integer noise (its PMF wrapped onto
         ``{0..n}``; its profile on the integers, ``n = inf``) or a
-        :class:`~optnoise.privacy.noise.Mechanism`.
+        :class:`~optnoise.privacy.noise_families.Mechanism`.
     eps : array_like, optional
         Where to draw the profile (default: 0 to a little past the largest finite loss).
     axes : pair of matplotlib Axes, optional

@@ -1,7 +1,7 @@
 """Privacy: neighbourhoods, the noise families every layer uses, privacy curves, accounting and budgets.
 
 * :mod:`~optnoise.privacy.neighborhood`: :class:`Neighborhood`, the query shifts between neighbours
-* :mod:`~optnoise.privacy.noise`: integer noises (geometric, discrete Gaussian) and release matrices
+* :mod:`~optnoise.privacy.noise_families`: integer noises (geometric, discrete Gaussian) and release matrices
 * :mod:`~optnoise.privacy.curves`: exact delta(eps) curves: hockey stick, PDP, mechanism matrices
 * :mod:`~optnoise.privacy.exact`: the same checks in exact rational arithmetic
 * :mod:`~optnoise.privacy.accounting`: PLDs and k-fold composition (dp-accounting)

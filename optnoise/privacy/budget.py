@@ -17,34 +17,20 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.validation import check_choice, check_positive, shown
+from optnoise.engine.validation import shown
+from optnoise.privacy.budget_kinds import EPS_INF_MAX, BudgetKind
 from optnoise.privacy.fields import fields_of
-from optnoise.privacy.profile import add_profile_rows, check_profile, profile_excess, profile_satisfied
-from optnoise.privacy.renyi import (
-    ALPHA_MAX,
-    RENYI_NOTIONS,
-    RENYI_RTOL,
-    achieved_rho,
-    build_renyi_model,
-    check_alphas,
-    check_rdp,
-    grid_margin,
-    reference_log_pmf,
-    renyi_curve,
-    zcdp_alphas,
-)
+from optnoise.privacy.notions import NOTION_REGISTRY, budget_fields, get_notion
+from optnoise.privacy.profile import add_profile_rows
+from optnoise.privacy.renyi import build_renyi_model, reference_log_pmf
 from optnoise.privacy.renyi_solve import RenyiSolution, solve_renyi_design
-from optnoise.privacy.renyi_sup import solve_zcdp
 
-__all__ = ["BUDGET_NOTIONS", "Budget"]
+__all__ = ["BUDGET_NOTIONS", "Budget", "EPS_INF_MAX"]
 
-#: Notions whose budget is not one (eps, delta).
-BUDGET_NOTIONS = ("profile",) + RENYI_NOTIONS
-#: The fields a :class:`Budget` holds (:mod:`optnoise.privacy.fields`).
+#: The built-in notions whose budget is not one (eps, delta) (a registered notion with a ``budget`` is one too).
+BUDGET_NOTIONS = tuple(k for k, v in NOTION_REGISTRY.items() if v.budget is not None)
+#: The fields a :class:`Budget` of the built-in notions holds (:mod:`optnoise.privacy.fields`).
 _FIELDS = fields_of(BUDGET_NOTIONS)
-#: Largest ``D_inf`` budget of the zCDP search row: ``e^EPS_INF_MAX`` stays in float64's range, and no float64
-#: PMF the solvers return (masses floored at e^-708) has a log mass ratio far above it.
-EPS_INF_MAX = 700.0
 
 
 @dataclass(frozen=True)
@@ -80,51 +66,30 @@ class Budget:
         ``shifts`` are the resolved shifts (k, d) and ``idx`` the design's
         :meth:`~optnoise.design.noise.NoiseDesign.shift_index`.
         """
-        check_choice("privacy", privacy, BUDGET_NOTIONS)
-        unused = {k: fields.get(k) for k in _FIELDS}
-        if privacy == "profile":
-            out = cls(privacy, profile=check_profile(unused.pop("profile")))
-        elif privacy == "rdp":
-            rdp = check_rdp(unused.pop("rdp"))
-            mu2 = _max_shift_norm2(n, shifts)
-            out = cls(privacy, rdp=rdp, sigma2=max(a * mu2 / (2.0 * e) for a, e in rdp))
-        else:
-            rho = unused.pop("rho")
-            if rho is None:
-                raise ValueError("rho is required with privacy='zcdp' (a float > 0)")
-            rho = check_positive("rho", rho)
-            sigma2 = _max_shift_norm2(n, shifts) / (2.0 * rho)
-            alphas = unused.pop("alphas")
-            if alphas is None:
-                # past the reference Gaussian's D_inf / rho, so that the D_inf row does not bind near it
-                ls = reference_log_pmf(n, shifts.shape[1], sigma2)
-                dinf = float(np.max(ls[None, :] - ls[idx]))
-                alphas = zcdp_alphas(max(ALPHA_MAX, 1.25 * dinf / rho))
-            out = cls(privacy, rho=rho, alphas=check_alphas(alphas), sigma2=sigma2)
+        kind = _kind_of(privacy)
+        unused = {f.name: fields.get(f.name) for f in budget_fields()}
+        out = cls(privacy, **kind.create(n, shifts, idx, unused))
         given = [k for k, v in unused.items() if v is not None]
         if given:
             raise ValueError(f"{given[0]} does not apply with privacy={shown(privacy)}")
         return out
 
+    @property
+    def kind(self) -> BudgetKind:
+        """The notion's budget behaviour (:mod:`optnoise.privacy.budget_kinds`), looked up in the registry."""
+        return _kind_of(self.privacy)
+
     # ------------------------------------------------------------------ description
     def spec(self) -> dict[str, Any]:
         """The budget as plain data (the design's ``spec()`` fields)."""
-        if self.privacy == "profile":
-            return {"profile": [list(p) for p in self.profile or ()]}
-        if self.privacy == "rdp":
-            return {"rdp": [list(p) for p in self.rdp or ()]}
-        return {"rho": self.rho, "alphas": list(self.alphas or ())}
+        return self.kind.spec(self)
 
     def describe(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.spec().items() if k != "alphas")
 
     def orders(self) -> list[tuple[float, float]]:
         """``[(alpha, eps_alpha)]`` of an rdp/zcdp budget (zCDP: ``eps_alpha = rho alpha`` on the grid)."""
-        if self.privacy == "rdp":
-            return list(self.rdp or ())
-        if self.privacy == "zcdp" and self.rho is not None:
-            return [(a, self.rho * a) for a in self.alphas or ()]
-        raise ValueError(f"orders apply to privacy 'rdp' or 'zcdp', not {shown(self.privacy)}")
+        return self.kind.orders(self)
 
     @property
     def eps_inf(self) -> float | None:
@@ -133,13 +98,15 @@ class Budget:
         It keeps the search away from orders beyond the grid; it is not part of rho-zCDP, so no
         bound relies on it (:mod:`optnoise.privacy.renyi_sup`).
         """
-        if self.privacy != "zcdp" or self.rho is None or not self.alphas:
-            return None
-        return min(self.rho * max(self.alphas), EPS_INF_MAX)
+        return self.kind.eps_inf(self)
 
     @property
     def is_conic(self) -> bool:
-        return self.privacy in RENYI_NOTIONS
+        return self.kind.conic
+
+    def model_size(self, K: int, N: int) -> dict[str, int]:
+        """Rows, columns, integers and nonzeros of the model for ``K`` shifts and ``N`` noise values."""
+        return self.kind.model_size(self, K, N)
 
     # ------------------------------------------------------------------ models
     def add_rows(self, mb: ModelBuilder, f: np.ndarray, idx: np.ndarray) -> None:
@@ -175,7 +142,9 @@ class Budget:
         (:func:`optnoise.privacy.renyi_sup.solve_zcdp`); rdp: exactly the listed orders.
         """
 
-        def on_grid(orders: list[tuple[float, float]], eps_inf: float | None, limit: float | None) -> RenyiSolution:
+        def on_grid(
+            orders: list[tuple[float, float]], eps_inf: float | None, limit: float | None, bound_inf: bool
+        ) -> RenyiSolution:
             return solve_renyi_design(
                 cost,
                 idx,
@@ -187,19 +156,10 @@ class Budget:
                 time_limit=limit,
                 verbose=verbose,
                 conic_solver=conic_solver,
-                bound_inf=self.privacy != "zcdp",
+                bound_inf=bound_inf,
             )
 
-        if self.privacy != "zcdp":
-            return on_grid(self.orders(), self.eps_inf, time_limit)
-        # shift m moves output 0 to idx[m, 0]: that output's coordinates are the shift
-        shifts = np.stack(np.unravel_index(np.asarray(idx)[:, 0], shape), axis=1)
-        rho = float(self.rho or 0.0)
-
-        def grid(alphas: tuple[float, ...], limit: float | None) -> RenyiSolution:
-            return on_grid([(a, rho * a) for a in alphas], min(rho * max(alphas), EPS_INF_MAX), limit)
-
-        return solve_zcdp(grid, cost, shifts, rho, tuple(self.alphas or ()), time_limit=time_limit)
+        return self.kind.solve(self, on_grid, shape, idx, cost, time_limit)
 
     # ------------------------------------------------------------------ re-verification
     def achieved(self, pmf: np.ndarray, shifts: np.ndarray) -> dict[str, float]:
@@ -211,17 +171,7 @@ class Budget:
         D_alpha / alpha over every alpha > 1, :func:`optnoise.privacy.renyi.achieved_rho`),
         "alpha*": where, "grid_margin": m_grid}``.
         """
-        if self.privacy == "profile":
-            pairs = self.profile or ()
-            got, excess = profile_excess(pmf, shifts, pairs)
-            return {"profile": excess, **{f"dp@{e:g}": float(v) for (e, _), v in zip(pairs, got, strict=True)}}
-        if self.privacy == "rdp":
-            orders = self.orders()
-            vals = np.atleast_1d(renyi_curve(pmf, shifts, [a for a, _ in orders]))
-            ratio = max(float(v) / e for v, (_, e) in zip(vals, orders, strict=True))
-            return {"rdp": ratio, **{f"rdp@{a:g}": float(v) for (a, _), v in zip(orders, vals, strict=True)}}
-        rho_hat, where = achieved_rho(pmf, shifts)
-        return {"zcdp": rho_hat, "alpha*": where, "grid_margin": grid_margin(self.alphas or (1.0,))}
+        return self.kind.achieved(self, pmf, shifts)
 
     def satisfied(self, achieved: dict[str, float]) -> bool:
         """Whether :meth:`achieved` output meets the budget within the documented tolerances.
@@ -231,15 +181,13 @@ class Budget:
         zcdp: the certified ``sup_{alpha > 1} D_alpha / alpha <= rho (1 + RENYI_RTOL)``, over every
         order, not only the grid (``RENYI_RTOL`` is float64's evaluation error, never a grid margin).
         """
-        if self.privacy == "profile":
-            pairs = self.profile or ()
-            return profile_satisfied([achieved[f"dp@{e:g}"] for e, _ in pairs], pairs)
-        if self.privacy == "rdp":
-            return achieved["rdp"] <= 1.0 + RENYI_RTOL
-        return achieved["zcdp"] <= float(self.rho or 0.0) * (1.0 + RENYI_RTOL)
+        return self.kind.satisfied(self, achieved)
 
 
-def _max_shift_norm2(n: int, shifts: np.ndarray) -> float:
-    """Largest squared length of a shift, each coordinate as a circular distance on ``{0..n}``."""
-    d = np.minimum(shifts, n + 1 - shifts).astype(float)
-    return float(np.max(np.sum(d * d, axis=1)))
+def _kind_of(privacy: str) -> BudgetKind:
+    """The budget behaviour of ``privacy``; a ``ValueError`` listing the budget notions for any other value."""
+    kind = get_notion(privacy).budget
+    if kind is None:
+        known = ", ".join(repr(k) for k, v in NOTION_REGISTRY.items() if v.budget is not None)
+        raise ValueError(f"privacy must be one of {known} for a Budget; got {shown(privacy)}")
+    return kind

@@ -30,7 +30,7 @@ Tolerances: the functions here are exact for the floating-point numbers they
 are given (``tol=0, rtol=0``). A solver returns PMFs whose tight ratio rows hold
 only up to rounding; ``rtol`` makes an indicator read
 ``P(o) > e^eps (1 + rtol) Q(o)`` (a privacy-loss slack of ``log1p(rtol)``, which
-:func:`optnoise.engine.tolerance.pdp_rtol` sets for re-verification), and
+:func:`optnoise.privacy.verification.pdp_rtol` sets for re-verification), and
 ``tol`` adds an absolute slack. Both must be finite and >= 0. Exact guarantees
 for a sampled design come from :mod:`optnoise.deploy.certify`.
 """
@@ -38,6 +38,7 @@ for a sampled design come from :mod:`optnoise.deploy.certify`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ __all__ = [
     "NOTIONS",
     "hockey_stick",
     "pdp_leak",
+    "pair_leak",
     "shifted_pmfs",
     "resolve_shifts",
     "delta_dp",
@@ -244,8 +246,8 @@ def achieved_deltas(
     hockey stick has no indicator and uses none, except with ``pure=True`` (a target
     delta of 0, pure DP), where it is read at the same slackened eps
     ``eps + log(1 + rtol)`` as the indicators: at delta = 0 every notion is one
-    constraint and gets one tolerance (:mod:`optnoise.engine.tolerance`).
-    Re-verification uses ``rtol=optnoise.engine.tolerance.pdp_rtol(eps)``.
+    constraint and gets one tolerance (:mod:`optnoise.privacy.verification`).
+    Re-verification uses ``rtol=optnoise.privacy.verification.pdp_rtol(eps)``.
     """
     return {
         "pdp": float(delta_pdp(pmf, shifts, eps, tol=tol, rtol=rtol)),
@@ -281,7 +283,7 @@ def eps_for_delta(pmf: Any, shifts: Any, delta: float, *, notion: str = "dp") ->
     if ok.size == 0:
         return float("inf")
     i = int(ok[0])
-    if notion != "dp" or i == 0:
+    if func is not delta_dp or i == 0:  # the other curves are steps: their value changes only at a ratio
         return float(cand[i])
     # On (cand[i-1], cand[i]] the maximising shift may change, so bisect the
     # monotone curve there instead of solving one linear piece.
@@ -337,6 +339,16 @@ def _check_mechanism(P: Any, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
     return P, pairs
 
 
+def pair_leak(notion: str, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -> Callable[[Any, Any], Any]:
+    """``leak(p, q)``: the delta of one ordered pair of output distributions at ``eps`` under ``notion``,
+    ``"dp"`` (:func:`hockey_stick`) or ``"pdp"`` (:func:`pdp_leak`, with its slacks ``tol``/``rtol``)."""
+    rules: dict[str, Callable[[Any, Any], Any]] = {
+        "dp": lambda p, q: hockey_stick(p, q, eps),
+        "pdp": lambda p, q: pdp_leak(p, q, eps, tol=tol, rtol=rtol),
+    }
+    return rules[check_choice("notion", notion, tuple(rules))]
+
+
 def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: float = 0.0, rtol: float = 0.0) -> Any:
     """Delta of a general mechanism ``P[input, output]`` over ordered neighbour ``pairs``.
 
@@ -346,10 +358,8 @@ def mechanism_delta(P: Any, pairs: Any, eps: Any, *, notion: str = "dp", tol: fl
     """
     check_choice("notion", notion, ("dp", "pdp"))
     P, pairs = _check_mechanism(P, pairs)
-    if notion == "dp":
-        vals = [np.atleast_1d(hockey_stick(P[a], P[b], eps)) for a, b in pairs]
-    else:
-        vals = [np.atleast_1d(pdp_leak(P[a], P[b], eps, tol=tol, rtol=rtol)) for a, b in pairs]
+    leak = pair_leak(notion, eps, tol=tol, rtol=rtol)
+    vals = [np.atleast_1d(leak(P[a], P[b])) for a, b in pairs]
     out = np.max(np.stack(vals), axis=0)
     return float(out[0]) if np.ndim(eps) == 0 else out
 

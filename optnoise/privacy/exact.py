@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -190,27 +191,42 @@ def exact_pair_delta(
     D = int(denominator)
     if D <= 0:
         raise ValueError("denominator must be positive")
-    lo, hi = bounds
+    return _EXACT_DELTA[notion](w[first], w[second], D, bounds)
+
+
+def _exact_dp(p: np.ndarray, g: np.ndarray, D: int, bounds: tuple[Fraction, Fraction]) -> Fraction:
+    """The hockey stick at ``L = bounds[0]``: the largest ``sum_o [P(o) - L Q(o)]_+`` over the pairs."""
+    a, b = bounds[0].numerator, bounds[0].denominator
+    excess = p * b - g * a
+    excess = np.where(excess > 0, excess, 0)
+    return Fraction(max(int(row.sum()) for row in excess), b * D)
+
+
+def _exact_pdp(p: np.ndarray, g: np.ndarray, D: int, bounds: tuple[Fraction, Fraction]) -> Fraction:
+    """Definition 2 at ``L = bounds[0]``: the largest mass of leaking outputs ``P(o) > L Q(o)`` over the pairs."""
+    a, b = bounds[0].numerator, bounds[0].denominator
+    leak = p * b > g * a  # not (w <= L g)
+    return Fraction(max(int(np.where(row, prow, 0).sum()) for row, prow in zip(leak, p, strict=True)), D)
+
+
+def _exact_pdp_kadam(p: np.ndarray, g: np.ndarray, D: int, bounds: tuple[Fraction, Fraction]) -> Fraction | float:
+    """The printed MILP: one indicator per output shared by every pair, (13g) read at ``U = bounds[1]``."""
+    (lo, hi) = bounds
     a, b = lo.numerator, lo.denominator
-    p = w[first]  # (K, C): P(o)
-    g = w[second]  # (K, C): Q(o)
-    wb = p * b
-    ag = g * a
-    if notion == "dp":
-        excess = wb - ag
-        excess = np.where(excess > 0, excess, 0)
-        worst = max(int(row.sum()) for row in excess)
-        return Fraction(worst, b * D)
-    leak = wb > ag  # not (w <= L g)
-    if notion == "pdp":
-        worst = max(int(np.where(row, prow, 0).sum()) for row, prow in zip(leak, p, strict=True))
-        return Fraction(worst, D)
     c, e = hi.numerator, hi.denominator
-    u = leak.any(axis=0)
+    u = (p * b > g * a).any(axis=0)
     weak = (p * e >= g * c).all(axis=0)  # (13g) with U >= e^eps, every shift
     if np.any(u & ~weak):
         return math.inf
     return Fraction(int(np.where(u, p[0], 0).sum()), D)
+
+
+#: The exact delta of each notion (:data:`~optnoise.privacy.curves.NOTIONS`).
+_EXACT_DELTA: dict[str, Callable[..., Fraction | float]] = {
+    "dp": _exact_dp,
+    "pdp": _exact_pdp,
+    "pdp-kadam": _exact_pdp_kadam,
+}
 
 
 def frac_str(x: Fraction | float) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from optnoise.privacy.accounting import DISCRETIZATION
 
-__all__ = ["BudgetField", "BUDGET_FIELDS", "BUDGET_FIELD_NAMES", "FIELD_KINDS", "fields_of"]
+__all__ = ["BudgetField", "BUDGET_FIELDS", "BUDGET_FIELD_NAMES", "FIELDS_BY_NOTION", "FIELD_KINDS", "fields_of"]
 
 #: What a field's value is: one integer, one real number, ``X:Y`` pairs, or a list of reals.
 FIELD_KINDS = ("int", "real", "pairs", "reals")
@@ -83,7 +83,14 @@ BUDGET_FIELDS: tuple[BudgetField, ...] = (
 BUDGET_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in BUDGET_FIELDS)
 
 
+#: The fields of each notion, in table order.
+FIELDS_BY_NOTION: dict[str, tuple[BudgetField, ...]] = {}
+for _field in BUDGET_FIELDS:
+    FIELDS_BY_NOTION[_field.notion] = FIELDS_BY_NOTION.get(_field.notion, ()) + (_field,)
+
+
 def fields_of(notions: tuple[str, ...] | str) -> tuple[str, ...]:
     """The names of the fields that ``notions`` (one notion or several) take, in table order."""
     wanted = (notions,) if isinstance(notions, str) else tuple(notions)
-    return tuple(f.name for f in BUDGET_FIELDS if f.notion in wanted)
+    chosen = {f for n in wanted for f in FIELDS_BY_NOTION.get(n, ())}
+    return tuple(f.name for f in BUDGET_FIELDS if f in chosen)

@@ -57,7 +57,7 @@ from optnoise.engine.validation import (
 )
 from optnoise.privacy.curves import delta_dp
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.noise import IntegerNoise, Mechanism, discrete_gaussian_noise
+from optnoise.privacy.noise_families import IntegerNoise, Mechanism, discrete_gaussian_noise
 
 __all__ = [
     "PROFILE_ATOL",
@@ -166,7 +166,7 @@ def profile_of(
     baseline : IntegerNoise, Mechanism or array_like
         An integer noise (``q + eta`` on all integers, neighbours differing by
         ``1..sensitivity`` either way; :meth:`IntegerNoise.delta`), a
-        :class:`~optnoise.privacy.noise.Mechanism` (its ``delta`` under
+        :class:`~optnoise.privacy.noise_families.Mechanism` (its ``delta`` under
         ``Neighborhood.bd(sensitivity)``), or a noise PMF on ``{0..n}^d`` with
         ``shifts`` (:func:`optnoise.privacy.curves.delta_dp`).
     eps : array_like

@@ -1,4 +1,4 @@
-"""The search of the Renyi-DP / zCDP design: a log-barrier path in log space and a primal-dual polish.
+"""The search of the Renyi-DP / zCDP design: a log-barrier path in log space and a primal-dual refinement.
 
 The problem, its homogenised constraints ``G_i`` and the certified lower bound are those of
 :mod:`optnoise.privacy.renyi_problem`; :mod:`optnoise.privacy.renyi_solve` drives the search, bounds
@@ -16,7 +16,7 @@ and statuses. This module computes the points and multipliers:
    ``D_inf`` barrier add about ``mu`` per shift to the duality gap, not ``mu N``, and keep it from
    propping up the far tails. At a centre, ``y_i = mu / -G_i`` and ``nu_b = mu w_b / s_b``
    (:func:`centre_multipliers`) make the Lagrangian bound about ``mu (I + K)`` below the value.
-2. **Polish** (:func:`polish`). Near a centre the barrier objective cannot resolve the far tails (its
+2. **Refinement** (:func:`newton_refine`). Near a centre the barrier objective cannot resolve the far tails (its
    gradient is scaled by ``f``), so the barrier's KKT system is solved by a primal-dual Newton method
    with the multipliers ``y`` as unknowns: ``c + sum_i y_i grad G_i + B^T nu - lambda = 0`` in
    **f-space**, ``y_i G_i = -mu``, ``sum f = 1`` (``nu`` follows from ``logf``), column-equilibrated.
@@ -38,7 +38,7 @@ from scipy.special import logsumexp
 
 from optnoise.privacy.renyi_problem import RenyiProblem
 
-__all__ = ["MAX_STEP", "barrier_newton", "barrier_value", "centre_multipliers", "polish"]
+__all__ = ["MAX_STEP", "barrier_newton", "barrier_value", "centre_multipliers", "newton_refine"]
 
 #: Largest change of a log mass in one damped barrier Newton step.
 MAX_STEP = 5.0
@@ -259,11 +259,11 @@ def centre_multipliers(
 
 
 # --------------------------------------------------------------------------------------------
-# the primal-dual polish
+# the primal-dual refinement
 # --------------------------------------------------------------------------------------------
 
 
-def polish(
+def newton_refine(
     prob: RenyiProblem,
     logf: np.ndarray,
     y: np.ndarray,
@@ -358,3 +358,7 @@ def polish(
         if stat < rtol and float(np.max(np.abs(res[N:-1]))) < 1e-3 * mu:
             break
     return best[0], best[1], best[2]
+
+
+#: Former name of :func:`newton_refine` ("polish" named three different steps; this one is a Newton refinement).
+polish = newton_refine

@@ -16,12 +16,12 @@ The problem, its homogenised constraints ``G_i`` and the certified lower bound a
    decreases tenfold per stage. The weights ``w_b = f(J_b)`` (fixed per stage) make the ``D_inf``
    barrier add about ``mu`` per shift to the duality gap, not ``mu N``, and keep it from propping up
    the far tails.
-2. **Polish.** Near a centre the barrier objective cannot resolve the far tails (its gradient is
+2. **Refinement.** Near a centre the barrier objective cannot resolve the far tails (its gradient is
    scaled by ``f``), so the barrier's KKT system is solved by a primal-dual Newton method with the
    multipliers ``y`` as unknowns: ``c + sum_i y_i grad G_i + B^T nu - lambda = 0`` in **f-space**,
    ``y_i G_i = -mu``, ``sum f = 1`` (``nu`` follows from ``logf``), column-equilibrated. This brings the
    f-space stationarity, which the bound depends on, to working precision in every mass.
-3. **Bound.** :meth:`~optnoise.privacy.renyi_problem.RenyiProblem.lower_bound` at the polished point and
+3. **Bound.** :meth:`~optnoise.privacy.renyi_problem.RenyiProblem.lower_bound` at the refined point and
    multipliers (weak duality with tangent cuts; about ``mu (I + K)`` below the value), and as a second
    source the outer-approximation LP with tangent cuts at that point (:func:`tangent_lp_bound`, HiGHS
    through :mod:`optnoise.engine`), whose dual is the best multiplier choice for that tangent point.
@@ -54,10 +54,10 @@ from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import Progress
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import OPTIMAL_GAP
+from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
 from optnoise.engine.validation import shown
 from optnoise.privacy.renyi import RENYI_RTOL, check_reference, reference_log_pmf, solve_renyi
-from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, polish
+from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, newton_refine
 from optnoise.privacy.renyi_problem import RenyiProblem
 
 __all__ = ["RENYI_METHODS", "RenyiSolution", "solve_renyi_barrier", "solve_renyi_design", "tangent_lp_bound"]
@@ -239,7 +239,9 @@ def _search(prob: RenyiProblem, best: _Incumbent, start: np.ndarray, deadline: f
         if final or stage % 3 == 0:
             y, nu = centre_multipliers(prob, logf, mu, logw)
             best.prove(prob.lower_bound([logf], [y], nu))
-            lp, yp, nup = polish(prob, logf, y, mu, logw, rtol=1e-3 * OPTIMAL_GAP * scale / cscale, deadline=deadline)
+            lp, yp, nup = newton_refine(
+                prob, logf, y, mu, logw, rtol=1e-3 * OPTIMAL_GAP * scale / cscale, deadline=deadline
+            )
             best.prove(prob.lower_bound([lp], [yp], nup))
             best.offer(lp)
             if not best.proven(GAP_TARGET):
@@ -305,7 +307,7 @@ def solve_renyi_barrier(
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
         best.prove(tangent_lp_bound(prob, best.log_pmf, time_limit=remaining))
     gap = best.gap
-    if gap is not None and gap <= OPTIMAL_GAP:
+    if proven_optimal(gap):
         status = "optimal"
     elif deadline is not None and time.perf_counter() >= deadline:
         status, why = "time_limit", why or "time limit reached before the gap was proven"
@@ -389,7 +391,7 @@ def solve_renyi_design(
         certified = tangent_lp_bound(prob, tangent)
         bound = certified if math.isfinite(certified) else None
         gap = relative_gap(objective, bound)
-        if status == "optimal" and (gap is None or gap > OPTIMAL_GAP):
+        if status == "optimal" and not proven_optimal(gap):
             status = "feasible"
             message = f"{message}; the conic solver's optimum is not proven (tangent-cut bound gap {gap})"
     return RenyiSolution(

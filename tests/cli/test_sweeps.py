@@ -143,7 +143,7 @@ def test_interrupted_sweep_returns_the_finished_rows(interrupt_sweep_at, tmp_pat
 
 def test_unverified_rows_are_flagged(monkeypatch):
     # a "solver" that claims optimality for the point mass at 0, which leaks under every shift
-    import optnoise.design.pipeline as D
+    import optnoise.design.settle as D
     from optnoise.engine.output import SolverOutput
 
     def fake(model, **kw):

@@ -291,7 +291,7 @@ def test_large_kadam_design_with_tolerance_tail_is_repaired():
     assert delta_pdp_kadam(res.pmf, res.design.shifts, 1.5, rtol=math.expm1(1.5e-6 + 1e-12)) <= 0.1
     # the unrepaired solver PMF really fails: (13g) breaks in its tail
     d = res.design
-    raw, _ = pipeline._settle_noise(d, d.build_model(), "highs", None, 1e-9, False, None, True, repair=False)
+    raw, _ = pipeline.settle_noise(d, d.build_model(), "highs", None, 1e-9, False, None, True, repair=False)
     assert raw.status == "unverified" and raw.achieved["pdp-kadam"] == math.inf
     cd = raw.certify(allow_unverified=True)
     assert cd.verify() and cd.certified_delta <= Fraction(1, 10)

@@ -212,3 +212,19 @@ def test_clamped_composed_design_certifies_as_its_matrix(tmp_path):
     assert c["composed_delta"] == pytest.approx(want.delta(1.0), rel=1e-6)
     again = load_design(cd.save(tmp_path / "c.json"))
     assert again.composed == c and "4 releases" in again.summary()
+
+
+def test_certification_error_lives_below_design_and_does_not_depend_on_the_hook(monkeypatch):
+    """``CertificationError`` is one class (privacy layer, re-exported by deploy), raised by a composed result
+    whatever certifier is installed: the design layer no longer finds it through ``sys.modules``."""
+    import optnoise
+    from optnoise.deploy import certify as deploy_certify
+    from optnoise.design import result as result_module
+    from optnoise.privacy.verification import CertificationError
+
+    assert deploy_certify.CertificationError is CertificationError is optnoise.CertificationError
+    # a certifier defined outside optnoise.deploy (a test double) leaves the error class unchanged
+    monkeypatch.setattr(result_module, "_certifier", lambda res, **kw: None)
+    unproven = DesignResult(composed_design(), "time_limit", modulo_pmf(E0), "test", 0.0, None)
+    with pytest.raises(CertificationError, match="status 'time_limit'"):
+        unproven.certify()

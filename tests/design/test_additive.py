@@ -96,7 +96,7 @@ def test_achieved_delta_by_plain_sums_and_dp_accounting(nb, eps, delta, metric):
     assert f.sum() == pytest.approx(1.0, abs=1e-12)
     shifts = {s[0] for s in nb.raw} | (set() if nb.directed else {-s[0] for s in nb.raw})
     worst, pess, opt = 0.0, 0.0, 0.0
-    at = eps if delta > 0 else eps * (1 + 1e-6) + 1e-12  # the documented pure-DP rule (engine.tolerance)
+    at = eps if delta > 0 else eps * (1 + 1e-6) + 1e-12  # the documented pure-DP rule (privacy.verification)
     for mu in shifts:
         # the modulo design's convention: f(eta) against f(eta + mu), on a padded common window
         pad = np.zeros(abs(mu))
@@ -208,7 +208,7 @@ def test_small_delta_tolerance_is_repaired_by_mixing_with_the_pure_optimum():
 
 
 def test_baselines_calibrated_by_the_same_accounting():
-    from optnoise.privacy.noise import discrete_gaussian_delta, discrete_gaussian_sigma2, geometric_noise
+    from optnoise.privacy.noise_families import discrete_gaussian_delta, discrete_gaussian_sigma2, geometric_noise
 
     a = math.exp(-1.0)
     pure = _additive(eps=1.0, metric="mse").solve()

@@ -21,8 +21,8 @@ from mpmath import mp, mpf
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.design.composed import MAX_DESIGN_COMPOSITIONS
 from optnoise.design.result import DesignResult
-from optnoise.engine.tolerance import within_delta
 from optnoise.privacy import accounting
+from optnoise.privacy.verification import within_delta
 
 NB = Neighborhood.bd(1)
 EPS, DELTA = 1.0, 1e-5
@@ -352,3 +352,19 @@ def test_calibrate_family_is_the_threshold_of_the_accounting():
     cost = cost_vector("circular-mse", n)
     f = family_within("laplace", sup, cost, 25.0)
     assert float(cost @ f) == pytest.approx(25.0, rel=1e-9) and float(cost @ f) <= 25.0
+
+
+def test_the_composed_search_solves_its_lps_through_the_pipeline_not_noise_design_solve(monkeypatch):
+    # issue 29: the search calls the single-release LP through an interface (design.composed_bounds.SingleReleaseLP)
+    calls = []
+    solve = NoiseDesign.solve
+
+    def counted(self, *a, **k):
+        calls.append(self.privacy)
+        return solve(self, *a, **k)
+
+    monkeypatch.setattr(NoiseDesign, "solve", counted)
+    d = NoiseDesign(n=8, eps=1.0, delta=1e-3, neighborhood=Neighborhood.bd(1), privacy="composed", compositions=1)
+    res = d.solve()
+    assert res.status == "optimal" and res.verify()
+    assert calls == ["composed"]  # the k = 1 LP ran, but not by re-entering NoiseDesign.solve

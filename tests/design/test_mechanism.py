@@ -17,9 +17,9 @@ from optnoise.deploy.certify import CertificationError
 from optnoise.design.clamp import clamp_matrix
 from optnoise.design.matrix import resolve_pairs
 from optnoise.engine.solve import solve_model
-from optnoise.engine.tolerance import dp_eps
 from optnoise.privacy.exact import exp_bounds
-from optnoise.privacy.noise import IntegerNoise
+from optnoise.privacy.noise_families import IntegerNoise
+from optnoise.privacy.verification import dp_eps
 
 # ---------------------------------------------------------------- independent references
 
@@ -266,7 +266,7 @@ def test_achieved_is_mechanism_delta_and_within_tolerance():
         d = MechanismDesign(n=6, eps=0.8, delta=delta, privacy=privacy, neighbors="adjacent:2")
         res = d.solve()
         assert res.verify()
-        # at delta = 0 every notion is read at the slackened eps of the tolerance rule (optnoise.engine.tolerance)
+        # at delta = 0 every notion is read at the slackened eps of the tolerance rule (optnoise.privacy.verification)
         assert res.achieved["dp"] == mechanism_delta(res.matrix, d.pairs, dp_eps(0.8, delta == 0.0))
         assert res.achieved[privacy] <= delta + 1e-8
         np.testing.assert_allclose(res.matrix.sum(axis=1), 1.0, atol=1e-12)
@@ -629,3 +629,13 @@ def test_spec_directed_must_be_a_boolean():
     for bad in (0, 1, None, "false"):
         with pytest.raises(ValueError, match="directed must be True or False"):
             MechanismDesign.from_spec(dict(spec, directed=bad))
+
+
+@pytest.mark.parametrize(("metric", "loss"), [("mse", "sq"), ("mae", "abs")])
+def test_noise_metric_names_are_mechanism_losses(metric, loss):
+    # issue 29: one vocabulary; the stored name stays the loss's, so spec() and older files are unchanged
+    a = MechanismDesign(n=5, eps=1.0, loss=metric)
+    b = MechanismDesign(n=5, eps=1.0, loss=loss)
+    assert a.loss == loss and a.spec() == b.spec()
+    x = np.arange(6.0)[:, None] - np.arange(6.0)[None, :]
+    np.testing.assert_array_equal(a.loss_matrix, x**2 if metric == "mse" else np.abs(x))

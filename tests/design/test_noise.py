@@ -167,7 +167,7 @@ def test_milp_equals_brute_force(notion, n, shifts, eps, delta, metric, solver):
     ).solve(solver)
     assert res.status == "optimal" and res.backend == solver
     assert res.distortion == pytest.approx(want, abs=1e-7)
-    assert res.backend_objective == pytest.approx(want, abs=1e-7)  # the backend's own optimum, before any polish
+    assert res.backend_objective == pytest.approx(want, abs=1e-7)  # the backend's own optimum, before any refinement
     assert res.verify()
 
 
@@ -252,14 +252,14 @@ def test_highs_and_cbc_agree(privacy, delta):
     assert b.verify() and within_delta(b.achieved[privacy], delta)
 
 
-def test_cbc_solution_is_polished_to_exact_feasibility():
-    # PuLP reads CBC's solution with ~8 significant digits; unpolished, f(0) of this PMF
+def test_cbc_solution_is_refined_to_exact_feasibility():
+    # PuLP reads CBC's solution with ~8 significant digits; unrefined, f(0) of this PMF
     # exceeded e^eps f(0+mu) by 2e-8 and the re-verified delta jumped to f(0) = 0.68.
     d = NoiseDesign(n=8, eps=1.5, delta=0.12385, neighborhood=BD3, privacy="pdp-kadam")
     r = d.solve("cbc")
     assert r.verify()
     assert within_delta(r.achieved["pdp-kadam"], 0.12385)
-    assert "polished" in r.message
+    assert "refined by HiGHS" in r.message
 
 
 def test_cvxpy_backend_on_lp():
@@ -519,7 +519,7 @@ def test_spurious_infeasible_is_retried_and_never_reported():
 
 
 def test_persistent_spurious_infeasible_is_an_error(monkeypatch):
-    import optnoise.design.pipeline as D
+    import optnoise.design.settle as D
     from optnoise.engine.output import SolverOutput
 
     monkeypatch.setattr(

@@ -18,8 +18,9 @@ import pytest
 from mpmath import mp, mpf
 
 from optnoise import Neighborhood, NoiseDesign
-from optnoise.engine.tolerance import OPTIMAL_GAP, within_delta
+from optnoise.engine.tolerance import OPTIMAL_GAP
 from optnoise.privacy.curves import achieved_deltas, delta_dp
+from optnoise.privacy.verification import within_delta
 
 
 def _staircase_mse(n: int, eps: float, D: int) -> float:

@@ -177,13 +177,13 @@ def test_scip_and_auto_statuses(solver):
     assert out.x is None or out.bound <= out.objective + 1e-9
 
 
-def test_scip_points_are_polished_to_the_tight_tolerance():
+def test_scip_points_are_refined_to_the_tight_tolerance():
     # SCIP works at its default 1e-6 feasibility, which would let PDP indicators sit on the wrong side of
-    # f(eta) = e^eps f(eta+mu): every SCIP point is polished by HiGHS at 1e-9, and its gap recomputed
+    # f(eta) = e^eps f(eta+mu): every SCIP point is refined by HiGHS at 1e-9, and its gap recomputed
     d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
     model = d.build_model()
     out = solve_model(model, solver="scip")
-    assert out.status == "optimal" and "polished by HiGHS" in out.message
+    assert out.status == "optimal" and "refined by HiGHS" in out.message
     assert model.residuals(out.x)["rows"] <= 1e-8
     assert out.objective == pytest.approx(solve_model(model, solver="highs").objective, rel=1e-8)
     assert out.gap == pytest.approx(max(0.0, (out.objective - out.bound) / out.objective), abs=1e-15)
@@ -290,15 +290,15 @@ def test_lazy_rounds_get_what_is_left_of_the_time_limit(monkeypatch):
     assert len(per_round) == 2 and all(v > 1000.0 for v in per_round)
 
 
-def test_polish_keeps_the_backends_own_objective():
-    # backend_objective is the objective as the backend reported it, before the HiGHS polish
+def test_refinement_keeps_the_backends_own_objective():
+    # backend_objective is the objective as the backend reported it, before the HiGHS refinement
     d = NoiseDesign(n=16, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(3), metric="mse", privacy="pdp")
     model = d.build_model()
     out = solve_model(model, solver="scip")
     raw = out.info["backend_objective"]
     assert raw is not None and raw == pytest.approx(out.objective, rel=1e-6)
-    again = highs.polish_with_highs(model, out)
-    assert again.info["backend_objective"] == raw  # a second polish does not overwrite it
+    again = highs.refine_with_highs(model, out)
+    assert again.info["backend_objective"] == raw  # a second refinement does not overwrite it
     assert d.solve(solver="scip").backend_objective == pytest.approx(raw, rel=1e-9)
 
 

@@ -34,7 +34,7 @@ def _committed():
 def test_committed_orderings_hold_at_every_point():
     """The ordering the README states: general <= clamped <= truncated geometric; modulo's released error is worst.
 
-    Up to 2e-6 relative: a solution repaired to meet the tolerance rule may cost up to 1e-6 (POLISH_RTOL).
+    Up to 2e-6 relative: a solution repaired to meet the tolerance rule may cost up to 1e-6 (REPAIR_RTOL).
     """
     rows = _committed()
     assert len(rows) == 30

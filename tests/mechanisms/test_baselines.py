@@ -30,7 +30,7 @@ from optnoise.mechanisms.baselines import (
 from optnoise.mechanisms.count import count_noise_pmf, optimal_alpha
 from optnoise.privacy.curves import mechanism_delta
 from optnoise.privacy.neighborhood import neighbour_pairs
-from optnoise.privacy.noise import (
+from optnoise.privacy.noise_families import (
     discrete_gaussian_delta,
     discrete_gaussian_noise,
     discrete_gaussian_pmf,

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise.mechanisms.count import (
+    count_delta,
     count_lp,
     count_noise_pmf,
     crossover_values,
     delta_curve,
-    exact_delta,
     optimal_alpha,
     paper_dp_delta,
     singular_delta,
@@ -26,7 +26,7 @@ from optnoise.mechanisms.count import (
     type2_bound,
 )
 from optnoise.mechanisms.gaussian import analytic_gaussian_delta
-from optnoise.privacy.noise import (
+from optnoise.privacy.noise_families import (
     cks_delta,
     discrete_gaussian_delta,
     discrete_gaussian_pmf,
@@ -160,7 +160,7 @@ def test_knee_at_last_crossover():
 
 
 @pytest.mark.parametrize("N,rho,eps", [(1, 0.3, 0.5), (2, 0.5, 1.0), (3, 0.4, 0.7), (3, 0.8, 2.0)])
-def test_exact_delta_against_all_events(N, rho, eps):
+def test_count_delta_against_all_events(N, rho, eps):
     for m in (optimal_alpha(N, rho, eps), count_lp(N, rho, eps), count_lp(N, rho, eps, objective="hockey")):
         assert m.delta_exact == pytest.approx(brute_force_delta(m.pmf, eps), abs=1e-12)
 
@@ -176,7 +176,7 @@ def test_hockey_lp_and_remark2(N, rho, eps):
     if cf.method.startswith("type-I("):
         k = cf.active
         assert cf.delta_exact == pytest.approx(k * cf.claimed + rho * cf.alpha[k - 1] / 2, rel=1e-9)
-    assert exact_delta(cf.alpha, rho, eps) == cf.delta_exact
+    assert count_delta(cf.alpha, rho, eps) == cf.delta_exact
 
 
 def test_delta_curve_measures():

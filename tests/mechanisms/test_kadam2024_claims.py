@@ -17,7 +17,7 @@ import pytest
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.mechanisms import baselines as mech
-from optnoise.privacy import noise as integer_noise
+from optnoise.privacy import noise_families as integer_noise
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "experiments" / "kadam2024"

@@ -14,7 +14,7 @@ from optnoise import Neighborhood, NoiseDesign  # noqa: E402
 from optnoise.plotting.designs import plot_design
 from optnoise.plotting.files import save_figure
 from optnoise.plotting.sweeps import plot_sweep
-from optnoise.privacy.noise import discrete_gaussian_noise
+from optnoise.privacy.noise_families import discrete_gaussian_noise
 
 
 def _png_ok(path) -> None:

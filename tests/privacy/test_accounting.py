@@ -21,7 +21,7 @@ from optnoise.privacy.accounting import (
     privacy_profile,
 )
 from optnoise.privacy.curves import delta_dp, hockey_stick
-from optnoise.privacy.noise import discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise_families import discrete_gaussian_noise, geometric_noise
 
 
 def _rr(eps0: float) -> np.ndarray:

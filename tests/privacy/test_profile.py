@@ -8,7 +8,7 @@ import pytest
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.privacy.curves import delta_dp
-from optnoise.privacy.noise import discrete_gaussian_noise, geometric_noise
+from optnoise.privacy.noise_families import discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import PROFILE_ATOL, PROFILE_RTOL, check_profile, discrete_gaussian_profile, profile_of
 
 NB = Neighborhood.bd(1)

@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.engine.tolerance import OPTIMAL_GAP
-from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, polish
+from optnoise.privacy.renyi_barrier import barrier_newton, barrier_value, centre_multipliers, newton_refine
 from optnoise.privacy.renyi_problem import RenyiProblem
 
 N = 9
@@ -57,7 +57,7 @@ def clarabel_optimum(cost, idx, orders, eps_inf=None) -> float:
 
 def barrier_path(prob: RenyiProblem, eps_inf: bool = False):
     """The path from the flat PMF (strictly feasible: every divergence is 0), mu down by 10 per stage,
-    then the polish; returns the point and the certified lower bound before and after the polish."""
+    then the refinement; returns the point and the certified lower bound before and after the refinement."""
     logf = np.full(prob.size, -math.log(prob.size))
     mu = 1e-2 * prob.value(logf)
     while True:
@@ -68,7 +68,7 @@ def barrier_path(prob: RenyiProblem, eps_inf: bool = False):
         mu *= 0.1
     y, nu = centre_multipliers(prob, logf, mu, logw)
     before = prob.lower_bound([logf], [y], nu)
-    lp, yp, nup = polish(prob, logf, y, mu, logw, rtol=1e-12, deadline=None)
+    lp, yp, nup = newton_refine(prob, logf, y, mu, logw, rtol=1e-12, deadline=None)
     return lp, before, prob.lower_bound([lp], [yp], nup)
 
 
@@ -84,7 +84,7 @@ def test_barrier_path_is_feasible_and_within_its_gap_of_clarabel(eps_inf):
             assert divergence(f, f[row], alpha) <= eps * (1 + 1e-9), (alpha, row[0])
         if eps_inf is not None:
             assert np.max(f / f[row]) <= math.exp(eps_inf) * (1 + 1e-9)
-    # the bound is certified and the gap small; the polish is what closes it
+    # the bound is certified and the gap small; the refinement is what closes it
     gap = (value - bound) / max(1.0, value)
     assert 0.0 <= gap <= OPTIMAL_GAP
     assert before < bound

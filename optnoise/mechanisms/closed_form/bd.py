@@ -10,14 +10,14 @@ import numpy as np
 
 from optnoise.engine.validation import check_eps, check_int
 from optnoise.mechanisms.closed_form.common import (
-    _check_rho,
-    _delta,
-    _eps,
-    _f0_gap,
-    _increasing_root,
-    _out,
-    _staircase_f0,
-    _xi,
+    check_rho,
+    delta_array,
+    eps_array,
+    f0_gap,
+    increasing_root,
+    scalar_or_array,
+    staircase_f0,
+    xi,
 )
 
 __all__ = [
@@ -138,7 +138,7 @@ def bd_phi0(n: int, mu_bar: int, h: int, j: int, eps: Any) -> Any:
     -------
     float or numpy.ndarray of ``eps.shape``
     """
-    return _out(_staircase_f0(bd_step_lengths(n, mu_bar, h, j), _eps(eps)))
+    return scalar_or_array(staircase_f0(bd_step_lengths(n, mu_bar, h, j), eps_array(eps)))
 
 
 def bd_alpha_beta(n: int, mu_bar: int, h: int, j: int, eps: Any) -> tuple[Any, Any]:
@@ -158,11 +158,11 @@ def bd_alpha_beta(n: int, mu_bar: int, h: int, j: int, eps: Any) -> tuple[Any, A
     h, j = _bd_hj(b, h, j)
     if h == 0:
         raise ValueError("h must be >= 1; for h = j = 0 use Lemma 4 (bd_phi0)")
-    e = _eps(eps)
+    e = eps_array(eps)
     u = 1 if j != h else 0
-    alpha = np.exp(-e) * _xi(b, e)
-    beta = 1.0 + np.exp(-(b - h + 1) * e) * (u * np.exp(-j * e) - _xi(h, e)) + (r + h - u) * np.exp(-(b + 1) * e)
-    return _out(alpha), _out(beta)
+    alpha = np.exp(-e) * xi(b, e)
+    beta = 1.0 + np.exp(-(b - h + 1) * e) * (u * np.exp(-j * e) - xi(h, e)) + (r + h - u) * np.exp(-(b + 1) * e)
+    return scalar_or_array(alpha), scalar_or_array(beta)
 
 
 class BDRegions(NamedTuple):
@@ -235,12 +235,12 @@ def bd_boundaries(n: int, mu_bar: int, eps: float, *, as_printed: bool = False) 
     e = check_eps(eps)
     rows = []
     for h, j in _bd_hj_list(b):
-        phi = float(_staircase_f0(_bd_lengths_unchecked(n, mu_bar, h, j), e))
-        low = 0.0 if h == 0 else phi * math.exp(-(b - h) * e) * float(_xi(j, e))  # (37c)
+        phi = float(staircase_f0(_bd_lengths_unchecked(n, mu_bar, h, j), e))
+        low = 0.0 if h == 0 else phi * math.exp(-(b - h) * e) * float(xi(j, e))  # (37c)
         if j == h:  # (37b), including h = j = 0
             bar = phi * math.exp(-(b - h - 1) * e)
         else:  # (37a)
-            bar = phi * math.exp(-(b - h) * e) * float(_xi(j + 1, e))
+            bar = phi * math.exp(-(b - h) * e) * float(xi(j + 1, e))
         if not as_printed and bar >= phi:  # the line f(0) = delta takes over
             rows.append((h, j, low, phi, phi))
             break
@@ -271,7 +271,7 @@ def _bd_pmf_one(n: int, b: int, mu_bar: int, reg: BDRegions, e: float, d: float)
     # linear region: f(0) from (39); the staircase of the flat region it leads
     # to, scaled to that f(0), with the remaining mass spread over the last
     # group. The printed (39) can leak for j < h (see bd_pmf).
-    f0 = math.exp(math.log(d) + (b - h) * e) / float(_xi(j, e))
+    f0 = math.exp(math.log(d) + (b - h) * e) / float(xi(j, e))
     vals = f0 * steps
     vals[-1] = (1.0 - np.dot(lengths[:-1], vals[:-1])) / lengths[-1]
     return np.repeat(vals, lengths)
@@ -318,7 +318,7 @@ def bd_pmf(n: int, mu_bar: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
         For ``delta > 0`` outside Theorem 3's verified range.
     """
     b, _ = _bd_br(n, mu_bar)
-    e, d = np.broadcast_arrays(_eps(eps), _delta(delta))
+    e, d = np.broadcast_arrays(eps_array(eps), delta_array(delta))
     if np.any(d > 0):
         _bd_range(n, mu_bar)
     out = np.empty(e.shape + (n + 1,))
@@ -327,7 +327,7 @@ def bd_pmf(n: int, mu_bar: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
     for idx in np.ndindex(e.shape):
         ei, di = float(e[idx]), float(d[idx])
         if di == 0.0:
-            out[idx] = np.repeat(_staircase_f0(lemma4, ei) * np.exp(-np.arange(lemma4.size) * ei), lemma4)
+            out[idx] = np.repeat(staircase_f0(lemma4, ei) * np.exp(-np.arange(lemma4.size) * ei), lemma4)
             continue
         if ei not in regions:
             regions[ei] = bd_boundaries(n, mu_bar, ei)
@@ -340,7 +340,7 @@ def bd_error_rate(n: int, mu_bar: int, eps: Any, *, delta: Any = 0.0) -> Any:
 
     Arguments and range as in :func:`bd_pmf`.
     """
-    return _out(1.0 - bd_pmf(n, mu_bar, eps, delta=delta)[..., 0])
+    return scalar_or_array(1.0 - bd_pmf(n, mu_bar, eps, delta=delta)[..., 0])
 
 
 def bd_level_eps(n: int, mu_bar: int, rho: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -359,14 +359,14 @@ def bd_level_eps(n: int, mu_bar: int, rho: float) -> tuple[np.ndarray, np.ndarra
         In the order of :func:`bd_boundaries` (before any cut).
     """
     b, _ = _bd_range(n, mu_bar)
-    target = 1.0 - _check_rho(rho)
+    target = 1.0 - check_rho(rho)
     hj = _bd_hj_list(b)
     eps_k = np.zeros(len(hj))
     for k, (h, j) in enumerate(hj):
         lengths = bd_step_lengths(n, mu_bar, h, j)
         if target <= 1.0 / sum(lengths):
             continue
-        eps_k[k] = _increasing_root(partial(_f0_gap, _staircase_f0, lengths, target))
+        eps_k[k] = increasing_root(partial(f0_gap, staircase_f0, lengths, target))
     return np.array([h for h, _ in hj]), np.array([j for _, j in hj]), eps_k
 
 
@@ -386,8 +386,8 @@ def bd_level_curve(n: int, mu_bar: int, rho: float, eps: Any) -> Any:
     float or numpy.ndarray of ``eps.shape``
     """
     b, _ = _bd_range(n, mu_bar)
-    target = 1.0 - _check_rho(rho)
-    e = _eps(eps)
+    target = 1.0 - check_rho(rho)
+    e = eps_array(eps)
     out = np.empty(e.shape)
     for idx in np.ndindex(e.shape):
         reg = bd_boundaries(n, mu_bar, float(e[idx]))
@@ -398,8 +398,8 @@ def bd_level_curve(n: int, mu_bar: int, rho: float, eps: Any) -> Any:
             out[idx] = 0.0
         else:
             h, j = int(reg.h[hit[0]]), int(reg.j[hit[0]])
-            out[idx] = float(_xi(j, e[idx])) * math.exp(-(b - h) * e[idx]) * target
-    return _out(out)
+            out[idx] = float(xi(j, e[idx])) * math.exp(-(b - h) * e[idx]) * target
+    return scalar_or_array(out)
 
 
 # --------------------------------------------------------------------------

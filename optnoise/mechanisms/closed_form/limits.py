@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.engine.validation import check_int, shown
-from optnoise.mechanisms.closed_form.common import _eps, _geo_f0, _out
+from optnoise.mechanisms.closed_form.common import eps_array, geometric_f0, scalar_or_array
 
 __all__ = [
     "sd_limit_error_rate",
@@ -29,9 +29,9 @@ def sd_limit_error_rate(eps: Any, *, as_printed: bool = False) -> Any:
     proof of Lemma 2), which is not part of (13)/(14); ``as_printed=True``
     returns that curve, ``min(e^-eps, 0.5)``.
     """
-    e = _eps(eps)
+    e = eps_array(eps)
     rho = np.exp(-e)
-    return _out(np.minimum(rho, 0.5) if as_printed else rho)
+    return scalar_or_array(np.minimum(rho, 0.5) if as_printed else rho)
 
 
 def sd_limit_pmf(eps: Any, h: Any) -> Any:
@@ -40,11 +40,11 @@ def sd_limit_pmf(eps: Any, h: Any) -> Any:
     With the true ``rho_inf = e^-eps`` these sum to 1; all other noise values
     have mass 0.
     """
-    e = _eps(eps)
+    e = eps_array(eps)
     h = np.asarray(h)
     if np.any(h < 0) or not np.issubdtype(h.dtype, np.integer):
         raise ValueError(f"h must be integers >= 0; got {shown(h)}")
-    return _out(-np.expm1(-e) * np.exp(-h * e))
+    return scalar_or_array(-np.expm1(-e) * np.exp(-h * e))
 
 
 def sd_limit_phi0(i: Any, eps: Any) -> Any:
@@ -55,11 +55,11 @@ def sd_limit_phi0(i: Any, eps: Any) -> Any:
     also the ``n -> inf`` value; ``rho* >= 1 - f_i*(0)`` between the flat
     regions i and i+1. As ``i -> inf`` it tends to ``1 - e^-eps`` (44).
     """
-    e = _eps(eps)
+    e = eps_array(eps)
     i = np.asarray(i)
     if np.any(i < 0) or not np.issubdtype(i.dtype, np.integer):
         raise ValueError(f"i must be integers >= 0; got {shown(i)}")
-    return _out(_geo_f0(i, e))
+    return scalar_or_array(geometric_f0(i, e))
 
 
 def bd_limit_error_rate(mu_bar: int, eps: Any, *, as_printed: bool = False) -> Any:
@@ -71,22 +71,22 @@ def bd_limit_error_rate(mu_bar: int, eps: Any, *, as_printed: bool = False) -> A
     ``as_printed=True`` returns that curve.
     """
     mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-    e = _eps(eps)
+    e = eps_array(eps)
     a = mu_bar * np.exp(-e)
     rho = a / (a - np.expm1(-e))
-    return _out(np.minimum(rho, 0.5) if as_printed else rho)
+    return scalar_or_array(np.minimum(rho, 0.5) if as_printed else rho)
 
 
 def bd_limit_pmf(mu_bar: int, eps: Any, eta: Any) -> Any:
     """Limit PMF (49)-(50): ``f_inf(eta) = f_inf(0) e^{-ceil(eta/mu_bar) eps}``, ``eta = 0, 1, ...``."""
     mu_bar = check_int("mu_bar", mu_bar, minimum=1)
-    e = _eps(eps)
+    e = eps_array(eps)
     eta = np.asarray(eta)
     if np.any(eta < 0) or not np.issubdtype(eta.dtype, np.integer):
         raise ValueError(f"eta must be integers >= 0; got {shown(eta)}")
     f0 = 1.0 - np.asarray(bd_limit_error_rate(mu_bar, e))
     step = -(-eta // mu_bar)  # ceil(eta / mu_bar): the staircase step of eta
-    return _out(f0 * np.exp(-step * e))
+    return scalar_or_array(f0 * np.exp(-step * e))
 
 
 def bd_limit_phi0(mu_bar: int, c: int, j: int, eps: Any) -> Any:
@@ -106,7 +106,7 @@ def bd_limit_phi0(mu_bar: int, c: int, j: int, eps: Any) -> Any:
     mu_bar = check_int("mu_bar", mu_bar, minimum=1)
     c = check_int("c", c, minimum=0)
     j = check_int("j", j, minimum=1)
-    e = _eps(eps)
+    e = eps_array(eps)
     q = -np.expm1(-e)  # 1 - e^-eps
     den = mu_bar * np.exp(-e) + q - np.exp(-(c + 1) * e) + q * np.exp(-(c + j + 1) * e)
-    return _out(q / den)
+    return scalar_or_array(q / den)

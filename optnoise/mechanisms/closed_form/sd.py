@@ -10,14 +10,14 @@ import numpy as np
 
 from optnoise.engine.validation import check_int
 from optnoise.mechanisms.closed_form.common import (
-    _check_rho,
-    _delta,
-    _eps,
-    _f0_gap,
-    _geo_f0,
-    _increasing_root,
-    _out,
-    _xi,
+    check_rho,
+    delta_array,
+    eps_array,
+    f0_gap,
+    geometric_f0,
+    increasing_root,
+    scalar_or_array,
+    xi,
 )
 
 __all__ = ["sd_cycle", "sd_boundaries", "sd_pmf", "sd_error_rate", "sd_level_eps", "sd_level_curve"]
@@ -75,9 +75,9 @@ def sd_boundaries(n: int, mu: int, eps: Any) -> tuple[Any, Any]:
         Start and end of the flat region of each section ``k = 0..m``.
     """
     m = sd_cycle(n, mu).size - 1
-    e = _eps(eps)[..., None]
+    e = eps_array(eps)[..., None]
     i = m - np.arange(m + 1)  # i = m - k: the flat region keeps i+1 masses
-    flat_f0 = _geo_f0(i, e)
+    flat_f0 = geometric_f0(i, e)
     low = np.exp(-i * e) * flat_f0
     bar = np.exp(-np.maximum(i - 1, 0) * e) * flat_f0  # e^{eps} * low, without overflow at k = m
     low[..., 0] = 0.0
@@ -96,7 +96,7 @@ def _sd_sorted(m: int, e: np.ndarray, d: np.ndarray) -> np.ndarray:
     h = np.arange(m + 1)
     ee, ii, dd = e[..., None], i[..., None], d[..., None]
     # flat (20): f_(h) = delta_low_k e^{(m-k-h) eps} = f0 e^{-h eps}, h <= m-k
-    head_flat = _geo_f0(ii, ee) * np.exp(-h * ee)
+    head_flat = geometric_f0(ii, ee) * np.exp(-h * ee)
     # linear (21): f_(h) = delta e^{(m-k-h) eps}, h <= m-k (log space: delta may be tiny)
     # unselected branches may overflow or divide by zero; np.where discards them
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -105,7 +105,7 @@ def _sd_sorted(m: int, e: np.ndarray, d: np.ndarray) -> np.ndarray:
     #                 = e^{-(k-1-(m-h)) eps} / xi_k * (1 - delta/delta_low_k)
     kk = k[..., None]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        tail = np.exp(-(kk - 1 - (m - h)) * ee) / _xi(np.maximum(kk, 1), ee) * (1.0 - dd / lowk[..., None])
+        tail = np.exp(-(kk - 1 - (m - h)) * ee) / xi(np.maximum(kk, 1), ee) * (1.0 - dd / lowk[..., None])
     out = np.where(h <= ii, np.where(flat[..., None], head_flat, head_lin), np.where(flat[..., None], 0.0, tail))
     return out
 
@@ -149,7 +149,7 @@ def sd_pmf(n: int, mu: int, eps: Any, *, delta: Any = 0.0) -> np.ndarray:
         ``f(eta)``, ``eta = 0..n``.
     """
     cyc = sd_cycle(n, mu)
-    e, d = np.broadcast_arrays(_eps(eps), _delta(delta))
+    e, d = np.broadcast_arrays(eps_array(eps), delta_array(delta))
     sorted_ = _sd_sorted(cyc.size - 1, e, d)
     out = np.zeros(e.shape + (n + 1,))
     out[..., cyc] = sorted_
@@ -163,8 +163,8 @@ def sd_error_rate(n: int, mu: int, eps: Any, *, delta: Any = 0.0) -> Any:
     :func:`sd_pmf`; returns a float or an array of ``broadcast(eps, delta).shape``.
     """
     m = sd_cycle(n, mu).size - 1
-    e, d = np.broadcast_arrays(_eps(eps), _delta(delta))
-    return _out(1.0 - _sd_sorted(m, e, d)[..., 0])
+    e, d = np.broadcast_arrays(eps_array(eps), delta_array(delta))
+    return scalar_or_array(1.0 - _sd_sorted(m, e, d)[..., 0])
 
 
 def sd_level_eps(n: int, mu: int, rho: float) -> np.ndarray:
@@ -188,13 +188,13 @@ def sd_level_eps(n: int, mu: int, rho: float) -> np.ndarray:
         ``eps_k`` for ``k = 0..m``, non-increasing; ``eps_m = 0``.
     """
     m = sd_cycle(n, mu).size - 1
-    target = 1.0 - _check_rho(rho)
+    target = 1.0 - check_rho(rho)
     out = np.zeros(m + 1)
     for k in range(m + 1):
         i = m - k
         if target <= 1.0 / (i + 1):  # level reached for every eps > 0
             continue
-        out[k] = _increasing_root(partial(_f0_gap, _geo_f0, i, target))
+        out[k] = increasing_root(partial(f0_gap, geometric_f0, i, target))
     return out
 
 
@@ -222,10 +222,10 @@ def sd_level_curve(n: int, mu: int, rho: float, eps: Any) -> Any:
     float or numpy.ndarray of ``eps.shape``
     """
     m = sd_cycle(n, mu).size - 1
-    target = 1.0 - _check_rho(rho)
-    e = _eps(eps)
+    target = 1.0 - check_rho(rho)
+    e = eps_array(eps)
     i = m - np.arange(m + 1)
-    reach = _geo_f0(i, e[..., None]) >= target  # flat level of section k >= target
+    reach = geometric_f0(i, e[..., None]) >= target  # flat level of section k >= target
     k = np.argmax(reach, axis=-1)  # section k = m always reaches (level 1)
     delta = np.where(k == 0, 0.0, target * np.exp(-(m - k) * e))
-    return _out(delta)
+    return scalar_or_array(delta)

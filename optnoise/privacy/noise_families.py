@@ -18,7 +18,7 @@ from optnoise.privacy.curves import (
     delta_pdp_kadam,
     hockey_stick,
     mechanism_delta,
-    pdp_leak,
+    pair_leak,
 )
 from optnoise.privacy.neighborhood import Neighborhood, neighbour_pairs
 
@@ -34,6 +34,8 @@ __all__ = [
     "cks_delta",
     "DISTANCES",
     "TAIL",
+    "modulo_matrix",
+    "check_open_unit",
 ]
 
 
@@ -143,17 +145,18 @@ class Mechanism:
         if not isinstance(nb, Neighborhood):
             raise ValueError("neighborhood must be a Neighborhood (e.g. Neighborhood.bd(1))")
         if self.is_modulo:
-            if notion == "dp":
-                return delta_dp(self.noise, nb, eps)
-            if notion == "pdp":
-                return delta_pdp(self.noise, nb, eps, tol=tol)
-            return delta_pdp_kadam(self.noise, nb, eps, tol=tol)
+            curve = {
+                "dp": lambda: delta_dp(self.noise, nb, eps),
+                "pdp": lambda: delta_pdp(self.noise, nb, eps, tol=tol),
+                "pdp-kadam": lambda: delta_pdp_kadam(self.noise, nb, eps, tol=tol),
+            }
+            return curve[notion]()
         if notion == "pdp-kadam":
             raise ValueError("notion='pdp-kadam' is defined for modulo mechanisms only; use 'dp' or 'pdp'")
         return mechanism_delta(self.matrix, neighbour_pairs(self.n, nb), eps, notion=notion, tol=tol)
 
 
-def _modulo_matrix(noise: np.ndarray) -> np.ndarray:
+def modulo_matrix(noise: np.ndarray) -> np.ndarray:
     """``P[q, (q + eta) % (n+1)] = f(eta)``: the rows are cyclic shifts of the noise."""
     m = noise.size
     q = np.arange(m)
@@ -209,9 +212,9 @@ class IntegerNoise:
     def mechanism(self, n: int, *, variant: str = "modulo") -> Mechanism:
         """The mechanism ``q + eta`` on ``{0..n}``, wrapped (``"modulo"``) or ``"clamped"``."""
         variant = check_choice("variant", variant, ("modulo", "clamped"))
-        if variant == "modulo":
+        if {"modulo": True, "clamped": False}[variant]:
             f = self.wrapped(n)
-            return Mechanism(self.name, int(n), variant, dict(self.params), _modulo_matrix(f), f)
+            return Mechanism(self.name, int(n), variant, dict(self.params), modulo_matrix(f), f)
         return Mechanism(self.name, int(n), variant, dict(self.params), self.clamped_matrix(n), None)
 
     def delta(self, eps: Any, *, notion: str = "dp", sensitivity: int = 1) -> Any:
@@ -221,22 +224,20 @@ class IntegerNoise:
         the output window is the noise window widened by the shift, so no mass
         is lost. ``notion`` is ``"dp"`` (hockey stick) or ``"pdp"`` (Definition 2).
         """
-        notion = check_choice("notion", notion, ("dp", "pdp"))
+        leak = pair_leak(notion, eps)
         d = check_int("sensitivity", sensitivity, minimum=1)
         vals = []
         for s in range(1, d + 1):
             p = np.concatenate([self.pmf, np.zeros(s)])  # q + eta, q = 0
             r = np.concatenate([np.zeros(s), self.pmf])  # q' = q + s
             for a, b in ((p, r), (r, p)):
-                if notion == "dp":
-                    vals.append(np.atleast_1d(hockey_stick(a, b, eps)))
-                else:
-                    vals.append(np.atleast_1d(pdp_leak(a, b, eps)))
+                vals.append(np.atleast_1d(leak(a, b)))
         out = np.max(np.stack(vals), axis=0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
 
-def _check_open_unit(name: str, value: Any) -> float:
+def check_open_unit(name: str, value: Any) -> float:
+    """A probability strictly between 0 and 1 (``ValueError`` naming ``name`` otherwise)."""
     v = check_probability(name, value)
     if not 0.0 < v < 1.0:
         raise ValueError(f"{name} must be in (0, 1); got {shown(value)}")
@@ -257,7 +258,7 @@ def geometric_noise(alpha: float) -> IntegerNoise:
     The alpha-geometric mechanism of Ghosh et al. (2009); it is
     ``-ln(alpha)``-DP for a count query. ``alpha`` in (0, 1).
     """
-    alpha = _check_open_unit("alpha", alpha)
+    alpha = check_open_unit("alpha", alpha)
     w = _half_width(math.log(TAIL) / math.log(alpha))
     v = np.arange(-w, w + 1)
     # log space: alpha^|v| underflows long before the window ends for small alpha
@@ -268,7 +269,7 @@ def geometric_noise(alpha: float) -> IntegerNoise:
 def discrete_gaussian_noise(sigma2: float) -> IntegerNoise:
     """Discrete Gaussian ``N_Z(0, sigma^2)``, exactly normalised over Z (Canonne et al. 2020).
 
-    Uses :func:`optnoise.privacy.noise.discrete_gaussian_pmf`.
+    Uses :func:`optnoise.privacy.noise_families.discrete_gaussian_pmf`.
     """
     sigma2 = check_positive("sigma2", sigma2)
     w = _half_width(math.sqrt(-2.0 * sigma2 * math.log(TAIL)) + 1)

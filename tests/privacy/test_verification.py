@@ -1,4 +1,4 @@
-"""The one re-verification rule (optnoise.engine.tolerance) and the statuses it decides."""
+"""The one re-verification rule (optnoise.privacy.verification) and the statuses it decides."""
 
 import math
 
@@ -6,18 +6,18 @@ import numpy as np
 import pytest
 
 from optnoise import Neighborhood, NoiseDesign, delta_pdp, delta_pdp_kadam
-from optnoise.engine.tolerance import (
+from optnoise.engine.tolerance import check_tol
+from optnoise.privacy.curves import pdp_leak
+from optnoise.privacy.verification import (
     DELTA_RTOL,
     PDP_EPS_ATOL,
     PDP_EPS_RTOL,
     UNVERIFIED,
-    check_tol,
     delta_allowance,
     pdp_rtol,
     settle_status,
     within_delta,
 )
-from optnoise.privacy.curves import pdp_leak
 
 
 def test_rule_is_relative_to_delta():
