@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design import additive, pipeline
+from optnoise.design import additive, grid, pipeline
 from optnoise.design.clamp import CLAMP_METRICS, clamp_evaluation, clamp_matrix, clamp_model, clamp_model_size
 from optnoise.design.composed import COMPOSED, NO_MODEL, check_composed_args, composed_spec, lp_notion
 from optnoise.design.layout import PairLayout, matrix_layout, pmf_layout
@@ -101,7 +101,9 @@ __all__ = ["NoiseDesign", "OBJECTIVES", "RELEASES", "DESIGN_NOTIONS"]
 #: What to minimise (``"epsilon"``: the composed eps of ``privacy="composed"``, under ``max_distortion``).
 OBJECTIVES = ("distortion", "delta", "epsilon")
 #: How noise is added: ``q + eta (mod n+1)``, ``clip(q + eta, 0, n)`` with eta on ``{-n..n}``, or ``q + eta`` on Z.
-RELEASES = ("modulo", "clamp", additive.ADDITIVE)
+RELEASES = ("modulo", "clamp", additive.ADDITIVE, grid.GRID)
+#: Releases designed by one module of hooks (setup, model_size, build, solve, spec, describe).
+HOOKS = {additive.ADDITIVE: additive, grid.GRID: grid}
 #: Every value of ``privacy=``.
 DESIGN_NOTIONS = NOTIONS + BUDGET_NOTIONS + (COMPOSED,)
 
@@ -145,7 +147,8 @@ class NoiseDesign:
         is charged on the released error, averaged over a uniform answer. Certified as its induced
         matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
         ``"additive"``: ``q + eta`` on all integers, no ``n`` (:mod:`optnoise.design.additive`;
-        ``support=L`` optionally fixes the finite part of the noise).
+        ``support=L`` optionally fixes the finite part of the noise). ``"grid"``: a real query of sensitivity
+        ``sensitivity`` rounded to the grid of width ``resolution``, no ``n`` (:mod:`optnoise.design.grid`).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
@@ -161,7 +164,7 @@ class NoiseDesign:
         n: int | None = None,
         eps: float | None = None,
         delta: float | None = None,
-        neighborhood: Neighborhood,
+        neighborhood: Neighborhood | None = None,
         metric: str | Any = "er",
         privacy: str | None = None,
         objective: str = "distortion",
@@ -175,9 +178,12 @@ class NoiseDesign:
         compositions: int | None = None,
         discretization: float | None = None,
         support: int | None = None,
+        sensitivity: float | None = None,
+        resolution: float | None = None,
     ) -> None:
-        if release == additive.ADDITIVE:
-            return additive.setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
+        grid.refuse_grid_args(release, sensitivity=sensitivity, resolution=resolution)
+        if release in HOOKS:
+            return HOOKS[release].setup(self, **{k: v for k, v in locals().items() if k not in ("self", "__class__")})
         if n is None or support is not None:
             why = f"n is required with release={shown(release)}" if n is None else "support needs release='additive'"
             raise ValueError(f"{why}; release='additive' (q + eta on all integers) takes support and no n")
@@ -201,9 +207,7 @@ class NoiseDesign:
                 raise ValueError(f"{given[0]} applies only with privacy in {', '.join(BUDGET_NOTIONS)}")
             self.eps = None if objective == "epsilon" else check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
         if not isinstance(neighborhood, Neighborhood):
-            raise ValueError(
-                f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {type(neighborhood).__name__}"
-            )
+            raise ValueError(f"neighborhood must be a Neighborhood, e.g. Neighborhood.bd(3); got {shown(neighborhood)}")
         self.neighborhood = neighborhood
         self.privacy = check_choice("privacy", privacy, DESIGN_NOTIONS)
         self.objective = check_choice("objective", objective, OBJECTIVES)
@@ -325,8 +329,8 @@ class NoiseDesign:
         it against the documented limits (:func:`optnoise.engine.validation.check_model_size`).
         """
         check_choice("formulation", formulation, ("hull", "bigm"))
-        if self.release == additive.ADDITIVE:
-            return additive.model_size(self, self.support or additive.initial_support(self))
+        if self.release in HOOKS:
+            return HOOKS[self.release].model_size(self, self.support or additive.initial_support(self))
         if self.release == "clamp":
             notion, dobj, form = lp_notion(self.privacy), self.objective == "delta", formulation
             return clamp_model_size(
@@ -390,8 +394,8 @@ class NoiseDesign:
 
     def spec(self) -> dict[str, Any]:
         """The problem as plain data (JSON-ready)."""
-        if self.release == additive.ADDITIVE:
-            return additive.spec(self)
+        if self.release in HOOKS:
+            return HOOKS[self.release].spec(self)
         return {
             "n": self.n,
             "eps": self.eps,
@@ -420,6 +424,8 @@ class NoiseDesign:
         if not isinstance(spec, dict):
             raise ValueError("spec must be a mapping (NoiseDesign.spec() output)")
         try:
+            if spec.get("release") == grid.GRID:
+                return cls(release=grid.GRID, **grid.from_spec(spec))
             nb = Neighborhood.from_dict(spec["neighborhood"])
             metric: Any = spec["metric"]
             if metric == "custom":
@@ -468,8 +474,8 @@ class NoiseDesign:
         return problem_key(self.spec(), solve_options)
 
     def __repr__(self) -> str:
-        if self.release == additive.ADDITIVE:
-            return additive.describe(self)
+        if self.release in HOOKS:
+            return HOOKS[self.release].describe(self)
         d = f"delta={self.delta}" if self.objective == "distortion" else f"max_distortion={self.max_distortion}"
         budget = self.budget.describe() if self.budget else f"eps={self.eps}, {d}"
         if self.privacy == COMPOSED:
@@ -497,8 +503,8 @@ class NoiseDesign:
         check_choice("formulation", formulation, ("hull", "bigm"))
         if self.privacy == COMPOSED:
             raise ValueError(NO_MODEL)
-        if self.release == additive.ADDITIVE:  # at the given support, or the first one grown from
-            return additive.build(self, self.support or additive.initial_support(self))[0]
+        if self.release in HOOKS:  # at the given support, or the first one grown from
+            return HOOKS[self.release].build(self, self.support or additive.initial_support(self))[0]
         if self.release == "clamp":
             assert self.eps is not None  # release="clamp" excludes the budget notions
             return clamp_model(
@@ -559,8 +565,8 @@ class NoiseDesign:
 
     def pair_layout(self) -> PairLayout:
         """How :mod:`optnoise.deploy.certify` checks, repairs and samples this design's PMF."""
-        if self.release == additive.ADDITIVE:
-            raise ValueError("certification of release='additive' designs is not yet supported")
+        if self.release in HOOKS:
+            raise ValueError(f"release={self.release!r} designs are certified by result.certify() (deploy/additive.py)")
 
         def resolve(delta: float, solver: str) -> np.ndarray | None:
             res = self.replace(objective="distortion", delta=delta, max_distortion=None).solve(solver=solver)
@@ -666,8 +672,8 @@ class NoiseDesign:
         or ``"error"``; an ``"infeasible"`` that survives is reported as
         ``"error"``, never as infeasible.
         """
-        if self.release == additive.ADDITIVE:
-            return additive.solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
+        if self.release in HOOKS:
+            return HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
         return pipeline.solve_noise(
             self,
             solver,
