@@ -51,6 +51,7 @@ from optnoise.deploy.files import (
     file_digest,
     read_certificate,
 )
+from optnoise.deploy.grid import CertifiedGrid
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
@@ -209,7 +210,7 @@ class _Certified:
             why = " (version 1 hashed only the weights; re-certify the design)" if version == 1 else ""
             raise bad("format_version", f"unknown version {version}; this optnoise reads {FORMAT_VERSION}{why}")
         problem = data.get("problem")
-        additive = isinstance(problem, dict) and problem.get("release") == "additive"
+        additive = isinstance(problem, dict) and problem.get("release") in ("additive", "grid")  # integer noise
         fields = FILE_FIELDS + ((ADDITIVE_FIELD,) if additive else ())
         unknown = sorted(set(data) - set(fields) - set(OPTIONAL_FIELDS) - {"sha256"})
         if unknown:
@@ -230,7 +231,8 @@ class _Certified:
         except ValueError as exc:
             raise bad("problem", str(exc)) from None
         if additive:  # q + eta on Z: finite weights, exact tails (optnoise.deploy.additive)
-            return additive_from_dict(data, design, bad)
+            loaded = additive_from_dict(data, design, bad)
+            return CertifiedGrid.of(loaded) if design.release == "grid" else loaded
         layout = design.pair_layout()
         bits = data["denominator_bits"]
         if isinstance(bits, bool) or not isinstance(bits, int) or not 16 <= bits <= 62:

@@ -99,7 +99,9 @@ import numpy as np
 
 from optnoise.deploy.additive import certify_additive
 from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism
+from optnoise.deploy.grid import certify_grid
 from optnoise.design.additive_eval import ADDITIVE
+from optnoise.design.grid import GRID
 from optnoise.design.repair import (
     DEFAULT_BITS,
     MARGINS,
@@ -177,6 +179,9 @@ def certify_result(
         Non-optimal status, no solution, or the target cannot be certified
         within ``max_loss`` (the message says which).
     """
+    if getattr(getattr(result, "design", None), "release", None) == GRID:  # its noise is an additive one
+        kw = {"delta": delta, "bits": bits, "max_loss": max_loss, "allow_suboptimal": allow_suboptimal}
+        return certify_grid(result, lambda units: _certify_additive(units, **kw))
     if getattr(getattr(result, "design", None), "release", None) == ADDITIVE:
         return _certify_additive(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):
