@@ -224,10 +224,13 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         type=num("delta") if not grid else str,
         help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
     )
+    if not grid:  # the grid release (a real query): its sensitivity fixes the neighbourhood
+        p.add_argument("--sensitivity", default=None, type=float_arg("sensitivity"), help="--release grid: Delta")
+        p.add_argument("--resolution", default=None, type=float_arg("resolution"), help="--release grid: w = Delta/m")
     p.add_argument(
         "--neighborhood",
         "--neighbourhood",
-        required=True,
+        required=grid,
         action="append" if grid else "store",
         help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)" + (" (repeatable)" if grid else ""),
     )
@@ -259,7 +262,8 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         default="modulo",
         choices=RELEASES,
         help="q + eta (mod n+1) (default), clip(q + eta, 0, n) with eta in {-n..n} (scalar queries, dp or pdp), "
-        "or additive: q + eta on all integers, no --n (dp, pdp, profile)",
+        "additive: q + eta on all integers, no --n (dp, pdp, profile), or grid: a real query of --sensitivity "
+        "rounded to --resolution, w (round(q/w) + eta), no --n or --neighborhood",
     )
     p.add_argument(
         "--minimize",

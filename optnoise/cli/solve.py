@@ -43,6 +43,8 @@ def design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "max_distortion": a.max_distortion,
             "release": a.release,
             "support": getattr(a, "support", None),  # solve only
+            "sensitivity": getattr(a, "sensitivity", None),
+            "resolution": getattr(a, "resolution", None),
             **budget_args(a),
         }
     )
@@ -98,7 +100,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if a.plot:
         check_plot_path(a.plot)
     design = design_from_args(a)
-    if design.release == "additive":
+    if design.release in ("additive", "grid"):
         return _solve_additive(design, a)
     if a.compare:
         raise ValueError("compare is supported for --release additive only (for now)")
@@ -131,7 +133,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
 def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     """``solve --release additive``: the noise on -L..L, its staircase tails, and ``--compare``'s baselines."""
     if a.plot or a.mps:
-        raise ValueError(f"{'plot' if a.plot else 'mps'} is not yet supported for --release additive")
+        raise ValueError(f"{'plot' if a.plot else 'mps'} is not yet supported for --release {design.release}")
     out_path = None if a.out is None else check_output_path("out", a.out)
     res = design.solve(**solver_args(a))
     d = res.to_dict()
@@ -143,8 +145,14 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
         print(json.dumps(d, indent=2))
     else:
         budget = design.profile if design.privacy == "profile" else f"eps={design.eps:g}  delta={design.delta:g}"
-        print(f"problem     q + eta on the integers (release additive)  {budget}")
-        print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
+        if design.release == "grid":
+            print(
+                f"problem     w (round(q/w) + eta), w = {design.sensitivity:g}/{design.steps} (release grid)  {budget}"
+            )
+            print(f"neighbours  |q - q'| <= {design.sensitivity:g}: cells +-1..+-{design.steps}; pmf in cells")
+        else:
+            print(f"problem     q + eta on the integers (release additive)  {budget}")
+            print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
         print_status(res)
         print(f"support     {res.support_note}")

@@ -39,6 +39,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         for f in BUDGET_FIELDS
         if (text := getattr(a, f.name)) is not None
     }
+    if a.release == "grid":
+        raise ValueError("release: --release grid is not yet supported by sweep (use solve)")
     additive = a.release == "additive"
     if a.n is None and not additive:
         raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")
