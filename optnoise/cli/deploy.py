@@ -246,7 +246,7 @@ def cmd_certify(a: argparse.Namespace) -> int:
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood", "sensitivity", "resolution") if getattr(a, k) is not None]
     needed = {"additive": ("eps", "neighborhood"), "grid": ("eps", "sensitivity", "resolution")}.get(
-        getattr(a, "release", None), ("n", "eps", "neighborhood")
+        str(getattr(a, "release", None)), ("n", "eps", "neighborhood")
     )
     if a.result is not None:
         if flags:

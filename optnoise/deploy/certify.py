@@ -180,8 +180,12 @@ def certify_result(
         within ``max_loss`` (the message says which).
     """
     if getattr(getattr(result, "design", None), "release", None) == GRID:  # its noise is an additive one
-        kw = {"delta": delta, "bits": bits, "max_loss": max_loss, "allow_suboptimal": allow_suboptimal}
-        return certify_grid(result, lambda units: _certify_additive(units, **kw))
+        return certify_grid(
+            result,
+            lambda units: _certify_additive(
+                units, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal
+            ),
+        )
     if getattr(getattr(result, "design", None), "release", None) == ADDITIVE:
         return _certify_additive(result, delta=delta, bits=bits, max_loss=max_loss, allow_suboptimal=allow_suboptimal)
     if not (hasattr(result, "design") and hasattr(result, "status") and hasattr(result.design, "pair_layout")):

@@ -73,7 +73,7 @@ class CertifiedGrid(CertifiedAdditive):
         vals = np.array([cell_value(a + b, d.sensitivity, d.steps) for a, b in zip(k, eta, strict=True)])
         return float(vals[0]) if np.ndim(q) == 0 else vals.reshape(np.shape(q))
 
-    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "f64") -> Any:  # type: ignore[override]
+    def to_opendp(self, *, rng: np.random.Generator | None = None, T: str = "f64") -> Any:
         """An OpenDP measurement on real answers (:func:`grid_to_opendp`)."""
         return grid_to_opendp(self, rng=rng, T=T)
 

@@ -138,7 +138,7 @@ def cell_index(q: Any, sensitivity: float, m: int) -> int:
         raise ValueError(f"q must be a finite real number; got {shown(q)}")
     if isinstance(q, (float, np.floating)) and not math.isfinite(float(q)):
         raise ValueError(f"q must be a finite real number; got {shown(q)}")
-    x = (Fraction(q) if isinstance(q, (int, np.integer)) else Fraction(float(q))) * m / Fraction(sensitivity)
+    x = (Fraction(int(q)) if isinstance(q, (int, np.integer)) else Fraction(float(q))) * m / Fraction(sensitivity)
     return math.floor(x + Fraction(1, 2))
 
 
@@ -395,7 +395,7 @@ class GridResult(AdditiveResult):
         return out
 
     @classmethod
-    def from_dict(  # type: ignore[override]
+    def from_dict(
         cls, data: Any, *, design: Any, recheck: bool = True, proof: Any = None, backend: str = ""
     ) -> GridResult:
         """Rebuild from :meth:`to_dict` output (:meth:`AdditiveResult.from_dict`: nothing stored is trusted)."""

@@ -673,7 +673,7 @@ class NoiseDesign:
         ``"error"``, never as infeasible.
         """
         if self.release in HOOKS:
-            return HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})  # type: ignore
+            return HOOKS[self.release].solve(self, **{k: v for k, v in locals().items() if k != "self"})
         return pipeline.solve_noise(
             self,
             solver,
