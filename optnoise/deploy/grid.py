@@ -122,20 +122,12 @@ def grid_to_opendp(certified: CertifiedGrid, *, rng: np.random.Generator | None 
     when it is 0): answers at distance ``<= Delta`` are at most ``m`` cells apart, every shift
     ``1..m`` is certified. A larger ``d_in`` is refused (the certificate says nothing about it).
     """
-    from optnoise.deploy.opendp import _float_up
+    from optnoise.deploy.opendp import certified_opendp
 
     rng = check_rng(rng)
     if not isinstance(T, str) or T != "f64":
         raise ValueError(f"T must be 'f64' for a grid design (a real-valued query); got {shown(T)}")
-    try:
-        import opendp.prelude as dp
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
-    if not certified.verify():
-        raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
-    dp.enable_features("contrib", "honest-but-curious")
-    eps = float(certified.eps)
-    delta = _float_up(certified.symmetric_delta())
+    dp, eps, delta = certified_opendp(certified)
     pure = delta == 0.0
     sens = float(certified.design.sensitivity)
 

@@ -295,13 +295,11 @@ def from_spec(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def describe(design: Any) -> str:
-    budget = (
-        f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
-    )
-    return (
-        f"NoiseDesign(release='grid', sensitivity={design.sensitivity}, resolution={design.resolution}, {budget}, "
-        f"metric={design.metric!r}, privacy={design.privacy!r}"
-        + (f", support={design.support})" if design.support is not None else ")")
+    """The additive description with the grid's parameters in place of its neighbourhood."""
+    text = additive.describe(design).replace(f", neighborhood={design.neighborhood.describe()}", "")
+    return text.replace(
+        f"release={additive.ADDITIVE!r}",
+        f"release={GRID!r}, sensitivity={design.sensitivity}, resolution={design.resolution}",
     )
 
 
