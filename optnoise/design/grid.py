@@ -204,9 +204,10 @@ def grid_cost(metric: Any, width: float) -> tuple[Any, float, float | None]:
             if beyond is not None:
                 cost = dataclasses.replace(cost, beyond=1.0, threshold=beyond)
             return dataclasses.replace(cost, name=metric), 1.0, None
+    why = " (the error of a real query is never exactly 0: 'er' does not apply)" if metric == "er" else ""
     raise ValueError(
         f"metric must be one of {', '.join(GRID_METRICS)} for release='grid' (abs^p with 0 < p <= 16, e.g. 'abs^3'; "
-        f"exceed:t with a real t >= 0 in the query's units, e.g. 'exceed:0.5'); got {shown(metric)}"
+        f"exceed:t with a real t >= 0 in the query's units, e.g. 'exceed:0.5'); got {shown(metric)}{why}"
     )
 
 
