@@ -30,6 +30,11 @@ reported. In units of ``w`` (``u = r / w`` uniform on ``(-1/2, 1/2]``):
 * ``"exceed:t"`` (``t`` real, the real error's threshold): the share of the cell
   ``[eta - 1/2, eta + 1/2]`` outside ``[-t/w, t/w]``.
 
+This average is also the exact cost of the continuous noise ``w (eta + u)`` (a piecewise-constant
+density with the cell masses of ``eta``), itself (eps, delta)-DP for every real shift ``<= Delta``
+when ``eta`` is for the shifts ``1..m``: so the grid release never beats the continuous optimum
+(under pure DP the Geng-Viswanath staircase; a test checks it) and closes on it as ``m`` grows.
+
 For ``abs^p`` with ``p >= 1`` the cost is convex in ``r``, so the worst answer position is a
 cell edge: :attr:`GridResult.worst_case` reports ``w^p max_(s = +-1/2) E|eta + s|^p`` (for
 ``"mse"`` and a symmetric noise: ``distortion + w^2 / 6``).
