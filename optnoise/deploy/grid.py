@@ -33,7 +33,7 @@ from optnoise.engine.validation import shown
 
 __all__ = ["CertifiedGrid", "certify_grid", "grid_to_opendp", "MAX_GRID_ANSWER"]
 
-#: Largest |answer| released: ``k + eta`` stays far inside 64-bit integers and the float output exact enough.
+#: Largest absolute answer released: ``k + eta`` stays far inside 64-bit integers and the float output exact enough.
 MAX_GRID_ANSWER = 1e15
 
 
