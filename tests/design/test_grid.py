@@ -196,4 +196,6 @@ def test_grid_arguments_are_refused_elsewhere():
         NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="neighborhood does not apply"):
         _grid(neighborhood=Neighborhood.bd(1))
+    with pytest.raises(ValueError, match="neighborhood must be a Neighborhood"):  # optional only for the grid
+        NoiseDesign(n=4, eps=1.0)
     assert grid_steps(1.0, 0.25) == (1.0, 0.25, 4)
