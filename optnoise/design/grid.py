@@ -270,7 +270,11 @@ def build(design: Any, L: int) -> Any:
 
 def solve(design: Any, **kw: Any) -> GridResult:
     """Solve the integer design (:func:`optnoise.design.additive.solve`) and report it on the reals."""
-    return GridResult.of(additive.solve(design, **kw))
+    try:
+        res = additive.solve(design, **kw)
+    except ValueError as exc:  # the additive refusals (unsupported options) name this release
+        raise ValueError(str(exc).replace("release='additive'", "release='grid'")) from None
+    return GridResult.of(res)
 
 
 def spec(design: Any) -> dict[str, Any]:

@@ -196,6 +196,17 @@ def test_grid_arguments_are_refused_elsewhere():
         NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="neighborhood does not apply"):
         _grid(neighborhood=Neighborhood.bd(1))
+    with pytest.raises(ValueError, match="cache is not yet supported for release='grid'"):
+        _grid().solve(cache="somewhere")
     with pytest.raises(ValueError, match="neighborhood must be a Neighborhood"):  # optional only for the grid
         NoiseDesign(n=4, eps=1.0)
     assert grid_steps(1.0, 0.25) == (1.0, 0.25, 4)
+
+
+def test_the_discrete_laplace_on_a_fine_grid_tends_to_the_real_laplace():
+    # two routes: the discrete Laplace calibrated by exact sums on Z (rounding charged) against the closed-form
+    # Laplace scale on the reals; both pure 1-DP at sensitivity 2, and the design below both and above the staircase
+    res = _grid(sensitivity=2.0, resolution=2.0 / 16, metric="mae").solve(solver="highs")
+    b = res.baselines
+    assert b["discrete_laplace"] == pytest.approx(b["laplace"], rel=1e-3) and b["laplace"] == 2.0
+    assert b["staircase"] * (1 - 1e-9) <= res.distortion <= b["discrete_laplace"]
