@@ -242,7 +242,12 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     p.add_argument(
         "--dim", type=int_arg("dim"), default=None, help="query dimension for vector shifts (default: the shifts')"
     )
-    p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
+    p.add_argument(
+        "--metric",
+        default="er",
+        help=f"one of {', '.join(METRICS)}"
+        + (" (comma list)" if grid else "; --release grid: mse, mae, abs^p, exceed:t"),
+    )
     if not grid:
         p.add_argument(
             "--cost",
