@@ -69,6 +69,7 @@ __all__ = [
     "cell_index",
     "grid_steps",
     "set_real_baselines",
+    "installed_real_baselines",
     "setup",
     "model_size",
     "build",
@@ -99,6 +100,14 @@ def set_real_baselines(fn: Callable[..., dict[str, float]]) -> None:
     itself here when imported (``import optnoise`` does), as :func:`~optnoise.design.result.set_certifier`.
     """
     _REAL_BASELINES[:] = [fn]
+
+
+def installed_real_baselines(**kw: Any) -> dict[str, float]:
+    """The installed real-valued baselines at ``kw`` (eps, delta, metric, sensitivity); ``{}`` when none is installed.
+
+    For design modules (which cannot import ``mechanisms``), e.g. a continuous release's ``baselines``.
+    """
+    return _REAL_BASELINES[0](**kw) if _REAL_BASELINES else {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -387,8 +396,10 @@ class GridResult(AdditiveResult):
         if self._baselines is None:
             d = self.design
             out = {k: d.scale * v for k, v in additive_baselines(d).items()}
-            if d.profile is None and d.privacy == "dp" and d.metric in ("mse", "mae") and _REAL_BASELINES:
-                out.update(_REAL_BASELINES[0](eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity))
+            if d.profile is None and d.privacy == "dp" and d.metric in ("mse", "mae"):
+                out.update(
+                    installed_real_baselines(eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity)
+                )
             self._baselines = out
         return self._baselines
 
