@@ -180,7 +180,7 @@ def test_resolution_that_almost_divides_uses_the_exact_width():
         ({"metric": "er"}, "metric must be one of"),
         ({"metric": [1.0, 2.0]}, "metric must be a name"),
         ({"n": 4}, "n does not apply"),
-        ({"privacy": "rdp"}, "release='grid'"),
+        ({"privacy": "pdp-kadam"}, "release='grid'"),
         ({"support": 1}, "support must be at least"),
     ],
 )
@@ -192,7 +192,7 @@ def test_bad_input_is_a_value_error_naming_the_parameter(kw, match):
 def test_grid_arguments_are_refused_elsewhere():
     from optnoise import Neighborhood
 
-    with pytest.raises(ValueError, match="sensitivity applies only to release='grid'"):
+    with pytest.raises(ValueError, match="sensitivity applies only with release in grid"):
         NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="neighborhood does not apply"):
         _grid(neighborhood=Neighborhood.bd(1))
