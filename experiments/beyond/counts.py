@@ -18,9 +18,10 @@ The lower panels draw the excess ``MSE / optnoise's MSE - 1`` on a log scale: fo
 calibrated Laplace is within 6e-4 of the optimum, which a ratio axis would hide under the line 1.
 
 Not drawn yet: the composed panel of issue #30 (per-release MSE against the number k of
-releases at (1, 1e-6)). ``privacy="composed"`` is not yet supported for
-``release="additive"`` (the design refuses it by name), and a panel of the baselines
-alone would compare nothing with optnoise; it waits for composed additive designs.
+releases at (1, 1e-6)). ``privacy="composed"`` for ``release="additive"`` returns, for now, the
+best *certified* of the discrete Laplace and Gaussian calibrated to the composition (no search
+beyond them yet: :mod:`optnoise.design.additive_composed`), so the panel would draw optnoise on
+the lower baseline and compare nothing; it waits for that search.
 """
 
 import math

@@ -41,12 +41,22 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         if (text := getattr(a, f.name)) is not None
     }
     release = get_release(a.release)
+    if not release.sweepable:
+        raise ValueError(f"release: --release {release.name} is not yet supported by sweep (use optnoise solve)")
     additive = not release.takes_n
     if a.n is None and not additive:
         raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")
     if a.n is not None and additive:
         raise ValueError(f"n: --release {release.name} takes no --n (q + eta on all integers); drop --n")
     privacy = a.privacy if a.privacy is not None else release.default_privacy
+    if release.name == "additive" and (
+        a.minimize != "distortion" or set(privacy.split(",")) - {"dp", "pdp", "profile"}
+    ):
+        # its rows, cache and proofs are those of the (eps, delta) LP; the other additive designs: optnoise solve
+        raise ValueError(
+            "privacy: sweep --release additive takes dp, pdp or profile with --minimize distortion (use optnoise "
+            "solve --release additive for rdp, zcdp, composed and --minimize delta)"
+        )
     points = grid_points(
         n=None if additive else parse_grid("n", a.n, integer=True),
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,

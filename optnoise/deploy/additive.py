@@ -388,8 +388,12 @@ def certify_additive(
 ) -> CertifiedAdditive:
     """Round, check exactly and repair an additive result (module docstring); ``error`` when nothing certifies."""
     design = result.design
-    if design.profile is not None:
-        raise error("certification of privacy='profile' additive designs is not yet supported (use 'dp' or 'pdp')")
+    if design.privacy not in ("dp", "pdp") or design.objective != "distortion":
+        # the exact check below is the (eps, delta) hockey stick or leak of one release: nothing else
+        raise error(
+            f"certification of privacy={design.privacy!r} (objective={design.objective!r}) additive designs is not "
+            "yet supported (use 'dp' or 'pdp' with objective='distortion')"
+        )
     L, P, eps = result.L, int(design.period), float(design.eps)
     notion = "dp" if design.privacy == "dp" else "pdp"
     target = Fraction(float(design.delta))

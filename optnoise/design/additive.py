@@ -37,8 +37,9 @@ Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta
 (``P(|eta| > t)``, integer ``t >= 0``), a function ``c(eta)`` of integer arrays, or a cost
 vector over ``{-L..L}`` (needs ``support=L``; each tail charged its boundary value).
 
-Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``. Not yet:
-``"rdp"``, ``"zcdp"``, ``"composed"`` (refused by name), nor ``objective="delta"``.
+Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``, and ``"rdp"``/``"zcdp"``
+(:mod:`optnoise.design.additive_renyi`); ``objective="delta"`` for dp/pdp
+(:mod:`optnoise.design.additive_delta`). Not yet: ``"composed"`` (refused by name).
 Symmetric neighbourhoods and costs under the LP notions solve for a symmetric PMF only:
 averaging a feasible PMF with its reflection keeps it feasible (the constraints are convex)
 and keeps its cost, so nothing is lost, and the LP halves.
@@ -54,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_composed import setup_composed, solve_composed
+from optnoise.design.additive_delta import setup_objective, solve_delta
 from optnoise.design.additive_eval import (
     ADDITIVE,
     ADDITIVE_METRICS,
@@ -65,6 +68,8 @@ from optnoise.design.additive_eval import (
     settled_result,
     tail_weights,
 )
+from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
+from optnoise.design.additive_spec import budget_text, describe, problem_lines, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
 from optnoise.design.rows import add_pair_rows
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import LinearModel, ModelBuilder
@@ -98,9 +103,11 @@ __all__ = [
 ]
 
 #: Notions the additive release supports today.
-ADDITIVE_NOTIONS = ("dp", "pdp", "profile")
+ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS, "composed")
 #: Notions refused by name (not yet supported for the additive release).
-NOT_YET = ("pdp-kadam", "rdp", "zcdp", "composed")
+NOT_YET = ("pdp-kadam",)
+#: The keywords only this release takes (:attr:`optnoise.design.releases.Release.fields`).
+RELEASE_FIELDS = ("support",)
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to
@@ -116,7 +123,11 @@ SUPPORT_RTOL = OPTIMAL_GAP
 def scalar_shifts(neighborhood: Neighborhood) -> np.ndarray:
     """The nonzero integer shifts of a scalar neighbourhood on Z (with negatives unless directed)."""
     if neighborhood.dim != 1:
-        raise ValueError("neighborhood must have scalar shifts for release='additive' (a query with integer answers)")
+        raise ValueError(
+            "neighborhood must have scalar shifts for release='additive' (a query with integer answers): vector "
+            "queries on Z^d are refused, since the staircase tails that keep every tail sum exact are defined along "
+            "one axis; release each coordinate with its own additive design, or use release='modulo' with its n"
+        )
     raw = np.array([s[0] for s in neighborhood.raw], dtype=np.int64)
     if not neighborhood.directed:
         raw = np.concatenate([raw, -raw])
@@ -142,28 +153,29 @@ def setup(design: Any, **kw: Any) -> None:
             f"{', '.join(ADDITIVE_NOTIONS)}"
         )
     design.privacy = check_choice("privacy", privacy, ADDITIVE_NOTIONS)
-    if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
-        raise ValueError("objective must be 'distortion' for release='additive' (the others are not yet supported)")
+    renyi, composed = design.privacy in RENYI_NOTIONS, design.privacy == "composed"
+    if composed:  # setup_composed checks its objective
+        design.objective, design.max_distortion = "distortion", None
+    else:
+        setup_objective(design, kw)
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization"):
-        if kw[name] is not None:
+        own = (renyi and name in ("rdp", "rho", "alphas")) or (composed and name in ("compositions", "discretization"))
+        if kw[name] is not None and not own:
             raise ValueError(f"{name} does not apply to release='additive' with privacy={shown(design.privacy)}")
     if not isinstance(kw["neighborhood"], Neighborhood):
         raise ValueError(
             f"neighborhood must be a Neighborhood (e.g. Neighborhood.bd(3)); got {shown(kw['neighborhood'])}"
         )
     design.neighborhood = kw["neighborhood"]
-    design.release, design.objective, design.n, design.max_distortion, design.budget = (
-        ADDITIVE,
-        "distortion",
-        None,
-        None,
-        None,
-    )
-    design.compositions = design.discretization = None
+    design.release, design.n, design.budget = ADDITIVE, None, None
     design.shifts = scalar_shifts(design.neighborhood)
     design.period = int(np.max(np.abs(design.shifts)))
     design.profile = None
-    if design.privacy == "profile":
+    design.rdp = design.rho = design.alphas = None
+    design.compositions = design.discretization = None
+    if renyi or composed:
+        pass  # its budget is read after the support (setup_renyi, setup_composed)
+    elif design.privacy == "profile":
         if kw["eps"] is not None or kw["delta"] is not None:
             raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
         if kw["profile"] is None:
@@ -175,7 +187,7 @@ def setup(design: Any, **kw: Any) -> None:
         if kw["profile"] is not None:
             raise ValueError("profile applies only with privacy='profile'")
         design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
-        design.delta = 0.0 if kw["delta"] is None else check_delta(kw["delta"])
+        design.delta = None if design.objective == "delta" else 0.0 if kw["delta"] is None else check_delta(kw["delta"])
         design.tail_eps = design.eps
     support = kw["support"]
     if support is not None:
@@ -184,6 +196,10 @@ def setup(design: Any, **kw: Any) -> None:
             raise ValueError(f"support must be at least the largest |shift| = {design.period}; got {support}")
     design.support = support
     design.cost_of = parse_metric(kw["metric"], support)
+    if renyi:
+        setup_renyi(design, kw)
+    if composed:
+        setup_composed(design, kw)
     design.metric = design.cost_of.name
     design.cost = design.cost_of.vector
     design.shape = None
@@ -214,15 +230,16 @@ def _symmetric(design: Any, L: int) -> bool:
     return design.privacy != "pdp" and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
 
 
-def _budget(design: Any) -> list[tuple[float, float]]:
-    return list(design.profile) if design.profile is not None else [(float(design.eps), float(design.delta))]
+def _budget(design: Any) -> list[tuple[float, Any]]:
+    """``[(eps, delta)]``; delta ``None`` when it is minimised (``objective="delta"``)."""
+    return list(design.profile) if design.profile is not None else [(float(design.eps), design.delta)]
 
 
 def model_size(design: Any, L: int) -> dict[str, int]:
     """Rows, columns, integers and nonzeros of the model at support ``L`` (an upper estimate, before building)."""
     K, P = design.shifts.size, design.period
     E = K * (2 * L + 4 * P + 1)  # entries, at most
-    pairs = len(_budget(design))
+    pairs = len(orders_of(design)[0]) if design.privacy in RENYI_NOTIONS else len(_budget(design))
     per = {"dp": (1, 1, 0, 3), "pdp": (3, 2, 1, 8)}["pdp" if design.privacy == "pdp" else "dp"]
     rows, cols = 1 + 8 * P + pairs * (per[0] * E + K), 2 * L + 1 + 8 * P + pairs * per[1] * E
     return {
@@ -242,14 +259,21 @@ class _Columns:
     G: np.ndarray
     f: np.ndarray  # the finite variables (x = -L..L, or 0..L when symmetric)
     symmetric: bool
+    objective: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0))  # the distortion's columns
 
 
 def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
     """The LP/MILP at support ``L`` (module docstring) and where its columns are."""
     mb, cols, (k, first_c, second_c) = _base(design, L)
+    t = None
+    if design.objective == "delta":  # delta a column, the distortion a row (optnoise.design.additive_delta)
+        t = int(mb.add_vars(1, lb=0.0, ub=1.0, name="delta")[0])
+        mb.add_row(*cols.objective, upper=design.max_distortion)
+        mb.set_objective([t], [1.0])
     for eps, delta in _budget(design):
         notion = "pure" if delta == 0.0 else ("pdp" if design.privacy == "pdp" else "dp")
-        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=None if notion == "pure" else delta)
+        budget = None if notion == "pure" or t is not None else delta
+        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=notion, delta=budget, t=t)
     return mb.build(), cols
 
 
@@ -298,7 +322,8 @@ def _base(design: Any, L: int) -> tuple[ModelBuilder, _Columns, tuple[np.ndarray
     w = tail_weights(c, first, P, a)
     mass_cols = np.concatenate([F[fin], G[first + L + 2 * P]])
     mb.add_row(mass_cols, 1.0, lower=1.0, upper=1.0)
-    mb.set_objective(np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
+    cols.objective = (np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
+    mb.set_objective(*cols.objective)
     k, p, q, win = entries(L, P, design.shifts)
     if sym:  # mu and -mu give the same rows for a symmetric PMF
         keep = design.shifts[k] > 0
@@ -562,6 +587,14 @@ def solve(
     options, time_limit, mip_gap, _ = check_solve_args(
         solver, formulation="hull", options=options, time_limit=time_limit, mip_gap=mip_gap
     )
+    if design.privacy == "composed":
+        return solve_composed(design, _solve_at, solver, time_limit, options, concurrent)
+    if design.objective == "delta":
+        return solve_delta(design, build, initial_support, solver, time_limit, mip_gap, verbose, options, concurrent)
+    if design.privacy in RENYI_NOTIONS:
+        if solver not in ("auto", "cvxpy"):
+            raise ValueError(f"solver must be 'auto' or 'cvxpy' for privacy={design.privacy!r}; got {shown(solver)}")
+        return solve_renyi(design, time_limit, options, verbose)
     if solver == "cvxpy":
         raise ValueError("solver must be an LP/MILP backend for release='additive'; got 'cvxpy'")
     t0 = time.perf_counter()
@@ -626,32 +659,3 @@ def solve(
         )
         res.solve_time = spent
         return res
-
-
-def spec(design: Any) -> dict[str, Any]:
-    """The design as plain data (JSON-ready)."""
-    return {
-        "release": ADDITIVE,
-        "eps": design.eps,
-        "delta": design.delta,
-        "neighborhood": design.neighborhood.to_dict(),
-        "shifts": design.shifts.tolist(),
-        "directed": design.neighborhood.directed,
-        "metric": design.metric,
-        "cost": None if design.cost is None else design.cost.tolist(),
-        "privacy": design.privacy,
-        "objective": "distortion",
-        "support": design.support,
-        **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
-    }
-
-
-def describe(design: Any) -> str:
-    budget = (
-        f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
-    )
-    return (
-        f"NoiseDesign(release='additive', {budget}, neighborhood={design.neighborhood.describe()}, "
-        f"metric={design.metric!r}, privacy={design.privacy!r}"
-        + (f", support={design.support})" if design.support is not None else ")")
-    )

@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.result import Accountable
 from optnoise.engine.output import relative_gap
 from optnoise.engine.tolerance import settle_gap
 from optnoise.engine.validation import MAX_COST, check_int, real_array, shown
+from optnoise.privacy import accounting
 from optnoise.privacy.curves import hockey_stick, pdp_leak
 from optnoise.privacy.noise_families import IntegerNoise, discrete_gaussian_noise, geometric_noise
 from optnoise.privacy.profile import profile_satisfied
-from optnoise.privacy.verification import dp_eps, pdp_rtol, settle_status
+from optnoise.privacy.renyi import RENYI_RTOL, achieved_rho_pairs, renyi_divergence
+from optnoise.privacy.verification import dp_eps, pdp_rtol, settle_status, within_delta
 
 __all__ = [
     "ADDITIVE",
@@ -35,6 +38,7 @@ __all__ = [
     "parse_metric",
     "tail_weights",
     "additive_baselines",
+    "least_noise",
 ]
 
 #: The release name.
@@ -238,6 +242,47 @@ def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
     return f / (f.sum() + tail.mass)
 
 
+def lumped_pairs(design: Any, F: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per shift ``mu``, the distributions of ``eta`` and ``eta + mu`` with each geometric tail lumped into one atom.
+
+    ``F`` is the PMF on ``-L-2P..L+2P`` (:func:`_extended`). Every tail output beyond the window is ``a^m``
+    times a window output, in both distributions alike: lumping them keeps every likelihood ratio and its
+    probability, so every divergence, hockey stick and privacy-loss distribution of the pair is exact.
+    """
+    P, a = design.period, math.exp(-design.tail_eps)
+    k, p, q, win = entries(L, P, design.shifts)
+    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
+    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
+    return [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
+
+
+#: Relative margin below delta of every composed candidate and calibrated baseline (the accounting's float slack).
+COMPOSED_MARGIN = 1e-6
+
+
+def stacked_pairs(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> accounting.ReleasePairs:
+    """Per-shift pairs of different lengths as one :class:`~optnoise.privacy.accounting.ReleasePairs`."""
+    width = max(p.size for p, _ in pairs)
+    P_, Q_ = np.zeros((len(pairs), width)), np.zeros((len(pairs), width))
+    for i, (u, v) in enumerate(pairs):  # zero columns in both rows of a pair change no loss
+        P_[i, : u.size], Q_[i, : v.size] = u, v
+    return accounting.ReleasePairs(P_, Q_, np.asarray(design.shifts))
+
+
+def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """delta at the design's eps of the k-fold composition of ``pairs`` (optnoise's accounting, its discretization)."""
+    comp = accounting.compose_pairs(
+        stacked_pairs(design, pairs), design.compositions, discretization=design.discretization, warn=False
+    )
+    return float(comp.delta(float(design.eps)))
+
+
+def composed_of(design: Any, pmf: np.ndarray, L: int) -> float:
+    """:func:`composed_delta` of the finite PMF ``pmf`` on ``-L..L`` with its tails (lumped, exact)."""
+    F, _ = _extended(design, pmf, L)
+    return composed_delta(design, lumped_pairs(design, F, L))
+
+
 def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
     """Distortion, achieved deltas, released errors and tail of the noise ``pmf`` on ``-L..L`` plus tails.
 
@@ -258,16 +303,18 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         w_l = tail_weights(cost, np.arange(-L - P, -L), P, a)
         return float(cost.fn(xs[2 * P : 2 * P + 2 * L + 1]) @ pmf + w_r @ tail.right + w_l @ tail.left)
 
-    k, p, q, win = entries(L, P, design.shifts)
-    scale = np.where(win, 1.0 / (1.0 - a), 1.0)
-    pm, qm = F[p + L + 2 * P] * scale, F[q + L + 2 * P] * scale
-    by_shift = [(pm[k == i], qm[k == i]) for i in range(design.shifts.size)]
+    by_shift = lumped_pairs(design, F, L)
 
     def dp_at(eps: float, pure: bool) -> float:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
 
     achieved: dict[str, Any]
-    if design.profile is not None:
+    if design.privacy == "composed":
+        eps = float(design.eps)
+        achieved = {"composed": composed_delta(design, by_shift), "dp": dp_at(eps, False)}
+    elif design.privacy in ("rdp", "zcdp"):
+        achieved = renyi_achieved(design, by_shift)
+    elif design.profile is not None:
         achieved = {"profile": [dp_at(e, d == 0.0) for e, d in design.profile]}
     else:
         eps, pure = float(design.eps), design.delta == 0.0
@@ -278,12 +325,32 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
+# Renyi divergences on Z: every entry as a weighted pair of finite masses (design/additive_renyi.py)
+# --------------------------------------------------------------------------------------------
+
+
+def renyi_achieved(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
+    """The rdp/zcdp budget re-verified from each shift's lumped pair of distributions (:func:`evaluate`)."""
+    if design.privacy == "rdp":
+        vals = [max(float(renyi_divergence(p, q, a)) for p, q in pairs) for a, _ in design.rdp]
+        ratio = max(v / e for v, (_, e) in zip(vals, design.rdp, strict=True))
+        return {"rdp": ratio, **{f"rdp@{a:g}": v for (a, _), v in zip(design.rdp, vals, strict=True)}}
+    rho_hat, where = achieved_rho_pairs(pairs)
+    return {"zcdp": rho_hat, "alpha*": where}
+
+
+def renyi_excess(design: Any, achieved: dict[str, float]) -> float:
+    """``achieved / budget - 1`` (<= ``RENYI_RTOL`` when the budget is met)."""
+    return achieved["rdp"] - 1.0 if design.privacy == "rdp" else achieved["zcdp"] / design.rho - 1.0
+
+
+# --------------------------------------------------------------------------------------------
 # the result and the solve
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass
-class AdditiveResult:
+class AdditiveResult(Accountable):
     """A solved additive design (module docstring): noise ``pmf`` on ``support`` plus ``tail``.
 
     Attributes
@@ -338,6 +405,10 @@ class AdditiveResult:
         d = self.design
         if d.profile is not None:
             return profile_satisfied(self.achieved["profile"], d.profile)
+        if d.privacy in ("rdp", "zcdp"):
+            return renyi_excess(d, self.achieved) <= RENYI_RTOL
+        if d.objective == "delta":  # its delta is what it achieves; the distortion must meet the cap
+            return within_delta(float(self.distortion or math.inf), d.max_distortion)
         return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
 
     def pmf_at(self, x: Any) -> np.ndarray:
@@ -350,6 +421,25 @@ class AdditiveResult:
         if np.any(~inside):
             out[~inside] = self.tail.pmf_at(x[~inside])
         return out
+
+    def release_pairs(self) -> accounting.ReleasePairs:
+        """``(f, f(. + mu))`` per shift on all of Z, each tail lumped into one atom (:func:`lumped_pairs`).
+
+        :meth:`pld` and :meth:`compose` account for these exactly: nothing beyond ``L`` is truncated.
+        """
+        if self.pmf is None:
+            raise ValueError(f"this result has no PMF (status {self.status!r})")
+        F, _ = _extended(self.design, self.pmf, self.L)
+        pairs = lumped_pairs(self.design, F, self.L)
+        width = max(p.size for p, _ in pairs)
+        P = np.zeros((len(pairs), width))
+        Q = np.zeros((len(pairs), width))
+        for i, (p, q) in enumerate(pairs):  # zero columns in both rows of a pair change no loss
+            P[i, : p.size], Q[i, : q.size] = p, q
+        return accounting.ReleasePairs(P, Q, np.asarray(self.design.shifts))
+
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        raise ValueError("plot() is not yet supported for release='additive'; use pld() or compose(k)")
 
     def certify(self, **kwargs: Any) -> Any:
         """Exact certificate (tails included) and exact sampler: :func:`optnoise.deploy.certify.certify_result`."""
@@ -451,7 +541,9 @@ def settled_result(
 ) -> AdditiveResult:
     """The result of ``pmf`` on ``-L..L``: re-verified, its gap to ``bound`` recomputed, its status settled."""
     ev = evaluate(design, pmf, L)
-    gap = None if bound is None else relative_gap(ev["distortion"], bound)
+    minimised = design.objective == "delta"  # the value is the re-verified delta, the distortion is capped
+    value = ev["achieved"][design.privacy] if minimised else ev["distortion"]
+    gap = None if bound is None else relative_gap(value, bound)
     status, why = settle_gap(status, gap)
     notes = [message, why]
     if design.profile is not None:
@@ -460,6 +552,16 @@ def settled_result(
         ):
             status = "unverified"
             notes.append(f"re-verification failed: profile deltas {ev['achieved']['profile']}")
+    elif design.privacy in ("rdp", "zcdp"):
+        excess = renyi_excess(design, ev["achieved"])
+        if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
+            status = "unverified"
+            notes.append(f"re-verification failed: the {design.privacy} budget is exceeded by {excess:.3g} relative")
+    elif minimised:
+        status, why = settle_status(
+            status, value, value, notion=design.privacy, value=ev["distortion"], cap=design.max_distortion
+        )
+        notes.append(why)
     else:
         status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
         notes.append(why)
@@ -473,6 +575,16 @@ def settled_result(
 # --------------------------------------------------------------------------------------------
 
 
+def _padded(g: np.ndarray, mu: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(g(eta), g(eta + mu))`` over the window of ``g`` padded by ``|mu|``."""
+    pad = np.zeros(abs(mu))
+    return (
+        (np.concatenate([pad, g]), np.concatenate([g, pad]))
+        if mu > 0
+        else (np.concatenate([g, pad]), np.concatenate([pad, g]))
+    )
+
+
 def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     """True when ``q + noise`` meets the design's guarantee on Z, by the same sums as :func:`evaluate`.
 
@@ -481,11 +593,20 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     window holds all but < 1e-30 of the mass, :data:`optnoise.privacy.noise_families.TAIL`).
     """
     g = noise.pmf
+    pairs = [_padded(g, mu) for mu in design.shifts.tolist()]
+    if design.privacy == "composed":  # the window's ends (< 1e-30 of the mass) charged as infinite loss
+        return composed_delta(design, pairs) <= design.delta * (1.0 - COMPOSED_MARGIN)
+    if design.privacy in ("rdp", "zcdp"):
+        # the outputs where both masses are positive: the window's two ends (< 1e-30 of the mass) are left
+        # out, which is why this serves the baselines only, never a design's re-verification
+        return (
+            renyi_excess(
+                design, renyi_achieved(design, [(p[(p > 0) & (q > 0)], q[(p > 0) & (q > 0)]) for p, q in pairs])
+            )
+            <= 0.0
+        )
     budget = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
-    for mu in design.shifts.tolist():
-        pad = np.zeros(abs(mu))
-        p = np.concatenate([pad, g]) if mu > 0 else np.concatenate([g, pad])
-        q = np.concatenate([g, pad]) if mu > 0 else np.concatenate([pad, g])
+    for p, q in pairs:
         for eps, delta in budget:
             if design.privacy == "pdp" and delta > 0:
                 got = float(pdp_leak(p, q, eps, rtol=pdp_rtol(eps)))
@@ -496,7 +617,7 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     return True
 
 
-def _least_noise(design: Any, make: Callable[[float], IntegerNoise], start: float) -> IntegerNoise | None:
+def least_noise(design: Any, make: Callable[[float], IntegerNoise], start: float) -> IntegerNoise | None:
     """The least noisy ``make(t)`` that meets the guarantee (noise grows with ``t > 0``), from a first guess.
 
     A bracket is found by halving or doubling ``start``, then bisected in ``log t`` to ~1e-13.
@@ -528,16 +649,27 @@ def additive_baselines(design: Any) -> dict[str, float]:
     """
     P = design.period
     out: dict[str, float] = {}
+    if design.privacy in ("rdp", "zcdp"):
+        # the Gaussian's calibration by Canonne, Kamath and Steinke 2020 is the first guess; both searched
+        sigma2 = P * P / (2.0 * design.rho) if design.rdp is None else max(a * P * P / (2.0 * e) for a, e in design.rdp)
+        noises = (
+            (
+                "discrete_laplace",
+                least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), math.sqrt(sigma2)),
+            ),
+            ("discrete_gaussian", least_noise(design, discrete_gaussian_noise, sigma2)),
+        )
+        return {k: math.inf if v is None else float(design.cost_of.fn(v.values) @ v.pmf) for k, v in noises}
     eps_min = min(e for e, _ in design.profile) if design.profile is not None else float(design.eps)
     # discrete Laplace alpha = e^(-1/t): t = P / eps is pure eps-DP, which meets every notion here
     pure = design.profile is None and design.delta == 0.0
     if pure:  # exactly alpha = e^(-eps / P), its ratios tight at shift P
         lap: IntegerNoise | None = geometric_noise(math.exp(-float(design.eps) / P))
     else:
-        lap = _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), P / eps_min)
+        lap = least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), P / eps_min)
     d_min = min(d for _, d in design.profile) if design.profile is not None else float(design.delta)
     guess = (P / eps_min) ** 2 * 2.0 * math.log(1.25 / max(d_min, 1e-300))  # the classical Gaussian scale
-    gauss = None if pure or d_min == 0.0 else _least_noise(design, discrete_gaussian_noise, guess)
+    gauss = None if pure or d_min == 0.0 else least_noise(design, discrete_gaussian_noise, guess)
     for name, noise in (("discrete_laplace", lap), ("discrete_gaussian", gauss)):
         out[name] = math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
     return out

@@ -80,6 +80,8 @@ __all__ = [
 ]
 
 CONTINUOUS = "continuous"
+#: The keywords of NoiseDesign only this release takes (refused by name elsewhere).
+RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 #: Notions the continuous release supports today.
 CONTINUOUS_NOTIONS = ("dp", "profile")
 #: Notions refused by name (not yet supported for the continuous release).
@@ -539,18 +541,3 @@ def describe(design: Any) -> str:
         f"NoiseDesign(release='continuous', sensitivity={design.sensitivity}, {budget}, metric={design.metric!r}, "
         f"privacy={design.privacy!r}, resolution={design.resolution}, gap={design.target_gap})"
     )
-
-
-def release_keywords(release: Any, kw: dict[str, Any]) -> dict[str, Any]:
-    """``NoiseDesign``'s keywords for ``release``: the continuous ones refused elsewhere, and removed.
-
-    Other releases require a neighbourhood (the grid release, issue 31 item 2, takes none either).
-    """
-    if release == CONTINUOUS:
-        return kw
-    for name in ("sensitivity", "resolution", "gap"):
-        if kw.get(name) is not None and not (release == "grid" and name != "gap"):
-            raise ValueError(f"{name} applies only to release='continuous'")
-    if kw.get("neighborhood") is None and release != "grid":
-        raise ValueError(f"neighborhood is required with release={shown(release)} (e.g. Neighborhood.bd(1))")
-    return {k: v for k, v in kw.items() if k not in ("sensitivity", "resolution", "gap") or release == "grid"}

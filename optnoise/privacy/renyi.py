@@ -86,6 +86,9 @@ __all__ = [
     "ALPHA_MIN_GAP",
     "ALPHA_RATIO",
     "achieved_rho",
+    "achieved_rho_pairs",
+    "build_renyi_terms_model",
+    "solve_conic_scaled",
     "violating_orders",
     "build_renyi_model",
     "check_alphas",
@@ -240,19 +243,25 @@ def grid_margin(alphas: Any) -> float:
 
 
 def _log_mgf(f: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``max_mu K_mu(a) = max_mu (a - 1) D_a(f || g_mu)`` at the orders ``a = 1 + t``, accurate as ``t -> 0``.
+    """``max_mu K_mu(a) = max_mu (a - 1) D_a(f || g_mu)`` at the orders ``a = 1 + t``, accurate as ``t -> 0``."""
+    return _log_mgf_pairs([(f, gm) for gm in g], t)
 
-    Where ``(a - 1) max |log(f / g)| < 1`` the sum is written ``1 + sum f expm1((a - 1) d)`` and
+
+def _log_mgf_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], t: np.ndarray) -> np.ndarray:
+    """``max_m (a - 1) D_a(p_m || q_m)`` over pairs of distributions at the orders ``a = 1 + t``.
+
+    Where ``(a - 1) max |log(p / q)| < 1`` the sum is written ``1 + sum p expm1((a - 1) d)`` and
     ``K = log1p(...)``: no cancellation against 1 (plain log-sum-exp loses ~1e-16 absolute, i.e. all
-    relative accuracy once ``K`` is that small). Elsewhere log-sum-exp. ``f`` and every ``g_mu`` sum to
-    the same total (each ``g_mu`` is a permutation of ``f``).
+    relative accuracy once ``K`` is that small). Elsewhere log-sum-exp. ``p_m`` and ``q_m`` sum to the
+    same total (a shifted PMF, or the lumped terms of the additive release).
     """
-    supp = f > 0
-    lf = np.log(f[supp])
-    total = float(np.sum(f[supp]))
     out = np.full(t.size, -np.inf)
-    for gm in g:
-        d = lf - np.log(gm[supp])
+    for f, gm in pairs:
+        supp = f > 0
+        lf = np.log(f[supp])
+        total = float(np.sum(f[supp]))
+        with np.errstate(divide="ignore"):
+            d = lf - np.log(gm[supp])
         small = t * float(np.max(np.abs(d))) < 1.0
         step = max(1, 2_000_000 // max(1, d.size))  # bound the (orders x outputs) work array
         for k in range(0, t.size, step):
@@ -320,17 +329,24 @@ def _sup_profile(pmf: Any, shifts: Any, density: int) -> tuple[np.ndarray, np.nd
     f, g = shifted_pmfs(pmf, shifts)
     if all(np.array_equal(f, gm) for gm in g):
         return None
-    dinf = max(renyi_divergence(f, gm, np.inf) for gm in g)
+    return _pairs_profile([(f, gm) for gm in g], density)
+
+
+def _pairs_profile(
+    pairs: list[tuple[np.ndarray, np.ndarray]], density: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """:func:`_sup_profile` over pairs of distributions ``(p_m, q_m)``: ``sup_alpha max_m D_alpha / alpha``."""
+    dinf = max(renyi_divergence(f, gm, np.inf) for f, gm in pairs)
     if not np.isfinite(dinf):
         inf = np.array([math.inf])
         return inf, inf, inf, math.inf, math.inf
-    kl = max(renyi_divergence(f, gm, 1.0) for gm in g)
+    kl = max(renyi_divergence(f, gm, 1.0) for f, gm in pairs)
     lo = VERIFY_MIN_GAP
     # cover up to A with D_inf / A <= kl-ish level: the tail bound D_inf / A must not dominate
     hi = min(max(64.0, 4.0 * dinf / max(kl, 1e-12)), MAX_ALPHA)
     m = int(math.ceil(density * math.log10(hi / lo)))
     t = np.geomspace(lo, hi, m)  # alpha - 1
-    K = _log_mgf(f, g, t)
+    K = _log_mgf_pairs(pairs, t)
     first = float(K[0] / t[0])  # (1, a_1]: D_a / a <= D_a <= D_{a_1}
     tail = dinf / (1.0 + t[-1])
     for _ in range(VERIFY_ROUNDS):
@@ -345,7 +361,7 @@ def _sup_profile(pmf: Any, shifts: Any, density: int) -> tuple[np.ndarray, np.nd
         if new.size == 0:
             break
         t, keep = np.unique(np.concatenate([t, new]), return_index=True)
-        K = np.concatenate([K, _log_mgf(f, g, new)])[keep]
+        K = np.concatenate([K, _log_mgf_pairs(pairs, new)])[keep]
     ub, at = _chord_bounds(t, K)
     return t, ub, at, first, tail
 
@@ -365,6 +381,21 @@ def achieved_rho(pmf: Any, shifts: Any, *, density: int = VERIFY_DENSITY) -> tup
     prof = _sup_profile(pmf, shifts, density)
     if prof is None:
         return 0.0, 1.0  # shift-invariant (the uniform PMF): every divergence is exactly 0
+    return _sup_of(prof)
+
+
+def achieved_rho_pairs(pairs: list[tuple[Any, Any]], *, density: int = VERIFY_DENSITY) -> tuple[float, float]:
+    """:func:`achieved_rho` of pairs of distributions ``(p_m, q_m)`` (each pair summing to the same total).
+
+    The additive release lists, per shift, its explicit outputs and one lumped term per geometric tail
+    (:func:`optnoise.design.additive_renyi.divergence_pairs`): lumping outputs whose likelihood ratio is
+    equal leaves every Renyi divergence unchanged.
+    """
+    pairs = [(np.asarray(p, dtype=float), np.asarray(q, dtype=float)) for p, q in pairs]
+    return _sup_of(_pairs_profile(pairs, density))
+
+
+def _sup_of(prof: tuple[np.ndarray, np.ndarray, np.ndarray, float, float]) -> tuple[float, float]:
     t, ub, at, first, tail = prof
     if not math.isfinite(first):
         return math.inf, math.inf
@@ -422,43 +453,79 @@ def build_renyi_model(
 
     Variables ``x = f / s`` (block ``"x"``) with ``log s = log_ref``; blocks
     ``r{j}`` (KL terms) and ``t{j}`` (power-cone terms). ``eps_inf`` adds
-    ``f(eta) <= e^eps_inf f(eta + mu)`` (pure DP; ``D_inf <= eps_inf``).
+    ``f(eta) <= e^eps_inf f(eta + mu)`` (pure DP; ``D_inf <= eps_inf``). The modulo
+    release's terms of :func:`build_renyi_terms_model`: shift ``m`` pairs ``eta`` with ``idx[m, eta]``.
     """
     K, N = idx.shape
+    return build_renyi_terms_model(
+        cost,
+        np.ones(N),
+        np.tile(np.arange(N), K),
+        idx.ravel(),
+        np.repeat(np.arange(K), N),
+        orders,
+        log_ref,
+        eps_inf=eps_inf,
+    )
+
+
+def build_renyi_terms_model(
+    cost: np.ndarray,
+    mass: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    group: np.ndarray,
+    orders: list[tuple[float, float]],
+    log_ref: np.ndarray,
+    *,
+    log_scale: tuple[np.ndarray, np.ndarray] | None = None,
+    eps_inf: float | None = None,
+) -> LinearModel:
+    """The conic model of :func:`build_renyi_model` over general divergence terms.
+
+    Divergence ``g`` (one per shift) is ``D_alpha(P_g || Q_g)`` with ``P_g`` the masses
+    ``u_e f(first_e)`` and ``Q_g`` the masses ``v_e f(second_e)`` of its terms ``e`` (``group_e = g``),
+    ``log u, log v = log_scale`` (default 0): the modulo release lists every output once per shift;
+    the additive release (:mod:`optnoise.design.additive_renyi`) lumps each geometric tail into one
+    term of weight ``1 / (1 - a)``. ``mass @ f = 1`` replaces ``sum f = 1`` (tails counted).
+    """
+    N = cost.size
     s = np.exp(log_ref)
+    lu, lv = (np.zeros(first.size), np.zeros(first.size)) if log_scale is None else log_scale
+    A, B = lu + log_ref[first], lv + log_ref[second]  # log of each term's two masses per unit of x
     mb = ModelBuilder()
     x = mb.add_vars(N, lb=0.0, ub=np.inf, name="x")
-    mb.add_row(x, s, lower=1.0, upper=1.0)
+    mb.add_row(x, mass * s, lower=1.0, upper=1.0)
     mb.set_objective(x, cost.ravel() * s)
-    I = np.tile(np.arange(N), K)  # noqa: E741  (eta)
-    J = idx.ravel()  # eta + mu
+    I, J = first, second  # noqa: E741
+    groups, local = np.unique(group, return_inverse=True)
     for j, (alpha, eps) in enumerate(orders):
         if alpha == 1.0:
-            # KL: sum_eta s(eta) x(eta) [log s(eta)/s(eta+mu) + log x(eta)/x(eta+mu)] <= eps
-            r = mb.add_vars(K * N, lb=-np.inf, ub=np.inf, name=f"r{j}").reshape(K, N)
-            mb.add_rel_entr(x[I], x[J], r.ravel())
-            L = (log_ref[I] - log_ref[J]).reshape(K, N)
-            for m in range(K):
-                mb.add_row(np.concatenate([r[m], x]), np.concatenate([s, s * L[m]]), upper=eps)
+            # KL: sum_e u_e s x(I) [log (u s)(I) / (v s)(J) + log x(I) / x(J)] <= eps
+            r = mb.add_vars(I.size, lb=-np.inf, ub=np.inf, name=f"r{j}")
+            mb.add_rel_entr(x[I], x[J], r)
+            w = np.exp(A)
+            mb.add_rows(
+                np.concatenate([local, local]), np.concatenate([r, x[I]]), np.concatenate([w, w * (A - B)]), upper=eps
+            )
             continue
-        # sum_eta w t <= 1 with t >= x(eta)^alpha x(eta+mu)^(1-alpha), i.e. the power cone
-        # t^(1/alpha) x(eta+mu)^(1-1/alpha) >= x(eta), and w = s(eta)^alpha s(eta+mu)^(1-alpha) / e^{(alpha-1) eps}
-        logw = alpha * log_ref[I] + (1.0 - alpha) * log_ref[J] - (alpha - 1.0) * eps
+        # sum_e w t <= 1 with t >= x(I)^alpha x(J)^(1-alpha), i.e. the power cone
+        # t^(1/alpha) x(J)^(1-1/alpha) >= x(I), and w = (u s)(I)^alpha (v s)(J)^(1-alpha) / e^{(alpha-1) eps}
+        logw = alpha * A + (1.0 - alpha) * B - (alpha - 1.0) * eps
         # a term with w < MIN_WEIGHT cannot matter unless the solver's x ratios are astronomically off, which
         # the re-verification would catch; leaving it out keeps the conic problem well posed
         keep = logw > math.log(MIN_WEIGHT)
-        rows = np.repeat(np.arange(K), N)[keep]
+        rows = local[keep]
         t = mb.add_vars(int(keep.sum()), lb=0.0, ub=np.inf, name=f"t{j}")
         mb.add_power_cones(t, x[J[keep]], x[I[keep]], 1.0 / alpha)
         present = np.unique(rows)
-        local = np.searchsorted(present, rows)
-        mb.add_rows(local, t, np.exp(logw[keep]), upper=1.0)
+        mb.add_rows(np.searchsorted(present, rows), t, np.exp(logw[keep]), upper=1.0)
     if eps_inf is not None:
-        # s(eta) x(eta) <= e^eps_inf s(eta+mu) x(eta+mu), each row divided by its largest coefficient
-        ca = np.ones(K * N)
-        cb = np.exp(eps_inf + log_ref[J] - log_ref[I])
+        # (u s)(I) x(I) <= e^eps_inf (v s)(J) x(J), each row divided by its largest coefficient
+        ca = np.ones(I.size)
+        cb = np.exp(eps_inf + B - A)
         top = np.maximum(ca, cb)
-        r_ = np.arange(K * N)
+        r_ = np.arange(I.size)
         mb.add_rows(
             np.repeat(r_, 2), np.stack([x[I], x[J]], 1).ravel(), np.stack([ca / top, -cb / top], 1).ravel(), upper=0.0
         )
@@ -484,6 +551,23 @@ def solve_renyi(
     """
     log_ref = check_reference(shape[0] - 1, len(shape), sigma2)
     model = build_renyi_model(cost, idx, orders, log_ref, eps_inf=eps_inf)
+    out, logf = solve_conic_scaled(model, log_ref, time_limit=time_limit, verbose=verbose, conic_solver=conic_solver)
+    return out, None if logf is None else np.exp(logf).reshape(shape), model.size
+
+
+def solve_conic_scaled(
+    model: LinearModel,
+    log_ref: np.ndarray,
+    *,
+    mass: np.ndarray | None = None,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    conic_solver: str = "clarabel",
+) -> tuple[SolverOutput, np.ndarray | None]:
+    """Solve a model of :func:`build_renyi_terms_model` at several objective scales; the output and ``log f``.
+
+    ``log f`` is normalised so that ``mass @ f = 1`` (default ``sum f = 1``); ``None`` without a point.
+    """
     # Interior-point progress on these cones depends on the objective's scale (measured: Clarabel stalls
     # on some instances at one scale and solves them at another, and returns inaccurate points). The
     # objective at the reference PMF is normalised to each of OBJECTIVE_SCALES in turn; a point is
@@ -509,7 +593,7 @@ def solve_renyi(
                 break
     if best is None:
         assert out is not None
-        return out, None, model.size
+        return out, None
     out = best
     if out.status == "optimal" and (out.objective or 0.0) > ref_cost * (1 + 1e-9):
         out = replace(
@@ -519,9 +603,9 @@ def solve_renyi(
             f"reference discrete Gaussian's {ref_cost:.10g}, which is feasible: not an optimum",
         )
     if out.x is None:
-        return out, None, model.size
+        return out, None
     xv = np.clip(out.x[model.block("x")], 0.0, None)
     with np.errstate(divide="ignore"):
         logf = log_ref + np.log(xv)
-    logf -= float(logsumexp(logf))
-    return out, np.exp(logf).reshape(shape), model.size
+    logm = np.zeros(logf.size) if mass is None else np.log(mass)
+    return out, logf - float(logsumexp(logf + logm))

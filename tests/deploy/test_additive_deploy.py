@@ -275,3 +275,12 @@ def test_pdp_certificate_is_the_leak_mass_on_z():
 def test_to_opendp_refuses_a_bad_type(count):
     with pytest.raises(ValueError, match="T must be 'i32' or 'i64'"):
         count.to_opendp(T="u8")
+
+
+def test_certify_refuses_the_least_delta_objective():
+    # its exact check would have read delta (unset: the minimised value) as the target
+    res = NoiseDesign(
+        release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, objective="delta", max_distortion=2.0
+    ).solve(solver="highs")
+    with pytest.raises(CertificationError, match="objective='delta'"):
+        res.certify()
