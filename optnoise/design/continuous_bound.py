@@ -247,7 +247,7 @@ def lower_bound(
                 ent.group[keep],
                 eps=eps,
                 notion=notion,
-                delta=None if notion == "pure" else delta,
+                delta=delta if delta > 0.0 else None,
             )
         model: LinearModel = mb.build()
         size_rows = model.shape[0]
