@@ -40,7 +40,6 @@ name (not yet).
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ import numpy as np
 from optnoise.design import additive
 from optnoise.design.continuous_bound import LowerBound, lower_bound
 from optnoise.design.continuous_cost import RealCost, parse_real_metric
+from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.validation import (
@@ -282,16 +282,15 @@ class ContinuousResult:
 
         From :func:`optnoise.mechanisms.real_baselines.real_baselines`, which installs itself in
         :mod:`optnoise.design.grid` when imported (``import optnoise`` does): ``mechanisms`` sits
-        above ``design``, which cannot import it. ``NotImplementedError`` until it is installed.
+        above ``design``, which cannot import it. Empty until it is installed.
         """
         if self._baselines is None:
             d = self.design
             if d.profile is not None or d.metric not in ("mae", "mse"):
                 raise ValueError("baselines apply to privacy='dp' designs with metric 'mae' or 'mse'")
-            fn = _installed_real_baselines()
-            if fn is None:
-                raise NotImplementedError("the real-valued baselines (optnoise.mechanisms.real_baselines) are absent")
-            self._baselines = fn(eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity)
+            self._baselines = installed_real_baselines(
+                eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity
+            )
         return self._baselines
 
     def to_dict(self) -> dict[str, Any]:
@@ -314,29 +313,17 @@ class ContinuousResult:
         }
 
 
-def _installed_real_baselines() -> Any:
-    """The function installed by :func:`optnoise.design.grid.set_real_baselines`, or ``None``.
-
-    Looked up by name: the grid release (and its hook) may be absent from this checkout.
-    """
-    try:
-        grid = importlib.import_module("optnoise.design.grid")
-    except ModuleNotFoundError:
-        return None
-    installed = getattr(grid, "_REAL_BASELINES", None)
-    return installed[0] if installed else None
-
-
 def _beaten(design: Any, upper: float) -> bool:
     """Whether the truncated Laplace or the analytic Gaussian costs less than ``upper`` (then refine further).
 
     Both are densities meeting the guarantee, so the optimum is below them; a coarse grid's
     mechanism can be above them within the requested gap (measured: 2e-4 relative at eps = 0.02, m = 1).
     """
-    fn = _installed_real_baselines()
-    if fn is None or design.profile is not None or design.metric not in ("mae", "mse"):
+    if design.profile is not None or design.metric not in ("mae", "mse"):
         return False
-    base = fn(eps=design.eps, delta=design.delta, metric=design.metric, sensitivity=design.sensitivity)
+    base = installed_real_baselines(
+        eps=design.eps, delta=design.delta, metric=design.metric, sensitivity=design.sensitivity
+    )
     return upper > min(base.get("truncated_laplace", math.inf), base.get("gaussian", math.inf))
 
 
