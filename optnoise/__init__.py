@@ -16,6 +16,7 @@ from optnoise.design.result import DesignResult
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import SolverOutput
 from optnoise.engine.solve import SOLVERS, available_solvers, solve_model
+from optnoise.mechanisms import real_baselines as _real_baselines  # noqa: F401  (installs the grid baselines)
 from optnoise.privacy.curves import (
     NOTIONS,
     achieved_deltas,

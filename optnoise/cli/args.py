@@ -226,10 +226,13 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         type=num("delta") if not grid else str,
         help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
     )
+    if not grid:  # the grid release (a real query): its sensitivity fixes the neighbourhood
+        p.add_argument("--sensitivity", default=None, type=float_arg("sensitivity"), help="--release grid: Delta")
+        p.add_argument("--resolution", default=None, type=float_arg("resolution"), help="--release grid: w = Delta/m")
     p.add_argument(
         "--neighborhood",
         "--neighbourhood",
-        required=True,
+        required=grid,
         action="append" if grid else "store",
         help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)" + (" (repeatable)" if grid else ""),
     )
@@ -241,7 +244,12 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     p.add_argument(
         "--dim", type=int_arg("dim"), default=None, help="query dimension for vector shifts (default: the shifts')"
     )
-    p.add_argument("--metric", default="er", help=f"one of {', '.join(METRICS)}" + (" (comma list)" if grid else ""))
+    p.add_argument(
+        "--metric",
+        default="er",
+        help=f"one of {', '.join(METRICS)}"
+        + (" (comma list)" if grid else "; --release grid: mse, mae, abs^p, exceed:t"),
+    )
     if not grid:
         p.add_argument(
             "--cost",

@@ -15,6 +15,7 @@ from optnoise.cli.args import EXIT_CLAIM_FAILED, EXIT_OK, add_problem_args, exit
 from optnoise.cli.solve import design_from_args
 from optnoise.deploy.certified import load_design
 from optnoise.deploy.certify import CertificationError
+from optnoise.deploy.grid import MAX_GRID_ANSWER
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.releases import LatticeRelease, get_release
 from optnoise.design.repair import DEFAULT_BITS, MAX_LOSS
@@ -66,7 +67,7 @@ def add_certify_cli(sub: Any) -> None:
     p.add_argument("--result", default=None, help="JSON result of `optnoise solve --format json --out FILE`")
     add_problem_args(p)
     for action in p._actions:  # the problem flags are required only without --result
-        if action.dest in ("n", "eps", "neighborhood"):
+        if action.dest in ("n", "eps", "neighborhood"):  # (--neighborhood is optional for --release grid)
             action.required = False
     p.add_argument("--out", default=None, help="write the certified design (JSON) to this file")
     p.add_argument(
@@ -200,18 +201,19 @@ def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
     --format json` output: its ``problem`` rebuilt (re-validated), the PMF re-verified and the bound
     re-derived by a fresh solve at its support (:meth:`AdditiveResult.from_dict`); nothing stored is trusted."""
     from optnoise.design.additive_eval import AdditiveResult
+    from optnoise.design.grid import GridResult
 
-    problem = data.get("problem")
-    if not isinstance(problem, dict) or problem.get("release") != "additive":
+    problem, release = data.get("problem"), data["release"]
+    if not isinstance(problem, dict) or problem.get("release") != release:
         raise ValueError(
-            f"result file {shown(path)} lacks the field 'problem' (the additive design's spec) of "
-            "`optnoise solve --release additive --format json`"
+            f"result file {shown(path)} lacks the field 'problem' (the {release} design's spec) of "
+            f"`optnoise solve --release {release} --format json`"
         )
     try:
         design = NoiseDesign.from_spec(problem)
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"result file field 'problem': {' '.join(str(exc).split())}") from None
-    return AdditiveResult.from_dict(data, design=design)
+    return (GridResult if release == "grid" else AdditiveResult).from_dict(data, design=design)
 
 
 def _json_shift(s: Any) -> Any:
@@ -246,9 +248,8 @@ def cmd_certify(a: argparse.Namespace) -> int:
     # inf accepts any repair (documented in certify_result); NaN and negative values are refused
     max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
-    flags = [k for k in ("n", "eps", "neighborhood") if getattr(a, k) is not None]
-    takes_n = get_release(getattr(a, "release", None) or "modulo").takes_n
-    needed = ("n", "eps", "neighborhood") if takes_n else ("eps", "neighborhood")
+    flags = [k for k in ("n", "eps", "neighborhood", "sensitivity", "resolution") if getattr(a, k, None) is not None]
+    needed = get_release(getattr(a, "release", None) or "modulo").required
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
@@ -344,6 +345,20 @@ def _integer_values(text: str) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), 1)
 
 
+def real_values(text: str) -> np.ndarray:
+    """Answers of a grid design: finite decimal numbers, comma-separated (rounded to the grid exactly)."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items) or len(items) > 10**6:
+        raise ValueError(f"value must be real answers such as 3.7 or 1.5,-2 (comma-separated); got {shown(text)}")
+    try:
+        rows = [float(t) for t in items]
+    except ValueError:
+        raise ValueError(f"value must be real numbers (a grid design); got {shown(text)}") from None
+    if not all(math.isfinite(v) and abs(v) <= MAX_GRID_ANSWER for v in rows):
+        raise ValueError(f"value must be finite with |q| <= {MAX_GRID_ANSWER:g}; got {shown(text)}")
+    return np.array(rows, dtype=float).reshape(len(rows), 1)
+
+
 def format_value(v: Any) -> str:
     """A released value: an integer as such; a mechanism's non-integer output value in full."""
     f = float(v)
@@ -354,7 +369,8 @@ def cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=MAX_RELEASES)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
-    vals = parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
+    grid = getattr(cd.design, "release", None) == "grid"
+    vals = real_values(a.value) if grid else parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
     if count * len(vals) > MAX_RELEASES:
         raise ValueError(f"count x values = {count * len(vals)} releases exceeds the limit {MAX_RELEASES} (10^8)")
     rng = None if seed is None else np.random.default_rng(seed)

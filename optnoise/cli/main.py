@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--support",
         type=int_arg("support"),
         default=None,
-        help="--release additive: the finite part -L..L (default grown)",
+        help="--release additive or grid: the finite part -L..L of the noise (default grown)",
     )
     p.add_argument(
         "--compare",

@@ -371,7 +371,10 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     ``metric`` may be a name or a cost array; ``delta`` and ``max_distortion``
     are passed through, so :class:`NoiseDesign` checks that they fit the objective.
     """
-    nb = Neighborhood.parse(point["neighborhood"], directed=point.get("directed", False), dim=point.get("dim"))
+    text = point.get("neighborhood")
+    if text is None and point.get("release") != "grid":
+        raise ValueError("neighborhood is required (e.g. --neighborhood bd:1) unless --release grid")
+    nb = None if text is None else Neighborhood.parse(text, directed=point.get("directed", False), dim=point.get("dim"))
     # a budget field is passed only when given, so that NoiseDesign names the one that does not fit the notion
     budget = {f.name: point[f.name] for f in budget_fields() if point.get(f.name) is not None}
     return NoiseDesign(
@@ -385,6 +388,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         max_distortion=point.get("max_distortion"),
         release=point.get("release", "modulo"),
         support=point.get("support"),
+        **{k: point[k] for k in ("sensitivity", "resolution") if point.get(k) is not None},
         **budget,
     )
 

@@ -18,7 +18,6 @@ from optnoise.cli.args import (
     solver_args,
 )
 from optnoise.cli.points import design_of
-from optnoise.design import additive
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.releases import LatticeRelease
 from optnoise.engine.io import atomic_write_text
@@ -46,6 +45,8 @@ def design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "max_distortion": a.max_distortion,
             "release": a.release,
             "support": getattr(a, "support", None),  # solve only
+            "sensitivity": getattr(a, "sensitivity", None),
+            "resolution": getattr(a, "resolution", None),
             **budget_args(a),
         }
     )
@@ -101,7 +102,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
     if a.plot:
         check_plot_path(a.plot)
     design = design_from_args(a)
-    if not isinstance(design.rel, LatticeRelease):  # a module release (additive) prints its own table
+    if not isinstance(design.rel, LatticeRelease):  # a module release (additive, grid) prints its own table
         return _solve_additive(design, a)
     if a.compare:
         raise ValueError("compare is supported for --release additive only (for now)")
@@ -134,7 +135,7 @@ def cmd_solve(a: argparse.Namespace) -> int:
 def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     """``solve --release additive``: the noise on -L..L, its staircase tails, and ``--compare``'s baselines."""
     if a.plot or a.mps:
-        raise ValueError(f"{'plot' if a.plot else 'mps'} is not yet supported for --release additive")
+        raise ValueError(f"{'plot' if a.plot else 'mps'} is not yet supported for --release {design.release}")
     out_path = None if a.out is None else check_output_path("out", a.out)
     res = design.solve(**solver_args(a))
     d = res.to_dict()
@@ -145,9 +146,8 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     if a.format == "json":
         print(json.dumps(d, indent=2))
     else:
-        budget = additive.budget_text(design)
-        print(f"problem     q + eta on the integers (release additive)  {budget}")
-        print(f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}")
+        for line in design.rel.problem_lines(design):
+            print(line)
         print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
         print_status(res)
         print(f"support     {res.support_note}")

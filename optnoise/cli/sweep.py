@@ -41,6 +41,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         if (text := getattr(a, f.name)) is not None
     }
     release = get_release(a.release)
+    if not release.sweepable:
+        raise ValueError(f"release: --release {release.name} is not yet supported by sweep (use optnoise solve)")
     additive = not release.takes_n
     if a.n is None and not additive:
         raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")

@@ -451,7 +451,7 @@ def _read_profile(
     blocks = cert.get("pairs") if isinstance(cert, dict) else None
     if not isinstance(blocks, list) or len(blocks) != len(design.profile):
         raise bad("certificate.pairs", f"must list the certificate of each of the {len(design.profile)} pairs")
-    if set(cert) != {"notion", "pairs"} or cert["notion"] != design.privacy:
+    if cert != {"notion": design.privacy, "pairs": blocks}:  # each pair's block is re-proved below
         raise bad("certificate", f"must be {{'notion': {design.privacy!r}, 'pairs': [...]}}")
     out = []
     for i, ((e, d), block) in enumerate(zip(design.profile, blocks, strict=True)):

@@ -52,8 +52,10 @@ from optnoise.deploy.files import (
     file_digest,
     read_certificate,
 )
+from optnoise.deploy.grid import CertifiedGrid
 from optnoise.deploy.sampler import SamplingTable, check_answers, check_rng, draw_uniform
 from optnoise.design.additive_eval import ADDITIVE
+from optnoise.design.grid import GRID
 from optnoise.design.layout import PairLayout
 from optnoise.design.result import Accountable
 from optnoise.engine.io import atomic_write_text, read_json
@@ -65,7 +67,10 @@ from optnoise.privacy.exact import check_bounds, frac_str
 __all__ = ["CertifiedDesign", "CertifiedMechanism", "load_design"]
 
 #: Releases whose design files have a format of their own, by release name: (their extra field, their loader).
-RELEASE_FORMATS: dict[str, tuple[str, Callable[..., Any]]] = {ADDITIVE: (ADDITIVE_FIELD, additive_from_dict)}
+RELEASE_FORMATS: dict[str, tuple[str, Callable[..., Any]]] = {
+    ADDITIVE: (ADDITIVE_FIELD, additive_from_dict),
+    GRID: (ADDITIVE_FIELD, lambda data, design, bad: CertifiedGrid.of(additive_from_dict(data, design, bad))),
+}
 
 
 @dataclass(eq=False)

@@ -100,7 +100,9 @@ import numpy as np
 
 from optnoise.deploy.additive import certify_additive
 from optnoise.deploy.certified import CertifiedDesign, CertifiedMechanism
+from optnoise.deploy.grid import certify_grid
 from optnoise.design.additive_eval import ADDITIVE, notion_of
+from optnoise.design.grid import GRID
 from optnoise.design.repair import (
     DEFAULT_BITS,
     MARGINS,
@@ -288,6 +290,10 @@ def _certify_additive(result: Any, *, delta: float | None, bits: int, max_loss: 
 
 
 #: Releases certified by a format of their own, by release name (every other design: its pair layout).
-RELEASE_CERTIFIERS: dict[str, Callable[..., Any]] = {ADDITIVE: _certify_additive}
+RELEASE_CERTIFIERS: dict[str, Callable[..., Any]] = {
+    ADDITIVE: _certify_additive,
+    # the grid's noise is an additive one in units of the grid's width
+    GRID: lambda result, **kw: certify_grid(result, lambda units: _certify_additive(units, **kw)),
+}
 
 set_certifier(certify_result)

@@ -68,7 +68,15 @@ from optnoise.deploy.sampler import check_rng
 from optnoise.engine.validation import shown
 from optnoise.privacy.exact import check_bounds, exact_pair_delta
 
-__all__ = ["to_opendp", "additive_to_opendp", "certified_map", "composed_map", "symmetric_delta", "INTEGER_TYPES"]
+__all__ = [
+    "to_opendp",
+    "additive_to_opendp",
+    "certified_opendp",
+    "certified_map",
+    "composed_map",
+    "symmetric_delta",
+    "INTEGER_TYPES",
+]
 
 #: OpenDP integer types accepted as the input type ``T``.
 INTEGER_TYPES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
@@ -309,6 +317,22 @@ def to_opendp(
     )
 
 
+def certified_opendp(certified: Any) -> tuple[Any, float, float]:
+    """OpenDP's prelude (its features enabled), and the certified eps and delta of both orders (rounded up).
+
+    For an additive or grid design (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`);
+    refuses weights that do not reproduce their certificate.
+    """
+    try:
+        import opendp.prelude as dp
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
+    if not certified.verify():
+        raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
+    dp.enable_features("contrib", "honest-but-curious")
+    return dp, float(certified.eps), _float_up(certified.symmetric_delta())
+
+
 def additive_to_opendp(
     certified: Any, *, rng: np.random.Generator | None = None, T: str = "i64", compositions: int | None = None
 ) -> Any:
@@ -329,15 +353,7 @@ def additive_to_opendp(
     k = _check_compositions(certified, compositions)
     if not isinstance(T, str) or T not in ("i32", "i64"):
         raise ValueError(f"T must be 'i32' or 'i64' for an additive design; got {shown(T)}")
-    try:
-        import opendp.prelude as dp
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise ImportError("to_opendp needs OpenDP: pip install 'optnoise[opendp]'") from None
-    if not certified.verify():
-        raise ValueError("the design's weights do not reproduce its certificate; refusing to export it")
-    dp.enable_features("contrib", "honest-but-curious")
-    eps = float(certified.eps)
-    delta = _float_up(certified.symmetric_delta())
+    dp, eps, delta = certified_opendp(certified)
     pure = delta == 0.0
     covered = {abs(int(s)) for s in np.asarray(certified.design.shifts).ravel()}
     D = 0

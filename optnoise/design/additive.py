@@ -71,7 +71,7 @@ from optnoise.design.additive_eval import (
     tail_weights,
 )
 from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
-from optnoise.design.additive_spec import budget_text, describe, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
+from optnoise.design.additive_spec import budget_text, describe, problem_lines, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
 from optnoise.design.rows import add_pair_rows
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import LinearModel, ModelBuilder
@@ -109,6 +109,8 @@ __all__ = [
 ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS, "composed")
 #: Notions refused by name (not yet supported for the additive release).
 NOT_YET = ("pdp-kadam",)
+#: The keywords only this release takes (:attr:`optnoise.design.releases.Release.fields`).
+RELEASE_FIELDS = ("support",)
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to

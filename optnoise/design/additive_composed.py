@@ -43,8 +43,8 @@ import numpy as np
 from optnoise.design.additive_eval import (
     COMPOSED_MARGIN,
     AdditiveResult,
-    _least_noise,
     composed_of,
+    least_noise,
     settled_result,
     tail_weights,
 )
@@ -75,7 +75,7 @@ def setup_composed(design: Any, kw: dict[str, Any]) -> None:
     design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
     design.delta = out["delta"]
     design.tail_eps = design.eps  # provisional: _noise_meets reads no tail
-    lap = _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), design.compositions * design.period)
+    lap = least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), design.compositions * design.period)
     if lap is None:
         raise ValueError("no discrete Laplace meets this composed target (eps, delta, compositions)")
     design.laplace_scale = _scale_of(lap)
@@ -124,7 +124,7 @@ def solve_composed(
         return ((1.0 - hi) * pmf + hi * lap, hi) if hi < 1.0 else None
 
     cands: dict[str, np.ndarray] = {"discrete Laplace": lap}
-    gauss = _least_noise(
+    gauss = least_noise(
         design, discrete_gaussian_noise, (k * P * P) * 2.0 * math.log(1.25 / design.delta) / design.eps**2
     )
     if gauss is not None:

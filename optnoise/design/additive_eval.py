@@ -41,6 +41,7 @@ __all__ = [
     "parse_metric",
     "tail_weights",
     "additive_baselines",
+    "least_noise",
 ]
 
 #: The release name.
@@ -635,7 +636,7 @@ def _noise_meets(design: Any, noise: IntegerNoise) -> bool:
     return True
 
 
-def _least_noise(design: Any, make: Callable[[float], IntegerNoise], start: float) -> IntegerNoise | None:
+def least_noise(design: Any, make: Callable[[float], IntegerNoise], start: float) -> IntegerNoise | None:
     """The least noisy ``make(t)`` that meets the guarantee (noise grows with ``t > 0``), from a first guess.
 
     A bracket is found by halving or doubling ``start``, then bisected in ``log t`` to ~1e-13.
@@ -673,9 +674,9 @@ def additive_baselines(design: Any) -> dict[str, float]:
         noises = (
             (
                 "discrete_laplace",
-                _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), math.sqrt(sigma2)),
+                least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), math.sqrt(sigma2)),
             ),
-            ("discrete_gaussian", _least_noise(design, discrete_gaussian_noise, sigma2)),
+            ("discrete_gaussian", least_noise(design, discrete_gaussian_noise, sigma2)),
         )
         return {k: math.inf if v is None else float(design.cost_of.fn(v.values) @ v.pmf) for k, v in noises}
     eps_min = min(e for e, _ in design.profile) if design.profile is not None else float(design.eps)
@@ -684,10 +685,10 @@ def additive_baselines(design: Any) -> dict[str, float]:
     if pure:  # exactly alpha = e^(-eps / P), its ratios tight at shift P
         lap: IntegerNoise | None = geometric_noise(math.exp(-float(design.eps) / P))
     else:
-        lap = _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), P / eps_min)
+        lap = least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), P / eps_min)
     d_min = min(d for _, d in design.profile) if design.profile is not None else float(design.delta)
     guess = (P / eps_min) ** 2 * 2.0 * math.log(1.25 / max(d_min, 1e-300))  # the classical Gaussian scale
-    gauss = None if pure or d_min == 0.0 else _least_noise(design, discrete_gaussian_noise, guess)
+    gauss = None if pure or d_min == 0.0 else least_noise(design, discrete_gaussian_noise, guess)
     for name, noise in (("discrete_laplace", lap), ("discrete_gaussian", gauss)):
         out[name] = math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
     return out

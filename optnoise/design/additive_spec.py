@@ -6,7 +6,7 @@ from typing import Any
 
 from optnoise.design.additive_eval import ADDITIVE
 
-__all__ = ["budget_text", "describe", "spec"]
+__all__ = ["budget_text", "describe", "problem_lines", "spec"]
 
 
 def spec(design: Any) -> dict[str, Any]:
@@ -46,6 +46,14 @@ def budget_text(design: Any) -> str:
         return f"rho={design.rho}"
     k = f", compositions={design.compositions}" if design.compositions is not None else ""
     return f"eps={design.eps}, delta={design.delta}{k}"
+
+
+def problem_lines(design: Any) -> list[str]:
+    """The ``problem`` and ``neighbours`` lines ``optnoise solve`` prints for this release."""
+    return [
+        f"problem     q + eta on the integers (release additive)  {budget_text(design)}",
+        f"neighbours  {design.neighborhood.describe()}: shifts {design.shifts.tolist()}",
+    ]
 
 
 def describe(design: Any) -> str:

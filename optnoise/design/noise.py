@@ -90,6 +90,8 @@ OBJECTIVES = ("distortion", "delta", "epsilon")
 RELEASES = release_names()
 #: Every built-in value of ``privacy=`` (:func:`optnoise.privacy.notions.notion_names` lists every registered one).
 DESIGN_NOTIONS = notion_names()
+#: Keywords that only some releases take (each release lists its own in ``Release.fields``).
+RELEASE_FIELDS = ("support", "sensitivity", "resolution", "gap")
 
 
 class NoiseDesign:
@@ -131,7 +133,10 @@ class NoiseDesign:
         is charged on the released error, averaged over a uniform answer. Certified as its induced
         matrix (:class:`~optnoise.deploy.certified.CertifiedMechanism`).
         ``"additive"``: ``q + eta`` on all integers, no ``n`` (:mod:`optnoise.design.additive`;
-        ``support=L`` optionally fixes the finite part of the noise).
+        ``support=L`` optionally fixes the finite part of the noise). ``"grid"``: a real query of sensitivity
+        ``sensitivity`` rounded to the grid of width ``resolution``, no ``n`` (:mod:`optnoise.design.grid`).
+        ``"continuous"``: ``q + X`` for a real query, over all densities, with ``sensitivity``, ``resolution``
+        and ``gap`` (:mod:`optnoise.design.continuous`).
     compositions, discretization : optional
         ``privacy="composed"``: k, and the accounting grid h (default 1e-4) of the k-fold guarantee;
         ``objective="epsilon"`` minimises the composed eps (:mod:`optnoise.design.composed`).
@@ -168,7 +173,7 @@ class NoiseDesign:
         n: int | None = None,
         eps: float | None = None,
         delta: float | None = None,
-        neighborhood: Neighborhood,
+        neighborhood: Neighborhood | None = None,
         metric: str | Any = "er",
         privacy: str | None = None,
         objective: str = "distortion",
@@ -182,10 +187,17 @@ class NoiseDesign:
         compositions: int | None = None,
         discretization: float | None = None,
         support: int | None = None,
+        sensitivity: float | None = None,
+        resolution: float | None = None,
+        gap: float | None = None,
     ) -> None:
         kw = {k: v for k, v in locals().items() if k not in ("self", "__class__", "release")}
         # the release and the notion are looked up once; everything below reads them
         self.rel = get_release(release)
+        for name in RELEASE_FIELDS:  # a keyword of another release is refused by name, never ignored
+            if kw[name] is not None and name not in self.rel.fields:
+                takes = [r for r in release_names() if name in get_release(r).fields]
+                raise ValueError(f"{name} applies only with release in {', '.join(takes)}; got {shown(release)}")
         self.rel.setup(self, **kw)
         self.notion = get_notion(self.privacy)
 
@@ -244,6 +256,9 @@ class NoiseDesign:
         if not isinstance(spec, dict):
             raise ValueError("spec must be a mapping (NoiseDesign.spec() output)")
         try:
+            own = get_release(spec.get("release", "modulo")).spec_kwargs(spec)
+            if own is not None:  # a release that rebuilds its keywords itself
+                return cls(release=spec["release"], **own)
             nb = Neighborhood.from_dict(spec["neighborhood"])
             metric: Any = spec["metric"]
             if metric == "custom":

@@ -77,7 +77,9 @@ def test_unknown_names_list_the_known_ones():
     nb = Neighborhood.bd(1)
     with pytest.raises(ValueError, match="privacy must be one of .*'zcdp'.*'composed'; got 'nope'"):
         NoiseDesign(n=4, eps=1.0, neighborhood=nb, privacy="nope")
-    with pytest.raises(ValueError, match="release must be one of 'modulo', 'clamp', 'additive'; got 'nope'"):
+    with pytest.raises(
+        ValueError, match="release must be one of 'modulo', 'clamp', 'additive', 'grid', 'continuous'; got 'nope'"
+    ):
         NoiseDesign(n=4, eps=1.0, neighborhood=nb, release="nope")
     assert set(notion_names()) >= {"pdp", "pdp-kadam", "dp", "profile", "rdp", "zcdp", "composed"}
     assert release_names()[:3] == ("modulo", "clamp", "additive")

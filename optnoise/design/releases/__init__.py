@@ -1,9 +1,10 @@
-"""The releases as objects, one registry: ``modulo``, ``clamp`` and ``additive``.
+"""The releases as objects, one registry: ``modulo``, ``clamp``, ``additive``, ``grid`` and ``continuous``.
 
 See :mod:`optnoise.design.releases.base` for the interface and how to add a release (one module
 of hook functions and one :func:`register_release` line below).
 """
 
+from optnoise.design import continuous
 from optnoise.design.releases.base import (
     RELEASE_REGISTRY,
     ModuleRelease,
@@ -14,7 +15,7 @@ from optnoise.design.releases.base import (
     unregister_release,
 )
 from optnoise.design.releases.clamped import ClampRelease
-from optnoise.design.releases.integers import AdditiveRelease
+from optnoise.design.releases.integers import AdditiveRelease, GridRelease
 from optnoise.design.releases.lattice import LatticeRelease
 from optnoise.design.releases.modulo import ModuloRelease
 
@@ -25,6 +26,7 @@ __all__ = [
     "ModuloRelease",
     "ClampRelease",
     "AdditiveRelease",
+    "GridRelease",
     "RELEASE_REGISTRY",
     "register_release",
     "unregister_release",
@@ -35,3 +37,5 @@ __all__ = [
 register_release(ModuloRelease())
 register_release(ClampRelease())
 register_release(AdditiveRelease())
+register_release(GridRelease())
+register_release(ModuleRelease(continuous.CONTINUOUS, continuous, summary="q + X for a real query, over all densities"))

@@ -66,6 +66,12 @@ class Release:
     takes_n = True
     in_spec = True
     default_privacy = "pdp"
+    #: The keywords only this release takes (``NoiseDesign`` refuses them for every other release).
+    fields: tuple[str, ...] = ()
+    #: The problem's required flags on the command line (``optnoise certify`` from flags).
+    required: tuple[str, ...] = ("n", "eps", "neighborhood")
+    #: Whether ``optnoise sweep`` runs it.
+    sweepable = True
 
     def setup(self, design: Any, **kw: Any) -> None:
         """Validate ``NoiseDesign``'s keywords and set the design's attributes."""
@@ -124,6 +130,10 @@ class Release:
     def _unsupported(self, hook: str) -> ValueError:
         return ValueError(f"release={shown(self.name)} has no {hook}()")
 
+    def spec_kwargs(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``NoiseDesign`` keywords of a spec, for a release that rebuilds them itself (None: the common way)."""
+        return None
+
     def spec_shape(self, spec: dict[str, Any]) -> tuple[int, ...] | None:
         """The ``shape`` keyword ``NoiseDesign.from_spec`` passes back (None: the release infers it)."""
         return None
@@ -141,6 +151,9 @@ class ModuleRelease(Release):
                 raise ValueError(f"module {module.__name__} lacks the release hook {hook}()")
         self.name, self.module, self.takes_n = name, module, takes_n
         self.default_privacy = getattr(module, "DEFAULT_PRIVACY", "dp")
+        self.fields = tuple(getattr(module, "RELEASE_FIELDS", ()))
+        self.required = tuple(getattr(module, "REQUIRED_FLAGS", ("eps", "neighborhood")))
+        self.sweepable = bool(getattr(module, "SWEEPABLE", True))
         self.summary = summary or (module.__doc__ or name).strip().splitlines()[0]
 
     def setup(self, design: Any, **kw: Any) -> None:
@@ -162,6 +175,15 @@ class ModuleRelease(Release):
 
     def solve(self, design: Any, **kw: Any) -> Any:
         return self.module.solve(design, **kw)
+
+    def problem_lines(self, design: Any) -> list[str]:
+        """The ``problem`` and ``neighbours`` lines ``optnoise solve`` prints (the module's, else its repr)."""
+        hook = getattr(self.module, "problem_lines", None)
+        return list(hook(design)) if callable(hook) else [f"problem     {design!r}"]
+
+    def spec_kwargs(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+        hook = getattr(self.module, "from_spec", None)
+        return dict(hook(spec)) if callable(hook) else None
 
     def shift_list(self, design: Any) -> list[Any]:
         hook = getattr(self.module, "shift_list", None)

@@ -1,0 +1,280 @@
+"""A proven lower bound on the least distortion of *any* noise density for a real query.
+
+The setting (:mod:`optnoise.design.continuous`): the release is ``q + X`` with ``X`` of density
+``p`` on the reals, neighbouring queries differ by a real shift ``|s| <= Delta``, and cells of
+width ``w = Delta / m`` are ``[(k - 1/2) w, (k + 1/2) w)``. Every constraint below holds for
+every (eps, delta)-DP density; the LP over them is therefore a relaxation, and the weak-duality
+bound of any of its relaxations (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, which
+needs no accuracy from the solver) is a lower bound on the continuous optimum.
+
+Variables (cell ``k = -K..K``):
+
+``q_k``
+    the cell's mass ``P(X in cell k)``;
+``m_k``
+    its first moment from the left edge, ``int_cell p(x) (x - (k - 1/2) w) / w dx``, in ``[0, q_k]``;
+``r_k = m_k + q_{k+1} - m_{k+1}``
+    the *offset-averaged* mass ``(1/w) int_0^w P(X in cell k + t) dt`` (cell ``k`` moved right
+    by ``t``): a point ``u`` of the way into cell ``k`` lies in the moved cell for ``t <= u``,
+    a point ``u`` into cell ``k + 1`` for ``t > u``, which averages to the two linear terms;
+``far+, far-``
+    the masses beyond ``+-(K + 1/2) w``, each charged the least cost out there.
+
+Constraints, each the hockey stick ``sum_o [P(o) - e^eps Q(o)]_+ <= delta`` of two output
+laws that a DP density must keep within budget, post-processed onto cells (which cannot
+increase it):
+
+1. ``q`` against ``q`` shifted by ``j = 1..m`` cells (the shift ``jw`` maps cells onto cells);
+2. ``r`` against ``r`` shifted by ``j``: for every ``t`` the moved cells' masses satisfy (1)
+   (post-processing onto the moved grid), and the hockey stick is jointly convex, so the
+   average over ``t`` does too;
+3. ``q_k`` against ``r_{k-j-1}`` (and ``r_{k+j}`` for the negative shift), ``j = 0..m-1``, both
+   orders: the law of ``X + s`` averaged over ``s`` in ``[jw, (j+1)w)`` is a mixture of
+   shifted laws, so ``H(P, avg_s P_s) <= avg_s H(P, P_s) <= delta`` (joint convexity), and its
+   cell masses are exactly those ``r``.
+
+Hockey-stick terms involving a far cell are *dropped*: the terms are nonnegative, so dropping
+them relaxes. The cost: ``t_k >= a q_k + b mu_k`` for every cut of
+:meth:`~optnoise.design.continuous_cost.RealCost.cuts` (``mu_k = (k - 1/2) w q_k + w m_k``),
+which by Jensen's inequality holds for every density on the cell. Nothing here restricts
+the shape of the density (no monotonicity, no staircase).
+
+Symmetry. For a symmetric cost the LP is invariant under the reflection ``x -> -x``
+(``q_k -> q_{-k}``, ``m_k -> q_{-k} - m_{-k}``, ``r_k -> r_{-k-1}``, a shift ``j`` to ``-j``;
+the truncation at ``+-K`` is symmetric), and it is convex: the average of a feasible point and
+its reflection is feasible at the same cost. So the LP may be solved over symmetric points,
+whose rows for negative shifts repeat those for positive ones: they are left out.
+
+Lazy rows. Only the entries that can bind at a seed (the upper bound's density, uniform in
+each cell) start in the LP; after each solve every dropped entry the solution makes positive
+is added. Every round is a relaxation, so every round's bound is valid; once no dropped entry
+is positive the round's optimum is the full LP's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from optnoise.design.continuous_cost import RealCost
+from optnoise.design.rows import add_pair_rows
+from optnoise.design.settle import backend_solve, proof_dual
+from optnoise.engine.model import LinearModel, ModelBuilder
+from optnoise.engine.progress import time_left
+from optnoise.engine.tolerance import MIP_REL_GAP
+
+__all__ = ["LowerBound", "lower_bound"]
+
+#: Rounds of lazy row generation; the last round's bound is valid whether or not rows remain violated.
+LAZY_ROUNDS = 12
+#: The families of privacy entries in the LP (module docstring: "qq" (1), "rr" (2), "qr" (3)). Each tightens
+#: the bound: (1, 0.1), l1, m = 16: 0.68948 with all three, 0.68457 without (3), 0.67050 without (2);
+#: keeping only the largest 4 of 16 shifts gives 0.68788 (any subset is valid; all are kept).
+FAMILIES = ("qq", "rr", "qr")
+#: Entries kept from the seed: term above ``-SEED_RTOL * P(o)``.
+SEED_RTOL = 0.05
+
+
+@dataclass
+class LowerBound:
+    """A proven lower bound and how it was obtained."""
+
+    bound: float | None
+    cells: int
+    rows: int
+    rounds: int
+    complete: bool  # no dropped entry positive at the last solution: the full LP's optimum
+    far_mass: float
+    edge_mass: float  # the solution's mass within m cells of +-K, where rows were dropped
+    solve_time: float
+    message: str = ""
+
+
+@dataclass
+class _Entries:
+    first: np.ndarray
+    second: np.ndarray
+    group: np.ndarray
+
+
+def _entries(n: int, m: int, Q: np.ndarray, R: np.ndarray, symmetric: bool) -> _Entries:
+    """Every entry of the families 1-3 (module docstring) among the cells kept."""
+    firsts, seconds, groups = [], [], []
+    g = 0
+    signs = (1,) if symmetric else (1, -1)
+
+    def add(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> None:
+        nonlocal g
+        ok = (ib >= 0) & (ib < b.size) & (ia >= 0) & (ia < a.size)
+        firsts.append(a[ia[ok]])
+        seconds.append(b[ib[ok]])
+        groups.append(np.full(int(ok.sum()), g, dtype=np.int64))
+        g += 1
+
+    iq, ir = np.arange(Q.size), np.arange(R.size)
+    for s in signs:
+        for j in range(1, m + 1):
+            if "qq" in FAMILIES:
+                add(Q, Q, iq, iq - s * j)  # (1): q_k against q_{k-j}
+            if "rr" in FAMILIES:
+                add(R, R, ir, ir - s * j)  # (2)
+        for j in range(m):
+            off = -j - 1 if s == 1 else j
+            if "qr" in FAMILIES:
+                add(Q, R, iq, iq + off)  # (3): q_k against r_{k-j-1} (r_{k+j})
+                add(R, Q, iq + off, iq)  # (3), the other order: r_{k-j-1} (r_{k+j}) against q_k
+    del n
+    return _Entries(np.concatenate(firsts), np.concatenate(seconds), np.concatenate(groups))
+
+
+def _base(
+    cost: RealCost, m: int, w: float, K: int, symmetric: bool
+) -> tuple[ModelBuilder, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The LP before its privacy rows: mass, moments, r, cost cuts; returns the builder and columns."""
+    n = 2 * K + 1
+    ks = np.arange(-K, K + 1)
+    mb = ModelBuilder()
+    q = mb.add_vars(n, lb=0.0, ub=1.0, name="q")
+    mm = mb.add_vars(n, lb=0.0, ub=1.0, name="m")
+    # t_k <= max of c on the cells (every cost here is nondecreasing in |x|): never binding at an optimum,
+    # and a finite bound keeps the weak-duality bound finite for any multipliers
+    L = (K + 0.5) * w
+    t = mb.add_vars(n, lb=0.0, ub=max(1.0, float(np.max(cost.fn(np.array([-L, L]))))), name="t")
+    far = mb.add_vars(2, lb=0.0, ub=1.0, name="far")
+    r = mb.add_vars(n - 1, lb=0.0, ub=1.0, name="r")
+    mb.add_row(np.concatenate([q, far]), 1.0, lower=1.0, upper=1.0)
+    idx = np.arange(n)
+    mb.add_rows(np.repeat(idx, 2), np.stack([mm, q], 1).ravel(), np.tile([1.0, -1.0], n), upper=0.0)  # m <= q
+    i = np.arange(n - 1)
+    mb.add_rows(
+        np.repeat(i, 4),
+        np.stack([r, mm[:-1], q[1:], mm[1:]], 1).ravel(),
+        np.tile([1.0, -1.0, -1.0, 1.0], n - 1),
+        lower=0.0,
+        upper=0.0,
+    )
+    rows, cols, vals = [], [], []
+    row = 0
+    for j, k in enumerate(ks):
+        lo = (k - 0.5) * w
+        for a, b in cost.cuts(int(k), w):
+            # t >= a q + b mu with mu = lo q + w m
+            rows += [row] * 3
+            cols += [t[j], q[j], mm[j]]
+            vals += [1.0, -(a + b * lo), -b * w]
+            row += 1
+    if rows:
+        mb.add_rows(np.array(rows), np.array(cols), np.array(vals), lower=0.0)
+    if symmetric:  # q_k = q_{-k}, m_k + m_{-k} = q_k (module docstring)
+        half = np.arange(K)
+        mb.add_rows(
+            np.repeat(half, 2),
+            np.stack([q[half], q[n - 1 - half]], 1).ravel(),
+            np.tile([1.0, -1.0], K),
+            lower=0.0,
+            upper=0.0,
+        )
+        mb.add_rows(
+            np.repeat(half, 3),
+            np.stack([mm[half], mm[n - 1 - half], q[half]], 1).ravel(),
+            np.tile([1.0, 1.0, -1.0], K),
+            lower=0.0,
+            upper=0.0,
+        )
+        mb.add_row(np.array([mm[K], q[K]]), np.array([2.0, -1.0]), lower=0.0, upper=0.0)
+        mb.add_row(far, np.array([1.0, -1.0]), lower=0.0, upper=0.0)
+    far_cost = cost.far((K + 0.5) * w)
+    assert far_cost is not None
+    mb.set_objective(np.concatenate([t, far]), np.concatenate([np.ones(n), [far_cost, far_cost]]))
+    return mb, q, mm, r, far
+
+
+def lower_bound(
+    cost: RealCost,
+    budget: list[tuple[float, float]],
+    m: int,
+    w: float,
+    K: int,
+    seed: np.ndarray | None,
+    solver: str = "auto",
+    time_limit: float | None = None,
+    options: Any = None,
+    symmetric: bool | None = None,
+) -> LowerBound:
+    """The proven lower bound of the module docstring at ``m`` cells per sensitivity and ``K`` cells a side.
+
+    ``seed``: cell masses ``q_{-K..K}`` of a good density (the upper bound's), or ``None`` (all rows).
+    ``symmetric``: solve over symmetric points (default: when the cost is symmetric; module docstring).
+    """
+    t0 = time.perf_counter()
+    if cost.far((K + 0.5) * w) is None:
+        return LowerBound(
+            None, 2 * K + 1, 0, 0, False, 0.0, 0.0, 0.0, "no lower bound for a user cost not monotone in |e|"
+        )
+    symmetric = cost.symmetric if symmetric is None else symmetric and cost.symmetric
+    n = 2 * K + 1
+    probe, q, mm, r, far = _base(cost, m, w, K, symmetric)
+    ent = _entries(n, m, q, r, symmetric)
+    x_seed = None
+    if seed is not None:
+        x_seed = np.zeros(probe.num_vars)
+        x_seed[q] = seed
+        x_seed[mm] = seed / 2.0
+        x_seed[r] = (seed[:-1] + seed[1:]) / 2.0
+
+    def terms(x: np.ndarray, eps: float) -> np.ndarray:
+        return x[ent.first] - math.exp(eps) * x[ent.second]
+
+    kept = [
+        np.ones(ent.first.size, dtype=bool) if x_seed is None else terms(x_seed, eps) >= -SEED_RTOL * x_seed[ent.first]
+        for eps, _ in budget
+    ]
+    best: float | None = None
+    rounds, complete, far_mass, edge_mass, size_rows, message = 0, False, 0.0, 0.0, 0, ""
+    while rounds < LAZY_ROUNDS:
+        rounds += 1
+        mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
+        for (eps, delta), keep in zip(budget, kept, strict=True):
+            notion = "pure" if delta == 0.0 else "dp"
+            add_pair_rows(
+                mb,
+                ent.first[keep],
+                ent.second[keep],
+                ent.group[keep],
+                eps=eps,
+                notion=notion,
+                delta=delta if delta > 0.0 else None,
+            )
+        model: LinearModel = mb.build()
+        size_rows = model.shape[0]
+        out = backend_solve(model, solver, time_left(time_limit, t0), MIP_REL_GAP, False, options, concurrent=False)
+        if out.x is None:
+            message = f"the LP ended {out.status!r}: {out.message}"
+            break
+        for y in (out.dual, None if out.status != "optimal" else proof_dual(model, out.x)):
+            if y is None:
+                continue
+            b = model.dual_bound(y if not isinstance(y, tuple) else y[1])
+            if b is not None and (best is None or b > best):
+                best = b
+        far_mass = float(out.x[far].sum())
+        edge = np.abs(np.arange(-K, K + 1)) > K - m
+        edge_mass = float(out.x[q][edge].sum())
+        violated = [(terms(out.x, eps) > 1e-12) & ~keep for (eps, _), keep in zip(budget, kept, strict=True)]
+        if not any(v.any() for v in violated):
+            complete = out.status == "optimal"
+            break
+        # with the violated entries, the ones nearly binding at this solution: fewer rounds
+        kept = [
+            keep | v | (terms(out.x, eps) >= -SEED_RTOL * out.x[ent.first])
+            for (eps, _), keep, v in zip(budget, kept, violated, strict=True)
+        ]
+        left = time_left(time_limit, t0)
+        if left is not None and left <= 0.0:
+            message = "time limit reached during row generation (the bound is valid, maybe loose)"
+            break
+    return LowerBound(best, n, size_rows, rounds, complete, far_mass, edge_mass, time.perf_counter() - t0, message)
