@@ -188,7 +188,8 @@ def _print_continuous(design: Any, res: ContinuousResult, d: dict[str, Any], a: 
         return
     print(f"resolution  w = {res.resolution:.10g} (m = {res.m} cells per sensitivity)")
     print(f"distortion  {res.distortion:.10g}   (upper bound: this mechanism)")
-    print(f"bound       {'none' if res.bound is None else f'{res.bound:.10g}'}   (proven lower bound over all densities)")
+    bound = "none" if res.bound is None else f"{res.bound:.10g}"
+    print(f"bound       {bound}   (proven lower bound over all densities)")
     if a.compare:
         _print_baselines(res.distortion, d["baselines"])
     print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
