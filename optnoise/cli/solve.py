@@ -191,7 +191,7 @@ def _print_continuous(design: Any, res: ContinuousResult, d: dict[str, Any], a: 
     bound = "none" if res.bound is None else f"{res.bound:.10g}"
     print(f"bound       {bound}   (proven lower bound over all densities)")
     if a.compare:
-        _print_baselines(res.distortion, d["baselines"])
+        _print_baselines(float(res.distortion), d["baselines"])
     print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
     for row in res.history:
         low = "none" if row["lower"] is None else f"{row['lower']:.8g}"
