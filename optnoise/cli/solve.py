@@ -184,14 +184,14 @@ def _print_continuous(design: Any, res: ContinuousResult, d: dict[str, Any], a: 
     print(f"status      {res.status}{gap}   time {res.solve_time:.3f}s")
     if res.status != "optimal" and res.message:
         print(f"reason      {' '.join(res.message.split())}")
-    if res.pmf is None:
+    if res.pmf is None or res.distortion is None:
         return
     print(f"resolution  w = {res.resolution:.10g} (m = {res.m} cells per sensitivity)")
     print(f"distortion  {res.distortion:.10g}   (upper bound: this mechanism)")
     bound = "none" if res.bound is None else f"{res.bound:.10g}"
     print(f"bound       {bound}   (proven lower bound over all densities)")
     if a.compare:
-        _print_baselines(float(res.distortion), d["baselines"])
+        _print_baselines(res.distortion, d["baselines"])
     print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
     for row in res.history:
         low = "none" if row["lower"] is None else f"{row['lower']:.8g}"
