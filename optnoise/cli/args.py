@@ -227,8 +227,12 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         help="privacy slack in [0,1] (default 0: pure eps-DP)" + (" (grid)" if grid else ""),
     )
     if not grid:  # the grid release (a real query): its sensitivity fixes the neighbourhood
-        p.add_argument("--sensitivity", default=None, type=float_arg("sensitivity"), help="--release grid: Delta")
-        p.add_argument("--resolution", default=None, type=float_arg("resolution"), help="--release grid: w = Delta/m")
+        p.add_argument(
+            "--sensitivity", default=None, type=float_arg("sensitivity"), help="--release grid or continuous: Delta"
+        )
+        p.add_argument(
+            "--resolution", default=None, type=float_arg("resolution"), help="--release grid or continuous: w = Delta/m"
+        )
     p.add_argument(
         "--neighborhood",
         "--neighbourhood",

@@ -98,9 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="--release additive or grid: the finite part -L..L of the noise (default grown)",
     )
     p.add_argument(
+        "--gap",
+        type=float_arg("gap"),
+        default=None,
+        help="--release continuous: the proven relative gap to refine to, in (0, 1) (default 1e-3)",
+    )
+    p.add_argument(
         "--compare",
         action="store_true",
-        help="also print the discrete Laplace and Gaussian calibrated to the same guarantee",
+        help="also print the baselines calibrated to the same guarantee (Laplace, Gaussian, ...)",
     )
     p.add_argument(
         "--quiet", action="store_true", help="no progress bar (composed and rdp/zcdp solves show one on a terminal)"

@@ -372,8 +372,9 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
     are passed through, so :class:`NoiseDesign` checks that they fit the objective.
     """
     text = point.get("neighborhood")
-    if text is None and point.get("release") != "grid":
-        raise ValueError("neighborhood is required (e.g. --neighborhood bd:1) unless --release grid")
+    rel = get_release(point.get("release") or "modulo")
+    if text is None and "neighborhood" in rel.required:  # a real query's sensitivity fixes it instead
+        raise ValueError(f"neighborhood is required (e.g. --neighborhood bd:1) with --release {rel.name}")
     nb = None if text is None else Neighborhood.parse(text, directed=point.get("directed", False), dim=point.get("dim"))
     # a budget field is passed only when given, so that NoiseDesign names the one that does not fit the notion
     budget = {f.name: point[f.name] for f in budget_fields() if point.get(f.name) is not None}
@@ -388,7 +389,7 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         max_distortion=point.get("max_distortion"),
         release=point.get("release", "modulo"),
         support=point.get("support"),
-        **{k: point[k] for k in ("sensitivity", "resolution") if point.get(k) is not None},
+        **{k: point[k] for k in ("sensitivity", "resolution", "gap") if point.get(k) is not None},
         **budget,
     )
 

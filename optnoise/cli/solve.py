@@ -18,6 +18,7 @@ from optnoise.cli.args import (
     solver_args,
 )
 from optnoise.cli.points import design_of
+from optnoise.design.continuous import ContinuousResult
 from optnoise.design.noise import NoiseDesign
 from optnoise.design.releases import LatticeRelease
 from optnoise.engine.io import atomic_write_text
@@ -47,6 +48,7 @@ def design_from_args(a: argparse.Namespace) -> NoiseDesign:
             "support": getattr(a, "support", None),  # solve only
             "sensitivity": getattr(a, "sensitivity", None),
             "resolution": getattr(a, "resolution", None),
+            "gap": getattr(a, "gap", None),  # solve only
             **budget_args(a),
         }
     )
@@ -145,6 +147,8 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
         atomic_write_text(out_path, json.dumps(d, indent=2))
     if a.format == "json":
         print(json.dumps(d, indent=2))
+    elif isinstance(res, ContinuousResult):
+        _print_continuous(design, res, d, a)
     else:
         for line in design.rel.problem_lines(design):
             print(line)
@@ -153,9 +157,7 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
         print(f"support     {res.support_note}")
         if res.pmf is not None and res.tail is not None:
             print(f"distortion  {res.distortion:.10g}")
-            for name, value in (d["baselines"] if a.compare else {}).items():
-                gain = f"  (design {100 * (1 - res.distortion / value):.3g}% lower)" if value > 0 else ""
-                print(f"  vs {name:18s} {value:.10g}{gain}")
+            _print_baselines(res.distortion, d["baselines"] if a.compare else {})
             print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
             print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
             print(f"pmf         eta = {-res.L}..{res.L}")
@@ -165,6 +167,37 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     if res.status == UNVERIFIED:
         print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
     return exit_for(res.status)
+
+
+def _print_baselines(distortion: float, baselines: dict[str, float]) -> None:
+    for name, value in baselines.items():
+        gain = f"  (design {100 * (1 - distortion / value):.3g}% lower)" if value > 0 else ""
+        print(f"  vs {name:18s} {value:.10g}{gain}")
+
+
+def _print_continuous(design: Any, res: ContinuousResult, d: dict[str, Any], a: argparse.Namespace) -> None:
+    """The table of ``solve --release continuous``: the bracket (upper, proven lower bound, gap) and the cells."""
+    for line in design.rel.problem_lines(design):
+        print(line)
+    print(f"notion      {design.privacy}   metric {design.metric}   solver {a.solver}")
+    gap = "" if res.gap is None else f"   gap {res.gap:.3g}"
+    print(f"status      {res.status}{gap}   time {res.solve_time:.3f}s")
+    if res.status != "optimal" and res.message:
+        print(f"reason      {' '.join(res.message.split())}")
+    if res.pmf is None or res.distortion is None:
+        return
+    print(f"resolution  w = {res.resolution:.10g} (m = {res.m} cells per sensitivity)")
+    print(f"distortion  {res.distortion:.10g}   (upper bound: this mechanism)")
+    bound = "none" if res.bound is None else f"{res.bound:.10g}"
+    print(f"bound       {bound}   (proven lower bound over all densities)")
+    if a.compare:
+        _print_baselines(res.distortion, d["baselines"])
+    print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
+    for row in res.history:
+        low = "none" if row["lower"] is None else f"{row['lower']:.8g}"
+        print(f"  m = {row['m']:<4d} upper {row['upper']:.8g}   lower {low}")
+    print(f"cells       k = {int(res.support[0])}..{int(res.support[-1])} (masses f_k of [(k-1/2)w, (k+1/2)w))")
+    print("            " + format_pmf(res.pmf).replace("\n", "\n            "))
 
 
 def cmd_verify(a: argparse.Namespace) -> int:

@@ -83,6 +83,10 @@ __all__ = [
 CONTINUOUS = "continuous"
 #: The keywords of NoiseDesign only this release takes (refused by name elsewhere).
 RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
+#: The problem's required flags on the command line (its sensitivity fixes the neighbourhood).
+REQUIRED_FLAGS = ("eps", "sensitivity")
+#: ``optnoise sweep`` does not run it (one design refines over resolutions).
+SWEEPABLE = False
 #: Notions the continuous release supports today.
 CONTINUOUS_NOTIONS = ("dp", "profile")
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.

@@ -176,3 +176,22 @@ def test_committed_counts_orderings_and_closed_forms():
         assert r["mse_pure_laplace"] == pytest.approx(2 * a / (1 - a) ** 2, rel=1e-9)
         if r["bound"] == 1:
             assert r["mse_laplace"] == pytest.approx(_laplace_mse_at(r["eps"], r["delta"]), rel=1e-8)
+
+
+def test_real_valued_claims():
+    """The committed real_valued.csv: a proven band under every valid mechanism, and the README's numbers."""
+    rows = _rows("real_valued")
+    for r in rows:
+        lower, upper = float(r["lower"]), float(r["upper"])
+        # the lower bound holds over all densities: below every calibrated mechanism and the pure staircase
+        for name in ("truncated_laplace", "gaussian", "laplace", "staircase_pure"):
+            assert lower <= float(r[name]), (r, name)
+        assert lower <= upper and float(r["gap"]) == pytest.approx((upper - lower) / max(1.0, upper), rel=1e-6)
+    stair = {r["eps"]: float(r["staircase_pure"]) for r in rows if r["metric"] == "mae"}
+    assert stair["1"] == pytest.approx(0.95952, abs=1e-5)  # Geng-Viswanath closed form at eps = 1 (issue 31)
+    gaps = [float(r["gap"]) for r in rows if r["panel"] == "resolution"]
+    assert gaps == sorted(gaps, reverse=True) and gaps[-1] < 5e-4
+    eps_rows = [r for r in rows if r["panel"] == "eps"]
+    assert max(float(r["gap"]) for r in eps_rows) < 0.022
+    tl = [float(r["truncated_laplace"]) / float(r["upper"]) - 1 for r in eps_rows if r["eps"] == "4"]
+    assert min(tl) > 0.78 and max(tl) < 1.25
