@@ -53,6 +53,7 @@ from optnoise.design.additive_eval import (
     AdditiveResult,
     _extended,
     _least_noise,
+    entries,
     lumped_pairs,
     normalised,
     settled_result,
@@ -62,7 +63,7 @@ from optnoise.design.additive_eval import (
 from optnoise.design.composed import check_composed_args
 from optnoise.design.composed_bounds import bound_and_method, compose_release, eps_bound_and_method
 from optnoise.design.composed_families import Support
-from optnoise.design.composed_search import line_pair_map
+from optnoise.design.composed_search import PairMap
 from optnoise.design.composed_solve import ComposedProblem, ComposedSolution, certified_mix
 from optnoise.design.composed_solve import solve_composed as solve_composed_search
 from optnoise.design.composed_tradeoff import MAX_CELLS
@@ -139,32 +140,74 @@ class AdditiveProblem(ComposedProblem):
         self.h = float(design.discretization)
         self.support = Support(L, (2 * L + 1,), cyclic=False)  # offsets -L..L, as clamped noise's
         P, a = design.period, math.exp(-design.tail_eps)
+        # u, the searched vector, holds at each of the last P values of a side its whole staircase series
+        # (f(x) / (1 - a)): u sums to 1 with the tails, and the distortion is linear in it
+        self.wscale = _wscale(design, L)
         cost = np.asarray(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)
-        # the tails' exact cost is linear in the last P masses of each side
         cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
         cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
-        self.cost = cost
+        self.exact_cost = cost  # per unit of f
+        self.cost = cost * self.wscale  # per unit of u
         self.checks, self.spent, self.points = 0, 0.0, 0.0
         mus = np.asarray(design.shifts, dtype=np.int64).ravel()
         self.sensitivity = float(P)
         self.structured = set(mus.tolist()) == set((-mus).tolist()) and design.cost_of.symmetric(L)
-        self.pairs = line_pair_map(2 * L + 1, mus[mus > 0] if self.structured else mus)
+        self.pairs = self._pair_map(np.flatnonzero(mus > 0) if self.structured else np.arange(mus.size))
         self.heavy = mus.size > 8
+
+    def _pair_map(self, used: np.ndarray) -> PairMap:
+        """The pairs of the shifts ``used`` as linear gathers of ``u``: the lumped pairs of
+        :func:`~optnoise.design.additive_eval.lumped_pairs` (tails included, exact), so the surrogate sees Z."""
+        d, L = self.design, self.L
+        P, a = d.period, math.exp(-d.tail_eps)
+        x = np.arange(-L - 2 * P, L + 2 * P + 1)
+        m = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # periods beyond L: ceil((|x| - L) / P)
+        src = x - np.sign(x) * m * P + L
+        coef = a**m * self.wscale[src]
+        k, p, q, win = entries(L, P, np.asarray(d.shifts))
+        lump = np.where(win, 1.0 / (1.0 - a), 1.0)
+        rows = [np.flatnonzero(k == j) for j in used]
+        width = max(r.size for r in rows)
+        size = 2 * L + 1
+        iP, iQ = np.full((len(rows), width), size), np.full((len(rows), width), size)
+        cP, cQ = np.zeros((len(rows), width)), np.zeros((len(rows), width))
+        for i, r in enumerate(rows):
+            fp, fq = p[r] + L + 2 * P, q[r] + L + 2 * P
+            iP[i, : r.size], cP[i, : r.size] = src[fp], coef[fp] * lump[r]
+            iQ[i, : r.size], cQ[i, : r.size] = src[fq], coef[fq] * lump[r]
+
+        def forward(u: np.ndarray, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            uz = np.append(u, 0.0)
+            return uz[iP[js]] * cP[js], uz[iQ[js]] * cQ[js]
+
+        def backward(j: int, gP: np.ndarray, gQ: np.ndarray) -> np.ndarray:
+            g = np.bincount(iP[j], gP * cP[j], minlength=size + 1) + np.bincount(iQ[j], gQ * cQ[j], minlength=size + 1)
+            return g[:size]
+
+        return PairMap(forward, backward, len(rows))
+
+    def to_pmf(self, u: np.ndarray) -> np.ndarray:
+        """The noise's finite part ``f`` on ``-L..L`` of a searched vector ``u`` (normalised with its tails)."""
+        return normalised(self.design, np.asarray(u, dtype=float).ravel() * self.wscale, self.L)
+
+    def to_u(self, f: np.ndarray) -> np.ndarray:
+        u = np.asarray(f, dtype=float) / self.wscale
+        return u / u.sum()
 
     def compose(self, pmf: np.ndarray) -> Any:
         d = self.design
-        F, _ = _extended(d, normalised(d, pmf, self.L), self.L)
+        F, _ = _extended(d, self.to_pmf(pmf), self.L)
         return compose_release(stacked_pairs(d, lumped_pairs(d, F, self.L)), self.k, self.h)
 
     def distortion(self, pmf: np.ndarray) -> float:
-        return float(self.cost @ normalised(self.design, pmf, self.L))
+        return float(self.exact_cost @ self.to_pmf(pmf))
 
-    def fold(self) -> tuple[np.ndarray, int]:
-        return np.abs(np.arange(-self.L, self.L + 1)), self.L
+    def fold(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.abs(np.arange(-self.L, self.L + 1)), np.arange(self.L, 2 * self.L + 1)
 
     def safe(self) -> np.ndarray:
         """The calibrated discrete Laplace (certified at setup; the ``"epsilon"`` form's is at the cap)."""
-        return _laplace_on(self.design, self.L)
+        return self.to_u(_laplace_on(self.design, self.L))
 
     def anchor(self, eps: float, lp_solver: Any) -> np.ndarray | None:
         return self.safe()
@@ -222,10 +265,11 @@ def solve_composed(
         """The problem, with the calibrated discrete Laplace and Gaussian on Z as its first candidates."""
         prob = AdditiveProblem(design, clock, opts, L, solve_at)
         try:
-            lap_value = prob.eps_of(lap) if epsilon else prob.distortion(lap)
-            prob.cands["discrete Laplace"] = (lap_value, lap, "the calibrated discrete Laplace")
+            lap_value = prob.eps_of(prob.to_u(lap)) if epsilon else prob.distortion(prob.to_u(lap))
+            prob.cands["discrete Laplace"] = (lap_value, prob.to_u(lap), "the calibrated discrete Laplace")
             if gauss is not None:
-                g = certified_mix(_on_window(gauss, L), lap, lambda f: prob.private(f, float(design.eps)))
+                ok = lambda u: prob.private(u, float(design.eps))  # noqa: E731
+                g = certified_mix(prob.to_u(_on_window(gauss, L)), prob.to_u(lap), ok)
                 if g is not None:
                     prob.cands["discrete Gaussian"] = (prob.distortion(g), g, "the calibrated discrete Gaussian")
         except OutOfTime:  # the search's own time-limit path returns the best certified candidate
@@ -235,7 +279,7 @@ def solve_composed(
     sol = solve_composed_search(design, solver="highs", time_limit=time_limit, options=options, problem=make)
     if sol.pmf is None:
         raise RuntimeError(f"the composed search returned no PMF: {sol.message}")  # the Laplace is a candidate
-    pmf = normalised(design, sol.pmf, L)
+    pmf = normalised(design, sol.pmf * _wscale(design, L), L)  # the search's vector u as the noise f
     out = settled_result(design, pmf, L, sol.status, sol.bound, sol.message)
     out.solve_time, out.backend = time.perf_counter() - t0, "composed"
     out.eps_objective = sol.eps_objective
@@ -282,3 +326,10 @@ def _baselines(design: Any, gauss: Any, sol: ComposedSolution) -> dict[str, floa
         "discrete_gaussian": math.inf if gauss is None else float(design.cost_of.fn(gauss.values) @ gauss.pmf),
         "convolution": float(table.get("convolution", math.inf)),
     }
+
+
+def _wscale(design: Any, L: int) -> np.ndarray:
+    """``f / u`` (:class:`AdditiveProblem`): 1 inside, ``1 - a`` on the last ``P`` values of each side."""
+    w = np.ones(2 * L + 1)
+    w[: design.period] = w[-design.period :] = 1.0 - math.exp(-design.tail_eps)
+    return w

@@ -186,10 +186,11 @@ class ComposedProblem:
     def distortion(self, pmf: np.ndarray) -> float:
         return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
 
-    def fold(self) -> tuple[np.ndarray, int]:
-        """Per noise value its distance ``r`` to 0 (circular on the ring), and the largest one ``M``."""
+    def fold(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per noise value its distance ``r`` to 0 (circular on the ring), and the indices of the values at
+        distance ``0..max(r)`` on one side (the half-line the symmetric search parametrises)."""
         N = self.design.n + 1
-        return np.minimum(np.arange(N), N - np.arange(N)), N // 2
+        return np.minimum(np.arange(N), N - np.arange(N)), np.arange(N // 2 + 1)
 
     def anchor(self, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
         """A certified PMF the search's point is mixed with when tempering cannot certify it (clamped noise)."""
@@ -227,13 +228,14 @@ class ComposedProblem:
         """Parametrisation of the search: half-line losses of a symmetric PMF, or all log-masses."""
         if not self.structured:
             return {"pairs": self.pairs}
-        r, M = self.fold()
+        r, half = self.fold()
+        M = half.size - 1
 
         def to_theta(x: np.ndarray) -> np.ndarray:
             return np.concatenate([[0.0], -np.cumsum(x)])[r]
 
         def from_theta(th: np.ndarray) -> np.ndarray:
-            return -np.diff(th[: M + 1])
+            return -np.diff(th[half])
 
         def back(g: np.ndarray) -> np.ndarray:
             gh = np.bincount(r, g, minlength=M + 1)
