@@ -288,8 +288,11 @@ def solve_composed(
     out.support_note = (
         f"support L = {L}: noises on -L..L with the calibrated Laplace's tail (factor "
         f"{math.exp(-design.tail_eps):.6g} per period); bound: "
-        + ("the modulo bounds of the release wrapped onto a ring" if wrapped_design(design, L) is not None else
-           "one release's (eps, delta) LP of that family")
+        + (
+            "the modulo bounds of the release wrapped onto a ring"
+            if wrapped_design(design, L) is not None
+            else "one release's (eps, delta) LP of that family"
+        )
     )
     return out
 

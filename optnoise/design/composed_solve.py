@@ -25,9 +25,12 @@ from optnoise.design.composed_families import (
     bisect_largest,
     bisect_smallest,
     calibrate_temper,
+    certified_mix,
+    clamp_anchor,
     family_pmf,
     gaussian_guess,
     golden_share,
+    lp_candidate,
 )
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
@@ -46,7 +49,6 @@ __all__ = [
     "TIME_SHARE",
     "ComposedProblem",
     "ComposedSolution",
-    "certified_mix",
     "solve_composed",
 ]
 
@@ -194,7 +196,7 @@ class ComposedProblem:
 
     def anchor(self, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
         """A certified PMF the search's point is mixed with when tempering cannot certify it (clamped noise)."""
-        return None if self.design.rel.cyclic else _clamp_anchor(self, eps, lp_solver)
+        return None if self.design.rel.cyclic else clamp_anchor(self, eps, lp_solver)
 
     def bound(self, lp_solver: str | SingleReleaseLP, upper: float, deadline: float | None) -> tuple[float | None, str]:
         """A proven lower bound on the distortion and its method (:func:`bound_and_method`)."""
@@ -438,7 +440,7 @@ def _primal(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> Composed
     cands = _family_candidates(prob, calibrated, guess)
     if prob.lp_candidates and not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
         prob.clock.stage("single-release LP candidate")
-        lp = _lp_candidate(prob, eps, lp_solver)
+        lp = lp_candidate(prob, eps, lp_solver)
         if lp is not None:
             cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
     if not cands:
@@ -596,58 +598,6 @@ def _clamp_cost(design: NoiseDesign) -> np.ndarray:
     q = np.arange(n + 1)[:, None]
     err = np.clip(q + np.arange(-n, n + 1)[None, :], 0, n) - q
     return np.asarray(design.cost, dtype=float)[err + n].mean(axis=0)
-
-
-def certified_mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
-    """The least mixture ``(1 - lam) pmf + lam anchor`` that passes ``ok`` (``anchor`` itself must)."""
-    if not ok(anchor):
-        return None
-    lo, hi = 0.0, 1.0
-    if ok(pmf):
-        return pmf
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if ok((1 - mid) * pmf + mid * anchor) else (mid, hi)
-    return (1 - hi) * pmf + hi * anchor
-
-
-def _clamp_anchor(prob: ComposedProblem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray:
-    """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
-    d = prob.design
-    steps = math.floor(eps / (prob.k * prob.h))
-    if steps >= 1:
-        e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        single = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0)
-        res = single_release_lp(lp_solver)(single, options=prob.options)
-        if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
-            return np.asarray(res.pmf, dtype=float).ravel()
-    return prob.safe()
-
-
-def _lp_candidate(prob: ComposedProblem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
-    """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
-    d = prob.design
-    single = {}
-
-    def make(e0: float) -> np.ndarray | None:
-        if e0 not in single:
-            one = d.replace(
-                privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            )
-            res = single_release_lp(lp_solver)(one, options=prob.options)
-            single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
-        return single[e0]
-
-    lo, hi = 0.0, eps
-    best = None
-    for _ in range(6):
-        mid = 0.5 * (lo + hi)
-        f = make(mid)
-        if f is not None and prob.private(f, eps):
-            lo, best = mid, f
-        else:
-            hi = mid
-    return best
 
 
 # --------------------------------------------------------------------------------------------
