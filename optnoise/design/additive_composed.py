@@ -158,7 +158,8 @@ class AdditiveProblem(ComposedProblem):
     def _pair_map(self, used: np.ndarray) -> PairMap:
         """The pairs of the shifts ``used`` as linear gathers of ``u``: the lumped pairs of
         :func:`~optnoise.design.additive_eval.lumped_pairs` (tails included, exact), so the surrogate sees Z."""
-        d, L = self.design, self.L
+        d: Any = self.design
+        L = self.L
         P, a = d.period, math.exp(-d.tail_eps)
         x = np.arange(-L - 2 * P, L + 2 * P + 1)
         m = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # periods beyond L: ceil((|x| - L) / P)
@@ -282,8 +283,6 @@ def solve_composed(
     pmf = normalised(design, sol.pmf * _wscale(design, L), L)  # the search's vector u as the noise f
     out = settled_result(design, pmf, L, sol.status, sol.bound, sol.message)
     out.solve_time, out.backend = time.perf_counter() - t0, "composed"
-    out.eps_objective = sol.eps_objective
-    out.bound_method = sol.bound_method
     out._baselines = _baselines(design, gauss, sol)
     out.support_note = (
         f"support L = {L}: noises on -L..L with the calibrated Laplace's tail (factor "
