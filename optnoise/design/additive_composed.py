@@ -51,9 +51,9 @@ import numpy as np
 from optnoise.design.additive_eval import (
     COMPOSED_MARGIN,
     AdditiveResult,
-    _extended,
-    _least_noise,
     entries,
+    extended,
+    least_noise,
     lumped_pairs,
     normalised,
     settled_result,
@@ -98,7 +98,7 @@ def setup_composed(design: Any, kw: dict[str, Any]) -> None:
     design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
     design.delta = out["delta"]
     design.tail_eps = design.eps  # provisional: _noise_meets reads no tail
-    lap = _least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), design.compositions * design.period)
+    lap = least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), design.compositions * design.period)
     if lap is None:
         raise ValueError("no discrete Laplace meets this composed target (eps, delta, compositions)")
     design.laplace_scale = _scale_of(lap)
@@ -197,7 +197,7 @@ class AdditiveProblem(ComposedProblem):
 
     def compose(self, pmf: np.ndarray) -> Any:
         d = self.design
-        F, _ = _extended(d, self.to_pmf(pmf), self.L)
+        F, _ = extended(d, self.to_pmf(pmf), self.L)
         return compose_release(stacked_pairs(d, lumped_pairs(d, F, self.L)), self.k, self.h)
 
     def distortion(self, pmf: np.ndarray) -> float:
@@ -260,7 +260,7 @@ def solve_composed(
     L = design.support or int(min(MAX_SEARCH_SUPPORT, math.ceil(P + SEARCH_SCALES * design.laplace_scale)))
     lap = _laplace_on(design, L)
     epsilon = design.objective == "epsilon"
-    gauss = None if epsilon else _least_noise(design, discrete_gaussian_noise, _gaussian_guess(design))
+    gauss = None if epsilon else least_noise(design, discrete_gaussian_noise, _gaussian_guess(design))
 
     def make(_: Any, clock: Any, opts: Any) -> AdditiveProblem:
         """The problem, with the calibrated discrete Laplace and Gaussian on Z as its first candidates."""

@@ -672,3 +672,7 @@ def additive_baselines(design: Any) -> dict[str, float]:
     for name, noise in (("discrete_laplace", lap), ("discrete_gaussian", gauss)):
         out[name] = math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
     return out
+
+
+#: Public names of the window extension and the least-noise calibration (for the composed search's module).
+extended, least_noise = _extended, _least_noise

@@ -109,7 +109,7 @@ def test_composed_delta_by_dp_accounting_from_the_pmf(count4):
 def test_search_pairs_are_the_lumped_pairs_on_z():
     """The search's pair map (the surrogate's input) is the exact lumped pairs of the noise on all of Z."""
     from optnoise.design.additive_composed import AdditiveProblem
-    from optnoise.design.additive_eval import _extended, lumped_pairs
+    from optnoise.design.additive_eval import extended, lumped_pairs
 
     d = NoiseDesign(
         release="additive",
@@ -124,7 +124,7 @@ def test_search_pairs_are_the_lumped_pairs_on_z():
     prob = AdditiveProblem(d, None, None, L, None)
     u = np.random.default_rng(0).random(2 * L + 1)
     u /= u.sum()
-    F, _ = _extended(d, prob.to_pmf(u), L)
+    F, _ = extended(d, prob.to_pmf(u), L)
     want = lumped_pairs(d, F, L)
     P, Q = prob.pairs.forward(u, np.arange(prob.pairs.count))
     for j, (p, q) in enumerate(want):
