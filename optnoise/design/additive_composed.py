@@ -8,26 +8,34 @@ loss and its probability, so nothing beyond ``L`` is truncated.
 The family. Noises on ``{-L..L}`` plus staircase tails whose factor per period ``P`` is that of the
 **calibrated discrete Laplace**: the least noisy discrete Laplace whose k-fold composition meets the target
 (found at setup by bisection under the same accounting, so the family is a function of the design). That
-Laplace is a member, and every member beyond ``L`` decays like it.
+Laplace is a member, and every member beyond ``L`` decays like it. By default ``L = P +``
+:data:`SEARCH_SCALES` Laplace scales, where the Laplace's mass has fallen by ``e^-20``.
 
-The search (objective ``"distortion"``; ``"epsilon"`` is not yet offered). Candidates, each certified by
-the accounting itself (a mixture with the calibrated Laplace, the largest share of the candidate that
-meets the target with a relative margin :data:`MARGIN`, by bisection; the set of mixtures that meet it
-contains the Laplace):
+The search is the modulo release's (:func:`optnoise.design.composed_solve.solve_composed`), run on this
+release through its hooks (:class:`AdditiveProblem`): the discrete Gaussian, Laplace and their best
+convolution laid on ``{-L..L}``, the surrogate search (symmetric half-line losses when the shifts and the
+cost are symmetric; all log-masses otherwise) from the best of them, the certified temper calibration of
+what it finds (else a certified mixture with the calibrated Laplace). Every trial is judged by the
+accounting above with the search's relative margin
+(:data:`~optnoise.design.composed_solve.CALIBRATION_MARGIN`). The calibrated discrete Laplace on Z
+(exactly a member) and the discrete Gaussian on Z calibrated by the same accounting (on ``{-L..L}`` with the
+family's tail, mixed with the Laplace until certified, :data:`MARGIN`) are candidates too, so the result is
+never worse than either. Objective ``"distortion"`` only for now: ``"epsilon"`` is refused at setup
+(its hooks are here, :meth:`AdditiveProblem.eps_bound` and the ``"epsilon"`` branches, but the family's
+tail and the result's ``achieved`` need an eps, which that form does not give; not yet tested).
 
-* the calibrated discrete Laplace;
-* the discrete Gaussian, calibrated by the same accounting, written on ``{-L..L}`` with the family's tail.
-
-Not yet: a search beyond them (the modulo release's tempering and surrogate search). Single-release LP
-optima of the family at a per-release (eps0, delta / 8k) were tried and dropped: at eps0 = the Laplace's
-per-period loss (the least the family's tail allows) the count's LP optimum costs 31.8308 against the
-Laplace's 31.8332 (k = 4, (1, 1e-6)) but its composition exceeds delta (1.09e-6), and mixing it with the
-Laplace, which is calibrated tight, cannot repair it.
-
-The least distortion is returned. Status: ``"feasible"`` (the composed guarantee re-verified) with the proven
-lower bound of one release: a single release is a post-processing of the composition, so it is
-(eps, delta)-DP, and the (eps, delta) LP of the same family bounds it (weak duality). That bound is loose
-for k >= 2; ``"optimal"`` is claimed only when it proves the gap.
+Bounds, valid for every noise on Z (not only the family): wrapping the release modulo ``N``,
+``(q + eta) mod N``, is a post-processing, so the wrapped noise ``f_N(z) = sum_j f(z + jN)`` is certified
+for the modulo release with the same shifts whenever ``f`` is for the additive one (the trade-off argument
+of :mod:`optnoise.design.composed_tradeoff` needs only the true hockey sticks, which post-processing
+lowers), and its circular cost is at most the cost of ``f`` for every metric non-decreasing in ``|eta|``
+(``mse``, ``mae``, ``abs^p``, ``er``, ``exceed:t``: the circular representative is the least). So the
+modulo composed bounds of the wrapped design (:func:`~optnoise.design.composed_bounds.bound_and_method`,
+:func:`~optnoise.design.composed_bounds.eps_bound_and_method`: the trade-off bound, the k = 1 LP and for
+MSE the sum statistic) bound this design; the ring is ``N = min(2L + 1, RING_CELLS)`` (at least
+``2kP + 3`` where the cap allows). A user cost (a function or a vector) has no such wrap: the bound is then
+the (eps, delta) LP of the family at ``L`` (a bound within the family only, as the message says). Status:
+``"feasible"`` with bound and gap, ``"optimal"`` only when the bound proves the gap.
 """
 
 from __future__ import annotations
@@ -43,22 +51,37 @@ import numpy as np
 from optnoise.design.additive_eval import (
     COMPOSED_MARGIN,
     AdditiveResult,
-    composed_of,
+    entries,
+    extended,
     least_noise,
+    lumped_pairs,
+    normalised,
     settled_result,
+    stacked_pairs,
     tail_weights,
 )
 from optnoise.design.composed import check_composed_args
-from optnoise.engine.progress import time_left
+from optnoise.design.composed_bounds import bound_and_method, compose_release, eps_bound_and_method
+from optnoise.design.composed_families import Support, certified_mix
+from optnoise.design.composed_search import PairMap
+from optnoise.design.composed_solve import ComposedProblem, ComposedSolution
+from optnoise.design.composed_solve import solve_composed as solve_composed_search
+from optnoise.design.composed_tradeoff import MAX_CELLS
+from optnoise.engine.progress import OutOfTime
 from optnoise.engine.validation import MAX_EPS, MAX_EPS_REASON, check_eps, shown
 from optnoise.privacy.noise_families import discrete_gaussian_noise, geometric_noise
 
-__all__ = ["MARGIN", "setup_composed", "solve_composed"]
+__all__ = ["MARGIN", "AdditiveProblem", "setup_composed", "solve_composed", "wrapped_design"]
 
-#: Relative margin below delta every certified candidate keeps (the accounting's own float slack).
+#: Relative margin below delta of the calibrated discrete Laplace and Gaussian on Z (the accounting's float slack).
 MARGIN = COMPOSED_MARGIN
-#: The finite part reaches this many calibrated-Laplace scales (its mass beyond falls by e^-TAIL_SCALES).
-TAIL_SCALES = 12.0
+#: The finite part reaches this many calibrated-Laplace scales beyond ``P`` (its mass beyond falls by e^-20):
+#: the search's surrogate sees the window only, so its edges must carry almost nothing.
+SEARCH_SCALES = 20.0
+#: Largest finite part the search lays out by default (``2L + 1`` noise values).
+MAX_SEARCH_SUPPORT = 3000
+#: Largest ring the bounds wrap the release onto (the trade-off bound's scope).
+RING_CELLS = MAX_CELLS
 
 
 def setup_composed(design: Any, kw: dict[str, Any]) -> None:
@@ -95,6 +118,134 @@ def _laplace_on(design: Any, L: int) -> np.ndarray:
     return (1.0 - alpha) / (1.0 + alpha) * alpha ** np.abs(np.arange(-L, L + 1))
 
 
+def _laplace_noise(design: Any) -> Any:
+    return geometric_noise(math.exp(-1.0 / design.laplace_scale))
+
+
+class AdditiveProblem(ComposedProblem):
+    """The additive release as the composed search sees it (the hooks of :class:`ComposedProblem`).
+
+    The search's PMF lives on ``{-L..L}``; its tails are derived from its last ``P`` masses
+    (:func:`~optnoise.design.additive_eval.normalised`), so :meth:`distortion` and :meth:`compose` judge
+    the noise on all of Z. ``solve_at`` is the additive LP (the family bound of user costs).
+    """
+
+    has_safe = False  # no noise on Z is perfectly private
+    lp_candidates = False
+
+    def __init__(self, design: Any, clock: Any, options: Any, L: int, solve_at: Callable[..., Any]) -> None:
+        self.design, self.clock, self.options, self.L, self.solve_at = design, clock, options, L, solve_at
+        self.cands = {}
+        self.k, self.delta = int(design.compositions), float(design.delta)
+        self.h = float(design.discretization)
+        self.support = Support(L, (2 * L + 1,), cyclic=False)  # offsets -L..L, as clamped noise's
+        P, a = design.period, math.exp(-design.tail_eps)
+        # u, the searched vector, holds at each of the last P values of a side its whole staircase series
+        # (f(x) / (1 - a)): u sums to 1 with the tails, and the distortion is linear in it
+        self.wscale = _wscale(design, L)
+        cost = np.asarray(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)
+        cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
+        cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
+        self.exact_cost = cost  # per unit of f
+        self.cost = cost * self.wscale  # per unit of u
+        self.checks, self.spent, self.points = 0, 0.0, 0.0
+        mus = np.asarray(design.shifts, dtype=np.int64).ravel()
+        self.sensitivity = float(P)
+        self.structured = set(mus.tolist()) == set((-mus).tolist()) and design.cost_of.symmetric(L)
+        self.pairs = self._pair_map(np.flatnonzero(mus > 0) if self.structured else np.arange(mus.size))
+        self.heavy = mus.size > 8
+
+    def _pair_map(self, used: np.ndarray) -> PairMap:
+        """The pairs of the shifts ``used`` as linear gathers of ``u``: the lumped pairs of
+        :func:`~optnoise.design.additive_eval.lumped_pairs` (tails included, exact), so the surrogate sees Z."""
+        d: Any = self.design
+        L = self.L
+        P, a = d.period, math.exp(-d.tail_eps)
+        x = np.arange(-L - 2 * P, L + 2 * P + 1)
+        m = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # periods beyond L: ceil((|x| - L) / P)
+        src = x - np.sign(x) * m * P + L
+        coef = a**m * self.wscale[src]
+        k, p, q, win = entries(L, P, np.asarray(d.shifts))
+        lump = np.where(win, 1.0 / (1.0 - a), 1.0)
+        rows = [np.flatnonzero(k == j) for j in used]
+        width = max(r.size for r in rows)
+        size = 2 * L + 1
+        iP, iQ = np.full((len(rows), width), size), np.full((len(rows), width), size)
+        cP, cQ = np.zeros((len(rows), width)), np.zeros((len(rows), width))
+        for i, r in enumerate(rows):
+            fp, fq = p[r] + L + 2 * P, q[r] + L + 2 * P
+            iP[i, : r.size], cP[i, : r.size] = src[fp], coef[fp] * lump[r]
+            iQ[i, : r.size], cQ[i, : r.size] = src[fq], coef[fq] * lump[r]
+
+        def forward(u: np.ndarray, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            uz = np.append(u, 0.0)
+            return uz[iP[js]] * cP[js], uz[iQ[js]] * cQ[js]
+
+        def backward(j: int, gP: np.ndarray, gQ: np.ndarray) -> np.ndarray:
+            g = np.bincount(iP[j], gP * cP[j], minlength=size + 1) + np.bincount(iQ[j], gQ * cQ[j], minlength=size + 1)
+            return g[:size]
+
+        return PairMap(forward, backward, len(rows))
+
+    def to_pmf(self, u: np.ndarray) -> np.ndarray:
+        """The noise's finite part ``f`` on ``-L..L`` of a searched vector ``u`` (normalised with its tails)."""
+        return normalised(self.design, np.asarray(u, dtype=float).ravel() * self.wscale, self.L)
+
+    def to_u(self, f: np.ndarray) -> np.ndarray:
+        u = np.asarray(f, dtype=float) / self.wscale
+        return u / u.sum()
+
+    def compose(self, pmf: np.ndarray) -> Any:
+        d = self.design
+        F, _ = extended(d, self.to_pmf(pmf), self.L)
+        return compose_release(stacked_pairs(d, lumped_pairs(d, F, self.L)), self.k, self.h)
+
+    def distortion(self, pmf: np.ndarray) -> float:
+        return float(self.exact_cost @ self.to_pmf(pmf))
+
+    def fold(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.abs(np.arange(-self.L, self.L + 1)), np.arange(self.L, 2 * self.L + 1)
+
+    def safe(self) -> np.ndarray:
+        """The calibrated discrete Laplace (certified at setup; the ``"epsilon"`` form's is at the cap)."""
+        return self.to_u(_laplace_on(self.design, self.L))
+
+    def anchor(self, eps: float, lp_solver: Any) -> np.ndarray | None:
+        return self.safe()
+
+    def bound(self, lp_solver: Any, upper: float, deadline: float | None) -> tuple[float | None, str]:
+        wrapped = wrapped_design(self.design, self.L)
+        if wrapped is None:
+            one = copy.copy(self.design)
+            one.privacy, one.compositions = "dp", None
+            left = None if deadline is None else max(deadline - time.perf_counter(), 0.1)
+            res = self.solve_at(one, self.L, "highs", left, 1e-4, False, self.options, False)
+            return (res.bound, "lp") if res.status == "optimal" and res.bound is not None else (None, "")
+        return bound_and_method(wrapped, "highs", upper=upper, deadline=deadline, options=self.options)
+
+    def eps_bound(self, cap: float, eps_hi: float, lp_solver: Any, deadline: float | None) -> tuple[float | None, str]:
+        wrapped = wrapped_design(self.design, self.L)
+        if wrapped is None:
+            return None, ""
+        return eps_bound_and_method(wrapped, cap, eps_hi, "highs", deadline, self.options)
+
+
+def wrapped_design(design: Any, L: int) -> Any:
+    """The modulo composed design whose bounds bound ``design`` (module docstring), or ``None`` (a user cost)."""
+    c = design.cost_of
+    k, P = int(design.compositions), design.period
+    N = min(RING_CELLS, max(2 * L + 1, 2 * k * P + 3))
+    z = np.arange(N)
+    spec: dict[str, Any]
+    if c.name in ("mse", "mae"):
+        spec = {"metric": f"circular-{c.name}", "cost": None}
+    elif c.power is not None or c.name == "er" or c.name.startswith("exceed:"):
+        spec = {"metric": "custom", "cost": np.asarray(c.fn(np.where(z > N // 2, z - N, z)), dtype=float)}
+    else:
+        return None
+    return design.replace(release="modulo", n=N - 1, support=None, **spec)
+
+
 def solve_composed(
     design: Any,
     solve_at: Callable[..., AdditiveResult],
@@ -105,80 +256,82 @@ def solve_composed(
 ) -> AdditiveResult:
     """The search of the module docstring; ``solve_at`` is the additive LP at a support (no import cycle)."""
     t0 = time.perf_counter()
-    P, k = design.period, design.compositions
-    L = design.support or int(min(100_000, math.ceil(P + TAIL_SCALES * design.laplace_scale)))
+    P = design.period
+    L = design.support or int(min(MAX_SEARCH_SUPPORT, math.ceil(P + SEARCH_SCALES * design.laplace_scale)))
     lap = _laplace_on(design, L)
-    notes: list[str] = []
+    epsilon = design.objective == "epsilon"
+    gauss = None if epsilon else least_noise(design, discrete_gaussian_noise, _gaussian_guess(design))
 
-    def composed_ok(pmf: np.ndarray) -> bool:
-        return composed_of(design, pmf, L) <= design.delta * (1.0 - MARGIN)
+    def make(_: Any, clock: Any, opts: Any) -> AdditiveProblem:
+        """The problem, with the calibrated discrete Laplace and Gaussian on Z as its first candidates."""
+        prob = AdditiveProblem(design, clock, opts, L, solve_at)
+        try:
+            lap_value = prob.eps_of(prob.to_u(lap)) if epsilon else prob.distortion(prob.to_u(lap))
+            prob.cands["discrete Laplace"] = (lap_value, prob.to_u(lap), "the calibrated discrete Laplace")
+            if gauss is not None:
+                ok = lambda u: prob.private(u, float(design.eps))  # noqa: E731
+                g = certified_mix(prob.to_u(_on_window(gauss, L)), prob.to_u(lap), ok)
+                if g is not None:
+                    prob.cands["discrete Gaussian"] = (prob.distortion(g), g, "the calibrated discrete Gaussian")
+        except OutOfTime:  # the search's own time-limit path returns the best certified candidate
+            pass
+        return prob
 
-    def certified(pmf: np.ndarray) -> tuple[np.ndarray, float] | None:
-        """The mix ``(1 - lam) pmf + lam lap`` with the least ``lam`` that meets the target (bisection)."""
-        if composed_ok(pmf):
-            return pmf, 0.0
-        lo, hi = 0.0, 1.0
-        for _ in range(20):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if composed_ok((1.0 - mid) * pmf + mid * lap) else (mid, hi)
-        return ((1.0 - hi) * pmf + hi * lap, hi) if hi < 1.0 else None
-
-    cands: dict[str, np.ndarray] = {"discrete Laplace": lap}
-    gauss = least_noise(
-        design, discrete_gaussian_noise, (k * P * P) * 2.0 * math.log(1.25 / design.delta) / design.eps**2
-    )
-    if gauss is not None:
-        g = np.zeros(2 * L + 1)
-        v = np.asarray(gauss.values)
-        inside = np.abs(v) <= L
-        g[v[inside] + L] = gauss.pmf[inside]
-        cands["discrete Gaussian"] = g
-
-    best = None
-    cost = design.cost_of.fn(np.arange(-L, L + 1))
-    for name, pmf in cands.items():
-        pmf = pmf / (pmf.sum() + _tail_mass(design, pmf, L))
-        got = certified(pmf)
-        if got is None:
-            notes.append(f"{name}: not certified")
-            continue
-        value = float(cost @ got[0] + _tail_cost(design, got[0], L))
-        notes.append(f"{name} (Laplace share {got[1]:.3g}): {value:.6g}")
-        if best is None or value < best[2]:
-            best = (name, got[0], value)
-    if best is None:
-        raise RuntimeError("the calibrated Laplace itself failed its certification")  # it meets by construction
-    one = copy.copy(design)
-    one.privacy, one.compositions = "dp", None
-    k1 = solve_at(one, L, solver, time_left(time_limit, t0), 1e-4, False, options, concurrent)
-    bound = k1.bound if k1.status == "optimal" else None
-    name, pmf, _ = best
-    # "optimal" only when the bound proves the gap (settled_result); without a bound nothing is proven
-    claim = "optimal" if bound is not None else "feasible"
-    out = settled_result(design, pmf, L, claim, bound, f"best certified candidate: {name}")
-    out.message = "; ".join([out.message, *notes])
-    out.solve_time, out.backend = time.perf_counter() - t0, k1.backend
-    # res.baselines: the same two calibrations (additive_baselines would redo them, by the same accounting)
-    lap_noise = geometric_noise(math.exp(-1.0 / design.laplace_scale))
-    out._baselines = {
-        name: math.inf if noise is None else float(design.cost_of.fn(noise.values) @ noise.pmf)
-        for name, noise in (("discrete_laplace", lap_noise), ("discrete_gaussian", gauss))
-    }
+    sol = solve_composed_search(design, solver="highs", time_limit=time_limit, options=options, problem=make)
+    if sol.pmf is None:
+        raise RuntimeError(f"the composed search returned no PMF: {sol.message}")  # the Laplace is a candidate
+    pmf = normalised(design, sol.pmf * _wscale(design, L), L)  # the search's vector u as the noise f
+    out = settled_result(design, pmf, L, sol.status, sol.bound, sol.message)
+    out.solve_time, out.backend = time.perf_counter() - t0, "composed"
+    out._baselines = _baselines(design, gauss, sol)
     out.support_note = (
         f"support L = {L}: noises on -L..L with the calibrated Laplace's tail (factor "
-        f"{math.exp(-design.tail_eps):.6g} per period); bound: one release's (eps, delta) LP of that family"
+        f"{math.exp(-design.tail_eps):.6g} per period); bound: "
+        + (
+            "the modulo bounds of the release wrapped onto a ring"
+            if wrapped_design(design, L) is not None
+            else "one release's (eps, delta) LP of that family"
+        )
     )
     return out
 
 
-def _tail_mass(design: Any, pmf: np.ndarray, L: int) -> float:
-    a, P = math.exp(-design.tail_eps), design.period
-    return float((pmf[-P:].sum() + pmf[:P].sum()) * a / (1.0 - a))
+def _gaussian_guess(design: Any) -> float:
+    """First guess of the calibrated Gaussian's variance: the classic bound at eps / k per release, k P^2 scaled."""
+    k, P = design.compositions, design.period
+    return (k * P * P) * 2.0 * math.log(1.25 / design.delta) / design.eps**2
 
 
-def _tail_cost(design: Any, pmf: np.ndarray, L: int) -> float:
-    """The tails' cost of ``pmf`` (exact geometric sums, :func:`~optnoise.design.additive_eval.tail_weights`)."""
-    a, P = math.exp(-design.tail_eps), design.period
-    w_r = tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
-    w_l = tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
-    return float(a * (w_r @ pmf[-P:] + w_l @ pmf[:P]))
+def _on_window(noise: Any, L: int) -> np.ndarray:
+    """``noise``'s masses on ``-L..L`` (what lies beyond is replaced by the family's tail)."""
+    g = np.zeros(2 * L + 1)
+    v = np.asarray(noise.values)
+    inside = np.abs(v) <= L
+    g[v[inside] + L] = noise.pmf[inside]
+    return g
+
+
+def _baselines(design: Any, gauss: Any, sol: ComposedSolution) -> dict[str, float]:
+    """``res.baselines``: the discrete Laplace and Gaussian calibrated on Z by the same accounting (their
+    distortion; the Laplace's is its composed eps at the cap for ``objective="epsilon"``), and the search's best
+    convolution of the two (on ``{-L..L}`` with the family's tail, calibrated by the same accounting)."""
+    table = sol.candidates or {}
+    if design.objective == "epsilon":
+        return {
+            "discrete_laplace": float(table.get("discrete Laplace", math.inf)),
+            "discrete_gaussian": float(table.get("gaussian", math.inf)),
+            "convolution": float(table.get("convolution", math.inf)),
+        }
+    lap = _laplace_noise(design)
+    return {
+        "discrete_laplace": float(design.cost_of.fn(lap.values) @ lap.pmf),
+        "discrete_gaussian": math.inf if gauss is None else float(design.cost_of.fn(gauss.values) @ gauss.pmf),
+        "convolution": float(table.get("convolution", math.inf)),
+    }
+
+
+def _wscale(design: Any, L: int) -> np.ndarray:
+    """``f / u`` (:class:`AdditiveProblem`): 1 inside, ``1 - a`` on the last ``P`` values of each side."""
+    w = np.ones(2 * L + 1)
+    w[: design.period] = w[-design.period :] = 1.0 - math.exp(-design.tail_eps)
+    return w

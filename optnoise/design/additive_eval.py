@@ -42,6 +42,7 @@ __all__ = [
     "tail_weights",
     "additive_baselines",
     "least_noise",
+    "extended",
 ]
 
 #: The release name.
@@ -225,7 +226,7 @@ class Tail:
         }
 
 
-def _extended(design: Any, pmf: np.ndarray, L: int) -> tuple[np.ndarray, Tail]:
+def extended(design: Any, pmf: np.ndarray, L: int) -> tuple[np.ndarray, Tail]:
     """``F(x)`` on ``-L-2P..L+2P`` from the finite PMF, and its :class:`Tail`."""
     P, a = design.period, math.exp(-design.tail_eps)
     F = np.zeros(2 * L + 4 * P + 1)
@@ -241,7 +242,7 @@ def _extended(design: Any, pmf: np.ndarray, L: int) -> tuple[np.ndarray, Tail]:
 def normalised(design: Any, pmf: Any, L: int) -> np.ndarray:
     """A finite part clipped at 0 and scaled so that it and its tails sum to 1."""
     f = np.clip(np.asarray(pmf, dtype=float).ravel(), 0.0, None)
-    _, tail = _extended(design, f, L)
+    _, tail = extended(design, f, L)
     return f / (f.sum() + tail.mass)
 
 
@@ -250,7 +251,7 @@ def lumped_pairs(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per shift ``mu``, the distributions of ``eta`` and ``eta + mu`` with each geometric tail lumped into one atom.
 
-    ``F`` is the PMF on ``-L-2P..L+2P`` (:func:`_extended`). Every tail output beyond the window is ``a^m``
+    ``F`` is the PMF on ``-L-2P..L+2P`` (:func:`extended`). Every tail output beyond the window is ``a^m``
     times a window output, in both distributions alike: lumping them keeps every likelihood ratio and its
     probability, so every divergence, hockey stick and privacy-loss distribution of the pair is exact.
     ``factor``: the tails' factor per period (default ``e^-tail_eps``; a certified noise's exact ``A``).
@@ -285,7 +286,7 @@ def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> f
 
 def composed_of(design: Any, pmf: np.ndarray, L: int) -> float:
     """:func:`composed_delta` of the finite PMF ``pmf`` on ``-L..L`` with its tails (lumped, exact)."""
-    F, _ = _extended(design, pmf, L)
+    F, _ = extended(design, pmf, L)
     return composed_delta(design, lumped_pairs(design, F, L))
 
 
@@ -300,7 +301,7 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
     its whole mass (infinite loss).
     """
     P, a = design.period, math.exp(-design.tail_eps)
-    F, tail = _extended(design, pmf, L)
+    F, tail = extended(design, pmf, L)
     xs = np.arange(-L - 2 * P, L + 2 * P + 1)
     c = design.cost_of
 
@@ -448,7 +449,7 @@ class AdditiveResult(Accountable):
         """
         if self.pmf is None:
             raise ValueError(f"this result has no PMF (status {self.status!r})")
-        F, _ = _extended(self.design, self.pmf, self.L)
+        F, _ = extended(self.design, self.pmf, self.L)
         pairs = lumped_pairs(self.design, F, self.L)
         width = max(p.size for p, _ in pairs)
         P = np.zeros((len(pairs), width))
@@ -528,7 +529,7 @@ class AdditiveResult(Accountable):
         pmf = np.asarray(real_array("result field 'pmf'", data["pmf"]), dtype=float).ravel()
         if pmf.size != support.size or not np.all(np.isfinite(pmf)) or np.any(pmf < -1e-9):
             raise ValueError(f"result field 'pmf' must hold {support.size} finite masses >= 0 (eta = -L..L)")
-        _, tail = _extended(design, np.clip(pmf, 0.0, None), L)
+        _, tail = extended(design, np.clip(pmf, 0.0, None), L)
         total = float(np.clip(pmf, 0.0, None).sum()) + tail.mass
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"result field 'pmf' with its staircase tails must sum to 1; it sums to {total:.10g}")

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from optnoise.design.composed_bounds import SingleReleaseLP, single_release_lp
 from optnoise.design.composed_search import temper
 from optnoise.privacy import accounting
 
@@ -34,10 +35,13 @@ __all__ = [
     "bisect_largest",
     "bisect_smallest",
     "calibrate_family",
+    "certified_mix",
+    "clamp_anchor",
     "family_pmf",
     "family_within",
     "gaussian_guess",
     "golden_share",
+    "lp_candidate",
 ]
 
 #: Candidate families: discrete Gaussian, discrete Laplace, and their convolution.
@@ -278,3 +282,55 @@ def golden_share(
             d = a + g * (b - a)
     best = min(seen, key=seen.__getitem__)
     return seen[best], best
+
+
+def certified_mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
+    """The least mixture ``(1 - lam) pmf + lam anchor`` that passes ``ok`` (``anchor`` itself must)."""
+    if not ok(anchor):
+        return None
+    lo, hi = 0.0, 1.0
+    if ok(pmf):
+        return pmf
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok((1 - mid) * pmf + mid * anchor) else (mid, hi)
+    return (1 - hi) * pmf + hi * anchor
+
+
+def clamp_anchor(prob: Any, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray:
+    """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
+    d = prob.design
+    steps = math.floor(eps / (prob.k * prob.h))
+    if steps >= 1:
+        e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
+        single = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0)
+        res = single_release_lp(lp_solver)(single, options=prob.options)
+        if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
+            return np.asarray(res.pmf, dtype=float).ravel()
+    return prob.safe()
+
+
+def lp_candidate(prob: Any, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
+    """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
+    d = prob.design
+    single = {}
+
+    def make(e0: float) -> np.ndarray | None:
+        if e0 not in single:
+            one = d.replace(
+                privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
+            )
+            res = single_release_lp(lp_solver)(one, options=prob.options)
+            single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
+        return single[e0]
+
+    lo, hi = 0.0, eps
+    best = None
+    for _ in range(6):
+        mid = 0.5 * (lo + hi)
+        f = make(mid)
+        if f is not None and prob.private(f, eps):
+            lo, best = mid, f
+        else:
+            hi = mid
+    return best

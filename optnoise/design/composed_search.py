@@ -38,7 +38,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PairMap", "Surrogate", "SearchResult", "clamp_pair_map", "modulo_pair_map", "reduced_search", "temper"]
+__all__ = [
+    "PairMap",
+    "Surrogate",
+    "SearchResult",
+    "clamp_pair_map",
+    "line_pair_map",
+    "modulo_pair_map",
+    "reduced_search",
+    "temper",
+]
 
 #: Largest FFT length of the surrogate's (k-1)-fold law; a wider loss range gets a coarser grid.
 MAX_FFT = 1 << 19
@@ -151,6 +160,28 @@ def clamp_pair_map(n: int, pairs: np.ndarray) -> PairMap:
         return gP[out[pairs[j, 0]]] + gQ[out[pairs[j, 1]]]
 
     return PairMap(forward, backward, pairs.shape[0])
+
+
+def line_pair_map(size: int, shifts: np.ndarray) -> PairMap:
+    """Pairs ``(f(eta), f(eta + mu))`` of noise on Z held on ``size`` consecutive integers (zero beyond them).
+
+    The outputs are the window widened by the largest ``|mu|`` on each side, so every output where
+    either mass is positive is listed (the additive release, :mod:`optnoise.design.additive_composed`).
+    """
+    mus = np.asarray(shifts, dtype=np.int64).ravel()
+    D = int(np.max(np.abs(mus)))
+    o = np.arange(size + 2 * D) - D  # index into f of each output's eta; out of range reads the zero entry
+    inside = lambda i: np.where((i >= 0) & (i < size), i, size)  # noqa: E731
+    ip, iq = inside(o), inside(o[None, :] + mus[:, None])
+
+    def forward(f: np.ndarray, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fz = np.append(f, 0.0)
+        return np.broadcast_to(fz[ip], (len(js), ip.size)), fz[iq[js]]
+
+    def backward(j: int, gP: np.ndarray, gQ: np.ndarray) -> np.ndarray:
+        return (np.bincount(ip, gP, minlength=size + 1) + np.bincount(iq[j], gQ, minlength=size + 1))[:size]
+
+    return PairMap(forward, backward, mus.size)
 
 
 @dataclass

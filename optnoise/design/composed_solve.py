@@ -25,9 +25,12 @@ from optnoise.design.composed_families import (
     bisect_largest,
     bisect_smallest,
     calibrate_temper,
+    certified_mix,
+    clamp_anchor,
     family_pmf,
     gaussian_guess,
     golden_share,
+    lp_candidate,
 )
 from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
 from optnoise.engine.output import relative_gap
@@ -44,6 +47,7 @@ __all__ = [
     "SEARCH_SECONDS",
     "SEARCH_SHARE",
     "TIME_SHARE",
+    "ComposedProblem",
     "ComposedSolution",
     "solve_composed",
 ]
@@ -82,8 +86,17 @@ class ComposedSolution:
     bound_method: str = ""
 
 
-class _Problem:
-    """The design's composed problem as the calibrations and the search see it."""
+class ComposedProblem:
+    """The design's composed problem as the calibrations and the search see it.
+
+    The release-specific hooks (a subclass overrides them; :mod:`optnoise.design.additive_composed` does
+    for the additive release): :meth:`compose` (the accounting of a PMF), :meth:`fold` (the symmetric
+    parametrisation), :meth:`safe`, :meth:`anchor`, :meth:`bound`, :meth:`eps_bound`, and the attributes
+    ``has_safe`` (``safe()`` is perfectly private) and ``lp_candidates`` (the general path's LP candidate).
+    """
+
+    has_safe = True
+    lp_candidates = True
 
     def __init__(self, design: NoiseDesign, clock: Progress, options: dict[str, Any] | None = None) -> None:
         self.design = design
@@ -161,15 +174,39 @@ class _Problem:
             raise OutOfTime
         t = time.perf_counter()
         try:
-            comp = composition(self.design, f)
+            comp = self.compose(f)
         except ValueError:  # losses too wide for the accounting's grid (refused at once): not certified
             return None
         self.spent += time.perf_counter() - t
         self.points += points
         return comp
 
+    def compose(self, pmf: np.ndarray) -> Any:
+        """The accounting's k-fold composition of the release of ``pmf`` (``ValueError``: losses too wide)."""
+        return composition(self.design, pmf)
+
     def distortion(self, pmf: np.ndarray) -> float:
         return float(self.cost @ np.asarray(pmf, dtype=float).ravel())
+
+    def fold(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per noise value its distance ``r`` to 0 (circular on the ring), and the indices of the values at
+        distance ``0..max(r)`` on one side (the half-line the symmetric search parametrises)."""
+        N = self.design.n + 1
+        return np.minimum(np.arange(N), N - np.arange(N)), np.arange(N // 2 + 1)
+
+    def anchor(self, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
+        """A certified PMF the search's point is mixed with when tempering cannot certify it (clamped noise)."""
+        return None if self.design.rel.cyclic else clamp_anchor(self, eps, lp_solver)
+
+    def bound(self, lp_solver: str | SingleReleaseLP, upper: float, deadline: float | None) -> tuple[float | None, str]:
+        """A proven lower bound on the distortion and its method (:func:`bound_and_method`)."""
+        return bound_and_method(self.design, lp_solver, upper=upper, deadline=deadline, options=self.options)
+
+    def eps_bound(
+        self, cap: float, eps_hi: float, lp_solver: str | SingleReleaseLP, deadline: float | None
+    ) -> tuple[float | None, str]:
+        """A proven lower bound on the composed eps within ``cap`` and its method (:func:`eps_bound_and_method`)."""
+        return eps_bound_and_method(self.design, cap, eps_hi, lp_solver, deadline, self.options)
 
     def safe(self) -> np.ndarray:
         """A PMF whose release is perfectly private: uniform modulo noise, or clamped noise at ``-n``."""
@@ -193,15 +230,14 @@ class _Problem:
         """Parametrisation of the search: half-line losses of a symmetric PMF, or all log-masses."""
         if not self.structured:
             return {"pairs": self.pairs}
-        N = self.design.n + 1
-        r = np.minimum(np.arange(N), N - np.arange(N))
-        M = N // 2
+        r, half = self.fold()
+        M = half.size - 1
 
         def to_theta(x: np.ndarray) -> np.ndarray:
             return np.concatenate([[0.0], -np.cumsum(x)])[r]
 
         def from_theta(th: np.ndarray) -> np.ndarray:
-            return -np.diff(th[: M + 1])
+            return -np.diff(th[half])
 
         def back(g: np.ndarray) -> np.ndarray:
             gh = np.bincount(r, g, minlength=M + 1)
@@ -219,6 +255,7 @@ def solve_composed(
     verbose: bool = False,
     options: dict[str, Any] | None = None,
     lp: SingleReleaseLP | None = None,
+    problem: Any = None,
 ) -> ComposedSolution:
     """Solve a ``privacy="composed"`` design (module docstring); the pipeline wraps the result.
 
@@ -227,12 +264,16 @@ def solve_composed(
     returned with status ``"time_limit"``, its proven bound and gap. ``options``: raw HiGHS options of
     the LPs inside (the k = 1 LP, the candidates' and the bounds' LPs). ``lp``: how those LPs are
     solved (:data:`~optnoise.design.composed_bounds.SingleReleaseLP`; the pipeline passes its own),
-    by default each single-release design's own solve with ``solver``.
+    by default each single-release design's own solve with ``solver``. ``problem(design, clock, options)``:
+    another release's :class:`ComposedProblem` (its hooks); then every k, k = 1 included, is searched.
     """
     t0 = time.perf_counter()
     lp_solver: str | SingleReleaseLP = lp if lp is not None else ("highs" if solver == "auto" else solver)
     with Progress("composed", verbose=verbose, time_limit=time_limit, share=TIME_SHARE, unit="check") as clock:
-        out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
+        if problem is not None:
+            out = _search(problem(design, clock, options), lp_solver)
+        else:
+            out = trivial_budget(design) or _solve(design, lp_solver, clock, options)
     out.solve_time = time.perf_counter() - t0
     return out
 
@@ -245,9 +286,13 @@ def _solve(
         if design.objective == "distortion":
             return _k1_distortion(design, lp_solver, clock.left(total=True), options)
         return _k1_epsilon(design, lp_solver, clock, options)
-    prob = _Problem(design, clock, options)
+    return _search(ComposedProblem(design, clock, options), lp_solver)
+
+
+def _search(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
+    """The candidates and searches of ``prob`` (the best certified point at a time limit)."""
     try:
-        return _primal(prob, lp_solver) if design.objective == "distortion" else _dual(prob, lp_solver)
+        return _primal(prob, lp_solver) if prob.design.objective == "distortion" else _dual(prob, lp_solver)
     except OutOfTime:
         return _timed_out(prob, lp_solver)
 
@@ -315,7 +360,7 @@ def trivial_budget(design: NoiseDesign) -> ComposedSolution | None:
     return None
 
 
-def _timed_out(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
+def _timed_out(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     """The best certified candidate when the time limit ran out (the perfectly private release if none)."""
     d = prob.design
     cands = {k: v for k, v in prob.cands.items() if math.isfinite(v[0])}  # eps = inf: not an answer
@@ -330,9 +375,9 @@ def _timed_out(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolu
     if prob.clock.left(total=True) > 0:
         end = _bound_deadline(prob)
         if epsilon:
-            bound, how = eps_bound_and_method(d, float(d.max_distortion or 0.0), best[0], lp_solver, end, prob.options)
+            bound, how = prob.eps_bound(float(d.max_distortion or 0.0), best[0], lp_solver, end)
         else:
-            bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=end, options=prob.options)
+            bound, how = prob.bound(lp_solver, best[0], end)
     table = {k: v[0] for k, v in cands.items()}
     what = "eps" if epsilon else "distortion"
     msg = (
@@ -344,7 +389,7 @@ def _timed_out(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolu
     return replace(out, bound_method=how)
 
 
-def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
+def _family_candidates(prob: ComposedProblem, value_of: Any, guess: float) -> dict[str, tuple[float, np.ndarray, str]]:
     """Each family calibrated by ``value_of(make, start, coarse) -> (value, pmf, scale)``; the
     convolution's Laplace share by golden section (coarse calibrations warm-started from the last scale).
     Each certified candidate enters ``prob.cands`` at once (a time limit returns the best of them)."""
@@ -371,14 +416,14 @@ def _family_candidates(prob: _Problem, value_of: Any, guess: float) -> dict[str,
     return out
 
 
-def _search_time(prob: _Problem) -> float:
+def _search_time(prob: ComposedProblem) -> float:
     """Seconds left for the surrogate searches: ``SEARCH_SHARE`` of the time limit (``inf`` without one)."""
     if prob.clock.time_limit is None:
         return math.inf
     return prob.clock.t0 + SEARCH_SHARE * prob.clock.time_limit - time.perf_counter()
 
 
-def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
+def _primal(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     eps = float(d.eps or 0.0)
     guess = gaussian_guess(prob.k, eps, prob.delta, prob.sensitivity)
@@ -393,9 +438,9 @@ def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolutio
         return prob.distortion(pmf), pmf, V
 
     cands = _family_candidates(prob, calibrated, guess)
-    if not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
+    if prob.lp_candidates and not prob.structured and prob.support.size <= LP_CANDIDATE_SIZE:
         prob.clock.stage("single-release LP candidate")
-        lp = _lp_candidate(prob, eps, lp_solver)
+        lp = lp_candidate(prob, eps, lp_solver)
         if lp is not None:
             cands["lp"] = (prob.distortion(lp), lp, "single-release LP at (eps0, delta/2k)")
     if not cands:
@@ -433,13 +478,14 @@ def _primal(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolutio
         prob.clock.stage("calibrating the search's point")
         ok = lambda f: prob.private(f, eps)  # noqa: E731
         tuned = calibrate_temper(found.pmf, ok)
-        if tuned is None and not d.rel.cyclic:
-            tuned = _mix(found.pmf, _clamp_anchor(prob, eps, lp_solver), ok)
+        anchor = prob.anchor(eps, lp_solver) if tuned is None else None
+        if anchor is not None:
+            tuned = certified_mix(found.pmf, anchor, ok)
         if tuned is not None:
             cands["search"] = (prob.distortion(tuned), tuned, f"{prob.path} search ({found.evaluations} evaluations)")
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound, how = bound_and_method(d, lp_solver, upper=best[0], deadline=_bound_deadline(prob), options=prob.options)
+    bound, how = prob.bound(lp_solver, best[0], _bound_deadline(prob))
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design, {prob.path} path: least distortion among certified candidates is {best[2]}; "
@@ -467,18 +513,18 @@ def _settle(
     return ComposedSolution(pmf, status, bound, msg, 0.0, eps, method, table)
 
 
-def _bound_deadline(prob: _Problem) -> float | None:
+def _bound_deadline(prob: ComposedProblem) -> float | None:
     """When the bounds must end: the end of the time limit (``None`` without one; at least 0.1 s from now)."""
     if prob.clock.time_limit is None:
         return None
     return time.perf_counter() + max(prob.clock.left(total=True), 0.1)
 
 
-def _dual(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
+def _dual(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
     d = prob.design
     cap = float(d.max_distortion or 0.0)
     uniform = prob.safe()
-    if prob.distortion(uniform) <= cap:
+    if prob.has_safe and prob.distortion(uniform) <= cap:
         e = prob.eps_of(uniform)
         return _settle(uniform, e, 0.0, "the perfectly private release meets the cap", "safe", {"safe": e}, e)
 
@@ -531,7 +577,7 @@ def _dual(prob: _Problem, lp_solver: str | SingleReleaseLP) -> ComposedSolution:
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
     prob.clock.stage("lower bound")
-    bound, how = eps_bound_and_method(d, cap, best[0], lp_solver, _bound_deadline(prob), prob.options)
+    bound, how = prob.eps_bound(cap, best[0], lp_solver, _bound_deadline(prob))
     table = {k: v[0] for k, v in cands.items()}
     msg = (
         f"composed design (least eps), {prob.path} path: least eps among candidates at the cap is {best[2]}; "
@@ -552,58 +598,6 @@ def _clamp_cost(design: NoiseDesign) -> np.ndarray:
     q = np.arange(n + 1)[:, None]
     err = np.clip(q + np.arange(-n, n + 1)[None, :], 0, n) - q
     return np.asarray(design.cost, dtype=float)[err + n].mean(axis=0)
-
-
-def _mix(pmf: np.ndarray, anchor: np.ndarray, ok: Any) -> np.ndarray | None:
-    """The least mixture ``(1 - lam) pmf + lam anchor`` that passes ``ok`` (``anchor`` itself must)."""
-    if not ok(anchor):
-        return None
-    lo, hi = 0.0, 1.0
-    if ok(pmf):
-        return pmf
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if ok((1 - mid) * pmf + mid * anchor) else (mid, hi)
-    return (1 - hi) * pmf + hi * anchor
-
-
-def _clamp_anchor(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray:
-    """A strictly private clamped release: the pure (eps/k)-DP LP optimum if it certifies, else the point at -n."""
-    d = prob.design
-    steps = math.floor(eps / (prob.k * prob.h))
-    if steps >= 1:
-        e0 = steps * prob.h * (1 - 1e-9)  # every loss <= e0 stays <= the grid point below eps/k
-        single = d.replace(privacy="dp", compositions=None, discretization=None, eps=e0, delta=0.0)
-        res = single_release_lp(lp_solver)(single, options=prob.options)
-        if res.pmf is not None and prob.private(np.asarray(res.pmf).ravel(), eps):
-            return np.asarray(res.pmf, dtype=float).ravel()
-    return prob.safe()
-
-
-def _lp_candidate(prob: _Problem, eps: float, lp_solver: str | SingleReleaseLP) -> np.ndarray | None:
-    """The single-release LP optimum at (eps0, delta / 2k), with the largest eps0 whose composition certifies."""
-    d = prob.design
-    single = {}
-
-    def make(e0: float) -> np.ndarray | None:
-        if e0 not in single:
-            one = d.replace(
-                privacy="dp", compositions=None, discretization=None, eps=e0, delta=prob.delta / (2 * prob.k)
-            )
-            res = single_release_lp(lp_solver)(one, options=prob.options)
-            single[e0] = None if res.pmf is None else np.asarray(res.pmf, dtype=float).ravel()
-        return single[e0]
-
-    lo, hi = 0.0, eps
-    best = None
-    for _ in range(6):
-        mid = 0.5 * (lo + hi)
-        f = make(mid)
-        if f is not None and prob.private(f, eps):
-            lo, best = mid, f
-        else:
-            hi = mid
-    return best
 
 
 # --------------------------------------------------------------------------------------------
