@@ -210,8 +210,8 @@ class CertifiedAdditive:
         The certified target; ``certified_delta <= delta`` at ``eps``.
     certified_delta : Fraction
         Exact upper bound on the delta over every shift (tails included).
-    profile : list of (eps, delta, Fraction) or None
-        A profile design's every pair with its exact certified delta (``eps``, ``delta`` and
+    profile : list of tuple, or None
+        A profile design's every pair ``(eps, delta, certified)`` with its exact certified delta (``eps``, ``delta`` and
         ``certified_delta`` are its first pair, the smallest eps).
     composed : dict or None
         A composed design's k-fold guarantee (:mod:`optnoise.deploy.composed`): the design states the

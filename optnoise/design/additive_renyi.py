@@ -162,7 +162,7 @@ def terms(design: Any, L: int) -> dict[str, np.ndarray]:
 
 
 def divergence_pairs(design: Any, pmf: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per shift, the two finite distributions whose divergences are those of ``f`` and ``f(. + mu)`` on Z."""
+    """Per shift, the two finite distributions whose divergences are those of ``f`` and ``f(x + mu)`` on Z."""
     t = terms(design, L)
     u, v = pmf[t["I"]] * np.exp(t["lu"]), pmf[t["J"]] * np.exp(t["lv"])
     return [(u[t["group"] == g], v[t["group"] == g]) for g in range(design.shifts.size)]
