@@ -101,6 +101,7 @@ __all__ = [
     "AdditiveResult",
     "Tail",
     "initial_support",
+    "read_eps_budget",
     "setup",
     "solve",
 ]
@@ -181,20 +182,10 @@ def setup(design: Any, **kw: Any) -> None:
     design.compositions = design.discretization = None
     if renyi or composed:
         pass  # its budget is read after the support (setup_renyi, setup_composed)
-    elif not notion.takes_eps:  # profile: the Renyi budgets are read above
-        if kw["eps"] is not None or kw["delta"] is not None:
-            raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
-        if kw["profile"] is None:
-            raise ValueError("profile is required with privacy='profile'")
-        design.profile = check_profile(kw["profile"])
-        design.eps, design.delta = None, None
-        design.tail_eps = min(e for e, _ in design.profile)  # every pair's ratio holds along the tail
     else:
-        if kw["profile"] is not None:
-            raise ValueError("profile applies only with privacy='profile'")
-        design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
-        design.delta = None if design.objective == "delta" else 0.0 if kw["delta"] is None else check_delta(kw["delta"])
-        design.tail_eps = design.eps
+        read_eps_budget(design, kw, minimised_delta=design.objective == "delta")
+        # every pair's ratio holds along the tail
+        design.tail_eps = design.eps if design.profile is None else min(e for e, _ in design.profile)
     support = kw["support"]
     if support is not None:
         support = check_int("support", support, minimum=1, maximum=MAX_SUPPORT)
@@ -211,6 +202,27 @@ def setup(design: Any, **kw: Any) -> None:
     design.shape = None
     if support is not None:
         check_model_size(model_size(design, support), what=f"the {design.privacy!r} model of this design")
+
+
+def read_eps_budget(design: Any, kw: dict[str, Any], *, minimised_delta: bool = False) -> None:
+    """Store the budget of an LP notion on ``design``: ``profile`` for ``privacy="profile"``, else eps and delta.
+
+    ``design.privacy`` is set; ``minimised_delta`` leaves delta unset (``objective="delta"``). Shared by the
+    releases built on this one (:mod:`optnoise.design.continuous`).
+    """
+    design.profile = None
+    if not get_notion(design.privacy).takes_eps:
+        if kw["eps"] is not None or kw["delta"] is not None:
+            raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
+        if kw["profile"] is None:
+            raise ValueError("profile is required with privacy='profile'")
+        design.profile = check_profile(kw["profile"])
+        design.eps, design.delta = None, None
+        return
+    if kw["profile"] is not None:
+        raise ValueError("profile applies only with privacy='profile'")
+    design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
+    design.delta = None if minimised_delta else 0.0 if kw["delta"] is None else check_delta(kw["delta"])
 
 
 def initial_support(design: Any) -> int:

@@ -55,18 +55,12 @@ from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.validation import (
-    MAX_EPS,
-    MAX_EPS_REASON,
     check_choice,
-    check_delta,
-    check_eps,
     check_finite,
     check_positive,
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
-from optnoise.privacy.notions import get_notion
-from optnoise.privacy.profile import check_profile
 
 __all__ = [
     "CONTINUOUS",
@@ -130,19 +124,7 @@ def setup(design: Any, **kw: Any) -> None:
     if not 0.0 < gap < 1.0:
         raise ValueError(f"gap must be in (0, 1) (a relative gap between the bounds, e.g. 1e-3); got {shown(gap)}")
     design.target_gap = gap
-    design.profile = None
-    if not get_notion(design.privacy).takes_eps:  # a profile
-        if kw["eps"] is not None or kw["delta"] is not None:
-            raise ValueError("privacy='profile' takes its budget (profile=[(eps, delta), ...]) instead of eps/delta")
-        if kw["profile"] is None:
-            raise ValueError("profile is required with privacy='profile'")
-        design.profile = check_profile(kw["profile"])
-        design.eps, design.delta = None, None
-    else:
-        if kw["profile"] is not None:
-            raise ValueError("profile applies only with privacy='profile'")
-        design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
-        design.delta = 0.0 if kw["delta"] is None else check_delta(kw["delta"])
+    additive.read_eps_budget(design, kw)
     design.cost_of = parse_real_metric(kw["metric"], design.sensitivity)
     design.metric = design.cost_of.name
     design.release, design.objective, design.n, design.max_distortion, design.budget = (
