@@ -138,12 +138,19 @@ def _stop_signals(stop: _Stop | None = None, *, raise_now: bool = False) -> Iter
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a process pool now: cancel pending points and kill running workers (no waiting for solves)."""
     procs = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
             proc.kill()
     for proc in procs:
         proc.join(timeout=2)
+    # The pool's manager thread closes its wake-up pipe once it sees the killed workers; the interpreter's
+    # exit hook writes to that pipe, and on Python < 3.12 the two race (the hook saw it open, then wrote
+    # to a closed descriptor: "OSError: Bad file descriptor" printed after our one-line message).
+    # Waiting for the thread here ends the race before exit.
+    if manager is not None:
+        manager.join(timeout=2)
 
 
 def run_sweep(

@@ -247,3 +247,24 @@ def test_integer_grids_keep_integers():
             parse_grid("n", bad, integer=True)
     with pytest.raises(ValueError, match="n must be an integer"):
         parse_grid("n", [8.0], integer=True)
+
+
+def test_stopping_a_pool_waits_for_its_manager_thread():
+    # CI once printed "OSError: Bad file descriptor" after an interrupted sweep's message: the pool's
+    # manager thread closed its wake-up pipe while the interpreter's exit hook was writing to it
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    from optnoise.cli.sweeps import _stop_pool
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    fut = pool.submit(time.sleep, 60)
+    manager = pool._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    t0 = time.monotonic()
+    _stop_pool(pool)
+    assert time.monotonic() - t0 < 5
+    assert not manager.is_alive()
+    assert manager not in threading.enumerate()
+    assert fut.done()
