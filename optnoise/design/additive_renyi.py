@@ -72,6 +72,7 @@ __all__ = [
     "RENYI_NOTIONS",
     "TAIL_NATS",
     "divergence_pairs",
+    "kelley_bound",
     "orders_of",
     "setup_renyi",
     "solve_renyi",
@@ -362,15 +363,32 @@ def tangent_bound(
     duality on the built model (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, in the columns
     ``z = f / pmf``), whatever the solver did; the best is returned.
     """
+    orders, _ = orders_of(design)
+    return kelley_bound(design, terms(design, L), pmf, orders, time_limit, options)
+
+
+def kelley_bound(
+    design: Any,
+    t: dict[str, np.ndarray],
+    pmf: np.ndarray,
+    orders: list[tuple[float, float]],
+    time_limit: float | None,
+    options: Any,
+    rounds: int = CUT_ROUNDS,
+) -> tuple[float | None, dict[str, int]]:
+    """:func:`tangent_bound`'s cutting-plane loop over any terms ``t`` (as :func:`terms` returns them).
+
+    ``design`` only supplies ``shifts`` (the number of term groups). Every round's bound is proven by
+    weak duality whatever ``t`` is: the caller answers for the rows being valid for its feasible set
+    (:mod:`optnoise.design.continuous_renyi` passes terms of a window, valid for every PMF on Z).
+    """
     t0 = time.perf_counter()
-    t = terms(design, L)
     f = np.maximum(pmf, 1e-300)
     value = float(t["cost"] @ f)
-    orders, _ = orders_of(design)
     parts = [_cuts(design, t, f, orders)]
     best: float | None = None
     size: dict[str, int] = {}
-    for _ in range(CUT_ROUNDS):
+    for _ in range(rounds):
         model, out = _lp(t, f, parts, None, time_left(time_limit, t0), options)
         size = model.size
         cands = [] if out.dual is None else [model.dual_bound(out.dual), _lp_bound(model, out.dual)]
@@ -391,8 +409,14 @@ def tangent_bound(
     return best, size
 
 
-def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bool) -> AdditiveResult:
-    """Solve an rdp/zcdp additive design at its support (module docstring)."""
+def solve_renyi(
+    design: Any, time_limit: float | None, options: Any, verbose: bool, *, family_bound: bool = True
+) -> AdditiveResult:
+    """Solve an rdp/zcdp additive design at its support (module docstring).
+
+    ``family_bound=False`` skips :func:`tangent_bound` (status ``"feasible"``, no bound): for a caller
+    that proves its own bound over a larger family (:mod:`optnoise.design.continuous_renyi`).
+    """
     t0 = time.perf_counter()
     L = design.renyi_support
     t = terms(design, L)
@@ -426,7 +450,7 @@ def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bo
     pmf, out, _ = res
     orders, eps_inf = orders_of(design, scale)
     pmf = polish(design, t, pmf, orders, eps_inf, time_left(time_limit, t0), options)
-    bound, _ = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)
+    bound = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)[0] if family_bound else None
     # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
     # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
     status = "optimal" if bound is not None else "feasible"

@@ -51,6 +51,14 @@ import numpy as np
 from optnoise.design import additive
 from optnoise.design.continuous_bound import LowerBound, lower_bound
 from optnoise.design.continuous_cost import RealCost, parse_real_metric
+from optnoise.design.continuous_renyi import (
+    MAX_AUTO_RESOLUTION_RENYI,
+    gaussian_baseline,
+    lower_bound_renyi,
+    renyi_budget_kw,
+    setup_renyi_budget,
+    solve_upper_renyi,
+)
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
@@ -81,8 +89,10 @@ RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 REQUIRED_FLAGS = ("eps", "sensitivity")
 #: ``optnoise sweep`` does not run it (one design refines over resolutions).
 SWEEPABLE = False
-#: Notions the continuous release supports today.
-CONTINUOUS_NOTIONS = ("dp", "profile")
+#: Notions the continuous release supports today (rdp, zcdp: :mod:`optnoise.design.continuous_renyi`).
+CONTINUOUS_NOTIONS = ("dp", "profile", "rdp", "zcdp")
+#: The Renyi notions among them.
+RENYI = ("rdp", "zcdp")
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
 #: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
@@ -105,12 +115,13 @@ def setup(design: Any, **kw: Any) -> None:
         raise ValueError("n does not apply to release='continuous' (a real query; give sensitivity=Delta)")
     if kw["neighborhood"] is not None:
         raise ValueError("neighborhood does not apply to release='continuous'; give sensitivity=Delta instead")
-    # rdp, zcdp, composed and pdp are refused by name here (not yet supported for this release)
+    # composed and pdp are refused by name here (not yet supported for this release)
     design.privacy = check_choice("privacy", "dp" if kw["privacy"] is None else kw["privacy"], CONTINUOUS_NOTIONS)
+    renyi = design.privacy in RENYI
     if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
         raise ValueError("objective must be 'distortion' for release='continuous' (the others are not yet supported)")
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization", "support"):
-        if kw[name] is not None:
+        if kw[name] is not None and not (renyi and name in ("rdp", "rho", "alphas")):
             raise ValueError(f"{name} does not apply to release='continuous'")
     if kw["sensitivity"] is None:
         raise ValueError("sensitivity is required with release='continuous' (a positive finite float, e.g. 1.0)")
@@ -124,7 +135,11 @@ def setup(design: Any, **kw: Any) -> None:
     if not 0.0 < gap < 1.0:
         raise ValueError(f"gap must be in (0, 1) (a relative gap between the bounds, e.g. 1e-3); got {shown(gap)}")
     design.target_gap = gap
-    additive.read_eps_budget(design, kw)
+    if renyi:
+        setup_renyi_budget(design, kw)
+    else:
+        additive.read_eps_budget(design, kw)
+        design.rdp = design.rho = design.alphas = None
     design.cost_of = parse_real_metric(kw["metric"], design.sensitivity)
     design.metric = design.cost_of.name
     design.release, design.objective, design.n, design.max_distortion, design.budget = (
@@ -164,6 +179,8 @@ def _budget(design: Any) -> list[tuple[float, float]]:
 def model_size(design: Any) -> dict[str, int]:
     """Size of the upper-bound (additive) model at the first resolution tried."""
     cells = _upper_design(design, design.m_fixed or FIRST_RESOLUTION)
+    if design.privacy in RENYI:
+        return additive.model_size(cells, cells.renyi_support)
     return additive.model_size(cells, additive.initial_support(cells))
 
 
@@ -192,6 +209,8 @@ def _upper_design(design: Any, m: int) -> Any:
         delta=design.delta if design.profile is None else None,
         profile=design.profile,
     )
+    if design.privacy in RENYI:
+        kw.update(renyi_budget_kw(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
     return cells
@@ -272,6 +291,9 @@ class ContinuousResult:
         """
         if self._baselines is None:
             d = self.design
+            if d.privacy in RENYI:  # the Gaussian calibrated to the same rdp/zcdp budget
+                self._baselines = gaussian_baseline(d)
+                return self._baselines
             if d.profile is not None or d.metric not in ("mae", "mse"):
                 raise ValueError("baselines apply to privacy='dp' designs with metric 'mae' or 'mse'")
             self._baselines = installed_real_baselines(
@@ -305,6 +327,8 @@ def _beaten(design: Any, upper: float) -> bool:
     Both are densities meeting the guarantee, so the optimum is below them; a coarse grid's
     mechanism can be above them within the requested gap (measured: 2e-4 relative at eps = 0.02, m = 1).
     """
+    if design.privacy in RENYI:
+        return upper > gaussian_baseline(design).get("gaussian", math.inf)
     if design.profile is not None or design.metric not in ("mae", "mse"):
         return False
     base = installed_real_baselines(
@@ -402,13 +426,16 @@ def solve(
     given = {k: v for k, v in unsupported.items() if v is not None and v is not False and v not in ("hull", "clarabel")}
     if given:
         raise ValueError(f"{next(iter(given))} is not yet supported for release='continuous'")
-    if solver == "cvxpy":
+    renyi = design.privacy in RENYI
+    if solver == "cvxpy" and not renyi:
         raise ValueError("solver must be an LP backend for release='continuous'; got 'cvxpy'")
+    if renyi and solver not in ("auto", "cvxpy"):
+        raise ValueError(f"solver must be 'auto' or 'cvxpy' for release='continuous' with privacy={design.privacy!r}")
     t0 = time.perf_counter()
     ms = [design.m_fixed] if design.m_fixed is not None else []
     if not ms:
-        m = first_resolution(design)
-        while m <= MAX_AUTO_RESOLUTION:
+        m = 1 if renyi else first_resolution(design)
+        while m <= (MAX_AUTO_RESOLUTION_RENYI if renyi else MAX_AUTO_RESOLUTION):
             ms.append(m)
             m *= 2
     best_up: Any = None
@@ -418,7 +445,11 @@ def solve(
     message = ""
     for m in ms:
         t1 = time.perf_counter()
-        up = _solve_upper(_upper_design(design, m), solver, time_left(time_limit, t0), options)
+        cells = _upper_design(design, m)
+        if renyi:
+            up = solve_upper_renyi(cells, time_left(time_limit, t0), options)
+        else:
+            up = _solve_upper(cells, solver, time_left(time_limit, t0), options)
         t_up = time.perf_counter() - t1
         if up.status not in ("optimal", "feasible") or up.distortion is None:
             message = f"the upper bound at m = {m} ended {up.status!r}: {up.message}"
@@ -427,14 +458,17 @@ def solve(
             break
         if best_up is None or up.distortion < best_up.distortion:
             best_up, best_m = up, m
-        if up.L + 2 * m > MAX_CELLS:
+        if not renyi and up.L + 2 * m > MAX_CELLS:
             message = f"m = {m} needs more than MAX_CELLS = {MAX_CELLS} cells a side; stopped"
             break
-        entries = 8 * m * (2 * _truncation(design, m, up) + 1)  # 4 families x 2 signs at most
+        entries = 0 if renyi else 8 * m * (2 * _truncation(design, m, up) + 1)  # 4 families x 2 signs at most
         if entries > MAX_ENTRIES:
             message = f"the lower-bound LP at m = {m} would have ~{entries} entries > MAX_ENTRIES = {MAX_ENTRIES}"
             break
-        lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
+        if renyi:
+            lb = lower_bound_renyi(design, cells, m, up, time_left(time_limit, t0), options)
+        else:
+            lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):
             best_lb = lb.bound
         history.append(
