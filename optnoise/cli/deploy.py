@@ -135,6 +135,9 @@ def result_from_file(path: str) -> DesignResult:
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
+    if data.get("release") == "continuous":
+        spec = data.get("design") if isinstance(data.get("design"), dict) else {}
+        _refuse_continuous(spec.get("sensitivity"), data.get("resolution"))
     if not isinstance(get_release(data.get("release", "modulo")), LatticeRelease):
         return _additive_from_file(path, data)
     missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]
@@ -196,6 +199,17 @@ def result_from_file(path: str) -> DesignResult:
     return DesignResult.from_dict(data, design=design)
 
 
+def _refuse_continuous(sensitivity: Any, resolution: Any) -> None:
+    """Refuse to certify a continuous design, naming the deployable grid release (``ContinuousResult.certify``)."""
+    sens = f" --sensitivity {sensitivity!r}" if isinstance(sensitivity, float | int) else " --sensitivity DELTA"
+    res = f" --resolution {resolution!r}" if isinstance(resolution, float | int) else " --resolution W"
+    raise ValueError(
+        "release: a continuous design cannot be certified (a real density has no exact sampler in floating "
+        f"point); certify the grid release at the same resolution: optnoise certify --release grid{sens}{res} "
+        "with the same budget and metric"
+    )
+
+
 def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
     """An :class:`~optnoise.design.additive_eval.AdditiveResult` from `optnoise solve --release additive
     --format json` output: its ``problem`` rebuilt (re-validated), the PMF re-verified and the bound
@@ -250,6 +264,8 @@ def cmd_certify(a: argparse.Namespace) -> int:
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood", "sensitivity", "resolution") if getattr(a, k, None) is not None]
     needed = get_release(getattr(a, "release", None) or "modulo").required
+    if getattr(a, "release", None) == "continuous":  # before solving: it could not be certified anyway
+        _refuse_continuous(a.sensitivity, a.resolution)
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")

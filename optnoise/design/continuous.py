@@ -60,6 +60,7 @@ from optnoise.design.continuous_renyi import (
     solve_upper_renyi,
 )
 from optnoise.design.grid import installed_real_baselines
+from optnoise.design.result import Accountable
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.validation import (
@@ -221,8 +222,15 @@ def _solve_upper(cells: Any, solver: str, time_limit: float | None, options: Any
 
 
 @dataclass
-class ContinuousResult:
+class ContinuousResult(Accountable):
     """A solved continuous design: a piecewise-constant density, its cost and a proven lower bound.
+
+    ``pld()``, ``compose(k)`` and ``plot()`` account for the mechanism through its cell masses under
+    the integer shifts ``+-1..+-m`` (:meth:`release_pairs`), the worst case over those shifts: at a
+    real shift ``(j + theta) w`` every hockey stick (and every Renyi sum) of the density is the mixture
+    ``(1 - theta)`` of shift ``j``'s and ``theta`` of shift ``j + 1``'s (module docstring), so a pair
+    dominating every integer shift dominates every real shift ``|s| <= Delta``. ``certify()`` and
+    ``to_opendp()`` refuse: :meth:`to_grid` gives the deployable release.
 
     Attributes
     ----------
@@ -281,6 +289,63 @@ class ContinuousResult:
         """True when the cell masses meet the guarantee for every shift ``1..m`` (re-verified)."""
         return bool(self.pmf is not None and self.upper.verify())
 
+    def release_pairs(self) -> Any:
+        """The cell masses against themselves shifted by ``+-1..+-m`` cells, tails lumped exactly.
+
+        Those of the integer design behind the upper bound
+        (:meth:`~optnoise.design.additive_eval.AdditiveResult.release_pairs`): their dominating pair
+        covers every real shift ``|s| <= Delta`` (class docstring).
+        """
+        if self.pmf is None:
+            raise ValueError(f"this result has no density (status {self.status!r})")
+        return self.upper.release_pairs()
+
+    def _draw(self, *, baseline: Any, eps: Any, axes: Any, label: str | None) -> Any:
+        from optnoise.plotting.designs import plot_real_density
+
+        if baseline is not None:
+            raise ValueError("baseline is not supported by plot() for release='continuous' (res.baselines lists them)")
+        d = self.design
+        label = label or f"upper bound ({d.privacy}, {d.metric}, m = {self.m})"
+        return plot_real_density(
+            self.support, self.pmf, self.resolution, self.release_pairs(), eps=eps, axes=axes, label=label
+        )
+
+    def grid_call(self) -> str:
+        """The deployable counterpart of this design: the ``release="grid"`` call at the same resolution."""
+        kw = _grid_kwargs(self)
+        return "NoiseDesign(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ").solve()"
+
+    def certify(self, **kwargs: Any) -> Any:
+        """Refused: a continuous density cannot be sampled exactly in floating point; use :meth:`to_grid`.
+
+        Why not a deployable path here: a floating-point sample of a real density leaks through the
+        gaps and rounding of the floats (Mironov 2012, on textbook Laplace samplers), and the
+        guarantee proven here is for exact reals. The grid release at the same resolution rounds the
+        query onto the cells and adds an *integer* noise for the shifts ``1..m`` with the same
+        budget: it has an exact certificate and an exact sampler (``res.to_grid().certify()``), and
+        its distortion (rounding included) is what this design's upper bound charges per cell.
+        """
+        raise ValueError(self._refusal("certify()"))
+
+    def to_opendp(self, **kwargs: Any) -> Any:
+        """Refused, as :meth:`certify` (a continuous density has no exact sampler); use :meth:`to_grid`."""
+        raise ValueError(self._refusal("to_opendp()"))
+
+    def _refusal(self, what: str) -> str:
+        return (
+            f"{what} is not supported for release='continuous' (a real density cannot be sampled exactly in "
+            f"floating point); deploy the grid release at the same resolution: {self.grid_call()}, "
+            "or res.to_grid()"
+        )
+
+    def to_grid(self, **solve_kw: Any) -> Any:
+        """Solve the grid release at this resolution with the same budget and metric (deployable; ``certify()``).
+
+        ``solve_kw`` go to its ``solve``. A metric given as a function has no grid counterpart (``ValueError``).
+        """
+        return type(self.design)(**_grid_kwargs(self)).solve(**solve_kw)
+
     @property
     def baselines(self) -> dict[str, float]:
         """Laplace, analytic Gaussian, truncated Laplace and staircase calibrated to the same (eps, delta) (lazy).
@@ -319,6 +384,23 @@ class ContinuousResult:
             "message": self.message,
             "solve_time": self.solve_time,
         }
+
+
+def _grid_kwargs(res: ContinuousResult) -> dict[str, Any]:
+    """The ``NoiseDesign`` keywords of the grid release with ``res``'s budget, metric and resolution."""
+    d = res.design
+    if d.metric == "custom":
+        raise ValueError("metric must be a name for the grid release (this design's metric is a function)")
+    kw: dict[str, Any] = {
+        "release": "grid",
+        "sensitivity": d.sensitivity,
+        "resolution": res.resolution,
+        "metric": d.metric,
+        "privacy": d.privacy,
+    }
+    budget = {"eps": d.eps, "delta": d.delta, "profile": d.profile, "rdp": d.rdp, "rho": d.rho, "alphas": d.alphas}
+    kw.update({k: (list(v) if isinstance(v, tuple) else v) for k, v in budget.items() if v is not None})
+    return kw
 
 
 def _beaten(design: Any, upper: float) -> bool:
