@@ -626,13 +626,28 @@ def spec(design: Any) -> dict[str, Any]:
         "privacy": design.privacy,
         "objective": "distortion",
         **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
+        **_renyi_spec(design),
     }
+
+
+def _renyi_spec(design: Any) -> dict[str, Any]:
+    """The rdp/zcdp budget fields of :func:`spec` (none for the other notions)."""
+    out: dict[str, Any] = {}
+    if design.rdp is not None:
+        out["rdp"] = [list(p) for p in design.rdp]
+    if design.rho is not None:
+        out["rho"] = design.rho
+    if design.alphas is not None:
+        out["alphas"] = list(design.alphas)
+    return out
 
 
 def describe(design: Any) -> str:
     budget = (
         f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
     )
+    if design.privacy in RENYI:
+        budget = ", ".join(f"{k}={v}" for k, v in _renyi_spec(design).items())
     return (
         f"NoiseDesign(release='continuous', sensitivity={design.sensitivity}, {budget}, metric={design.metric!r}, "
         f"privacy={design.privacy!r}, resolution={design.resolution}, gap={design.target_gap})"

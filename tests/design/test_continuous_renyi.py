@@ -51,3 +51,46 @@ def test_gaussian_baseline_closed_form():
     assert continuous_renyi.gaussian_baseline(d) == {"gaussian": 1.0}
     r = zcdp(resolution=0.5, metric="mae", privacy="rdp", rho=None, rdp=[(2.0, 0.5), (4.0, 1.0)])
     assert continuous_renyi.gaussian_baseline(r)["gaussian"] == pytest.approx(math.sqrt(2 * 2.0 / math.pi))
+
+
+@pytest.fixture(scope="module")
+def solved_dp():
+    return NoiseDesign(release="continuous", sensitivity=1.0, resolution=0.5, eps=1.0, delta=0.1, metric="mae").solve()
+
+
+@pytest.mark.filterwarnings("ignore:.*infinite privacy loss")
+def test_pld_dominates_integer_and_fractional_shifts(solved_dp):
+    res = solved_dp
+    R = res.upper.L + 200
+    f = res.pmf_at(np.arange(-R, R + 1))
+    sub = 4
+    g = np.repeat(f / sub, sub)
+    once = res.compose(1)
+    for eps in (0.0, 0.5, 1.0):
+        bound = once.delta(eps)
+        for s in range(1, res.m * sub + 1):  # every shift up to Delta in quarter cells, both orders
+            for p, q in ((g[s:], g[:-s]), (g[:-s], g[s:])):
+                assert float(np.clip(p - math.exp(eps) * q, 0, None).sum()) <= bound + 1e-9
+    assert once.delta(1.0) <= 0.1 * (1 + 1e-6)
+    assert res.compose(4).epsilon(0.1) > res.compose(1).epsilon(0.1)
+    assert res.pld() is not None
+
+
+def test_certify_and_opendp_refuse_naming_the_grid_release(solved_dp):
+    for method in (solved_dp.certify, solved_dp.to_opendp):
+        with pytest.raises(ValueError, match=r"release='grid'.*resolution=0\.5"):
+            method()
+
+
+def test_to_grid_is_the_same_integer_design(solved_dp):
+    grid = solved_dp.to_grid()
+    assert grid.release == "grid" and grid.resolution == solved_dp.resolution
+    # the grid's cost (rounding included) is the cell average the continuous upper bound charges
+    assert grid.distortion == pytest.approx(solved_dp.distortion, rel=1e-6)
+
+
+def test_plot_draws_density_and_profile(solved_dp):
+    fig = solved_dp.plot()
+    assert len(fig.axes) == 2
+    with pytest.raises(ValueError, match="baseline"):
+        solved_dp.plot(baseline=object())
