@@ -72,7 +72,6 @@ __all__ = [
     "RENYI_NOTIONS",
     "TAIL_NATS",
     "divergence_pairs",
-    "kelley_bound",
     "orders_of",
     "setup_renyi",
     "solve_renyi",
@@ -363,32 +362,15 @@ def tangent_bound(
     duality on the built model (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, in the columns
     ``z = f / pmf``), whatever the solver did; the best is returned.
     """
-    orders, _ = orders_of(design)
-    return kelley_bound(design, terms(design, L), pmf, orders, time_limit, options)
-
-
-def kelley_bound(
-    design: Any,
-    t: dict[str, np.ndarray],
-    pmf: np.ndarray,
-    orders: list[tuple[float, float]],
-    time_limit: float | None,
-    options: Any,
-    rounds: int = CUT_ROUNDS,
-) -> tuple[float | None, dict[str, int]]:
-    """:func:`tangent_bound`'s cutting-plane loop over any terms ``t`` (as :func:`terms` returns them).
-
-    ``design`` only supplies ``shifts`` (the number of term groups). Every round's bound is proven by
-    weak duality whatever ``t`` is: the caller answers for the rows being valid for its feasible set
-    (:mod:`optnoise.design.continuous_renyi` passes terms of a window, valid for every PMF on Z).
-    """
     t0 = time.perf_counter()
+    t = terms(design, L)
     f = np.maximum(pmf, 1e-300)
     value = float(t["cost"] @ f)
+    orders, _ = orders_of(design)
     parts = [_cuts(design, t, f, orders)]
     best: float | None = None
     size: dict[str, int] = {}
-    for _ in range(rounds):
+    for _ in range(CUT_ROUNDS):
         model, out = _lp(t, f, parts, None, time_left(time_limit, t0), options)
         size = model.size
         cands = [] if out.dual is None else [model.dual_bound(out.dual), _lp_bound(model, out.dual)]
@@ -415,7 +397,7 @@ def solve_renyi(
     """Solve an rdp/zcdp additive design at its support (module docstring).
 
     ``family_bound=False`` skips :func:`tangent_bound` (status ``"feasible"``, no bound): for a caller
-    that proves its own bound over a larger family (:mod:`optnoise.design.continuous_renyi`).
+    whose bound must hold over a larger family (:mod:`optnoise.design.continuous_renyi`).
     """
     t0 = time.perf_counter()
     L = design.renyi_support

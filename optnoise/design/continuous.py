@@ -54,7 +54,7 @@ from optnoise.design.continuous_cost import RealCost, parse_real_metric
 from optnoise.design.continuous_renyi import (
     MAX_AUTO_RESOLUTION_RENYI,
     gaussian_baseline,
-    lower_bound_renyi,
+    profile_view,
     renyi_budget_kw,
     setup_renyi_budget,
     solve_upper_renyi,
@@ -540,17 +540,16 @@ def solve(
             break
         if best_up is None or up.distortion < best_up.distortion:
             best_up, best_m = up, m
-        if not renyi and up.L + 2 * m > MAX_CELLS:
+        if up.L + 2 * m > MAX_CELLS:
             message = f"m = {m} needs more than MAX_CELLS = {MAX_CELLS} cells a side; stopped"
             break
-        entries = 0 if renyi else 8 * m * (2 * _truncation(design, m, up) + 1)  # 4 families x 2 signs at most
+        # rdp/zcdp: the lower bound is the dp LP's over a profile every such density meets (continuous_renyi)
+        target = profile_view(design) if renyi else design
+        entries = 8 * m * (2 * _truncation(target, m, up) + 1)  # 4 families x 2 signs at most
         if entries > MAX_ENTRIES:
             message = f"the lower-bound LP at m = {m} would have ~{entries} entries > MAX_ENTRIES = {MAX_ENTRIES}"
             break
-        if renyi:
-            lb = lower_bound_renyi(design, cells, m, up, time_left(time_limit, t0), options)
-        else:
-            lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
+        lb = _lower_at(target, m, up, "auto" if renyi else solver, time_left(time_limit, t0), options)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):
             best_lb = lb.bound
         history.append(
