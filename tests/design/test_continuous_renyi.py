@@ -94,3 +94,51 @@ def test_plot_draws_density_and_profile(solved_dp):
     assert len(fig.axes) == 2
     with pytest.raises(ValueError, match="baseline"):
         solved_dp.plot(baseline=object())
+
+
+@pytest.fixture(scope="module")
+def solved_zcdp():
+    return zcdp(resolution=0.5).solve()
+
+
+def test_zcdp_upper_bound_meets_rho_at_fractional_shifts(solved_zcdp):
+    res = solved_zcdp
+    assert res.status in ("optimal", "feasible") and res.verify()
+    R = res.upper.L + 40 * res.m  # the staircase tails beyond hold negligible mass
+    f = res.pmf_at(np.arange(-R, R + 1))
+    sub = 4
+    for alpha in (1.5, 2.0, 5.0):
+        for s in range(1, res.m * sub + 1):  # every shift up to Delta in quarter cells
+            assert fine_divergence(f, sub, s, alpha) <= RHO * alpha * (1 + 1e-5)
+
+
+def test_zcdp_bracket_contains_the_gaussian(solved_zcdp):
+    res = solved_zcdp
+    # N(0, 1) is 0.5-zCDP at sensitivity 1: a density meeting the guarantee, so never below the lower bound
+    assert res.baselines == {"gaussian": 1.0}
+    assert res.bound is not None and 0.0 < res.bound <= 1.0 <= res.distortion + 0.02
+    assert res.bound <= res.distortion
+    assert res.gap == pytest.approx((res.distortion - res.bound) / max(1.0, res.distortion))
+    assert res.status == "feasible"  # the converted-profile bound is loose: optimal would need a proof
+
+
+def test_conversion_is_above_the_gaussian_profile():
+    # the exact hockey stick of N(0,1) vs N(1,1) (0.5-zCDP) must never exceed the converted profile
+    from scipy.stats import norm
+
+    for eps, delta in continuous_renyi.converted_profile(zcdp(resolution=0.5)):
+        exact = norm.cdf(0.5 - eps) - math.exp(eps) * norm.cdf(-0.5 - eps)
+        assert exact <= delta
+
+
+def test_renyi_budget_validation():
+    with pytest.raises(ValueError, match="rho"):
+        zcdp(rho=None)
+    with pytest.raises(ValueError, match="rho"):
+        zcdp(rho=-1.0)
+    with pytest.raises(ValueError, match="eps"):
+        zcdp(eps=1.0)
+    with pytest.raises(ValueError, match="rdp"):
+        zcdp(privacy="rdp", rho=None)
+    d = zcdp(resolution=0.5)
+    assert d.spec()["rho"] == RHO and "rho=0.5" in repr(d)
