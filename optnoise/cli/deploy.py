@@ -136,8 +136,8 @@ def result_from_file(path: str) -> DesignResult:
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
     if data.get("release") == "continuous":
-        spec = data.get("design") if isinstance(data.get("design"), dict) else {}
-        _refuse_continuous(spec.get("sensitivity"), data.get("resolution"))
+        spec = data.get("design")
+        _refuse_continuous(spec.get("sensitivity") if isinstance(spec, dict) else None, data.get("resolution"))
     if not isinstance(get_release(data.get("release", "modulo")), LatticeRelease):
         return _additive_from_file(path, data)
     missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]

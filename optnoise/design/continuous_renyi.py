@@ -14,8 +14,9 @@ both densities are constant, so
 (``alpha = 1``) is the same mixture of the integer KLs. So every order's divergence at a real shift
 is at most the worst integer shift's (tested on sub-cells). Such an ``f`` is a point of the additive
 Renyi design (:mod:`optnoise.design.additive_renyi`) on ``Neighborhood.bd(m)`` with each cell
-charged its average cost (the density's exact cost), found by :func:`solve_upper_renyi`. Its family bound (over noises on
-``-L..L`` with fixed staircase tails) is *not* a bound over all densities, so it is skipped.
+charged its average cost (the density's exact cost), found by :func:`solve_upper_renyi`. Its family
+bound (over noises on ``-L..L`` with fixed staircase tails) is *not* a bound over all densities, so it
+is skipped.
 
 **Lower bound** (over all densities). A pair of distributions with ``D_alpha <= eps_alpha`` has hockey
 stick ``H_{e^eps} <= delta_alpha(eps)`` (:func:`conversion_delta`, Canonne, Kamath and Steinke 2020), so every
