@@ -34,8 +34,13 @@ like ``m^2 / eps`` entries, which is where large eps with large delta spends its
 Metrics (of the real error): ``"mse"``, ``"mae"``, ``"abs^p"``, ``"exceed:t"`` (``P(|e| > t)``,
 real ``t >= 0``) and a function of real arrays (its cell averages by Gauss-Legendre
 quadrature; a lower bound only when it is nondecreasing in ``|e|``). Notions: ``"dp"`` (pure at
-``delta = 0``) and ``"profile"``; ``"rdp"``, ``"zcdp"``, ``"composed"`` and ``"pdp"`` are refused by
-name (not yet).
+``delta = 0``), ``"profile"``, and ``"rdp"``/``"zcdp"`` (both bounds in
+:mod:`optnoise.design.continuous_renyi`; its lower bound is loose, so those end ``"feasible"``);
+``"composed"`` and ``"pdp"`` are refused by name (not yet).
+
+The result (:class:`ContinuousResult`) has ``pld()``, ``compose(k)`` and ``plot()`` (the cell masses'
+accounting over the integer shifts, which covers every real shift); ``certify()`` and ``to_opendp()``
+refuse and name the deployable grid release, which :meth:`ContinuousResult.to_grid` solves.
 """
 
 from __future__ import annotations
