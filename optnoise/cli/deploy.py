@@ -135,7 +135,7 @@ def result_from_file(path: str) -> DesignResult:
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
-    if data.get("release") == "continuous":
+    if not get_release(data.get("release", "modulo")).deployable:
         spec = data.get("design")
         _refuse_continuous(spec.get("sensitivity") if isinstance(spec, dict) else None, data.get("resolution"))
     if not isinstance(get_release(data.get("release", "modulo")), LatticeRelease):
@@ -263,8 +263,9 @@ def cmd_certify(a: argparse.Namespace) -> int:
     max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood", "sensitivity", "resolution") if getattr(a, k, None) is not None]
-    needed = get_release(getattr(a, "release", None) or "modulo").required
-    if getattr(a, "release", None) == "continuous":  # before solving: it could not be certified anyway
+    rel = get_release(getattr(a, "release", None) or "modulo")
+    needed = rel.required
+    if not rel.deployable:  # before solving: it could not be certified anyway
         _refuse_continuous(a.sensitivity, a.resolution)
     if a.result is not None:
         if flags:

@@ -75,6 +75,7 @@ from optnoise.engine.validation import (
     shown,
 )
 from optnoise.privacy.neighborhood import Neighborhood
+from optnoise.privacy.notions import get_notion
 
 __all__ = [
     "CONTINUOUS",
@@ -97,8 +98,10 @@ REQUIRED_FLAGS = ("eps", "sensitivity")
 SWEEPABLE = False
 #: Notions the continuous release supports today (rdp, zcdp: :mod:`optnoise.design.continuous_renyi`).
 CONTINUOUS_NOTIONS = ("dp", "profile", "rdp", "zcdp")
-#: The Renyi notions among them.
-RENYI = ("rdp", "zcdp")
+#: The keywords of a Renyi budget (rdp, zcdp), accepted only with those notions.
+RENYI_BUDGET = ("rdp", "rho", "alphas")
+#: ``certify()``/``to_opendp()`` refuse: a real density has no exact floating-point sampler (the grid release does).
+DEPLOYABLE = False
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
 #: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
@@ -123,11 +126,11 @@ def setup(design: Any, **kw: Any) -> None:
         raise ValueError("neighborhood does not apply to release='continuous'; give sensitivity=Delta instead")
     # composed and pdp are refused by name here (not yet supported for this release)
     design.privacy = check_choice("privacy", "dp" if kw["privacy"] is None else kw["privacy"], CONTINUOUS_NOTIONS)
-    renyi = design.privacy in RENYI
+    renyi = _renyi(design)
     if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
         raise ValueError("objective must be 'distortion' for release='continuous' (the others are not yet supported)")
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization", "support"):
-        if kw[name] is not None and not (renyi and name in ("rdp", "rho", "alphas")):
+        if kw[name] is not None and not (renyi and name in RENYI_BUDGET):
             raise ValueError(f"{name} does not apply to release='continuous'")
     if kw["sensitivity"] is None:
         raise ValueError("sensitivity is required with release='continuous' (a positive finite float, e.g. 1.0)")
@@ -159,6 +162,11 @@ def setup(design: Any, **kw: Any) -> None:
     design.compositions = design.discretization = design.shape = design.cost = design.support = None
 
 
+def _renyi(design: Any) -> bool:
+    """Whether the design's notion is a Renyi one (rdp, zcdp), as the notion registry says."""
+    return bool(get_notion(design.privacy).renyi)
+
+
 def resolution_cells(sensitivity: float, resolution: Any) -> int:
     """``m = sensitivity / resolution`` when it is an integer in ``1..MAX_RESOLUTION``; else a ``ValueError``."""
     w = check_positive("resolution", resolution)
@@ -185,7 +193,7 @@ def _budget(design: Any) -> list[tuple[float, float]]:
 def model_size(design: Any) -> dict[str, int]:
     """Size of the upper-bound (additive) model at the first resolution tried."""
     cells = _upper_design(design, design.m_fixed or FIRST_RESOLUTION)
-    if design.privacy in RENYI:
+    if _renyi(design):
         return additive.model_size(cells, cells.renyi_support)
     return additive.model_size(cells, additive.initial_support(cells))
 
@@ -215,7 +223,7 @@ def _upper_design(design: Any, m: int) -> Any:
         delta=design.delta if design.profile is None else None,
         profile=design.profile,
     )
-    if design.privacy in RENYI:
+    if _renyi(design):
         kw.update(renyi_budget_kw(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
@@ -361,7 +369,7 @@ class ContinuousResult(Accountable):
         """
         if self._baselines is None:
             d = self.design
-            if d.privacy in RENYI:  # the Gaussian calibrated to the same rdp/zcdp budget
+            if _renyi(d):  # the Gaussian calibrated to the same rdp/zcdp budget
                 self._baselines = gaussian_baseline(d)
                 return self._baselines
             if d.profile is not None or d.metric not in ("mae", "mse"):
@@ -414,7 +422,7 @@ def _beaten(design: Any, upper: float) -> bool:
     Both are densities meeting the guarantee, so the optimum is below them; a coarse grid's
     mechanism can be above them within the requested gap (measured: 2e-4 relative at eps = 0.02, m = 1).
     """
-    if design.privacy in RENYI:
+    if _renyi(design):
         return upper > gaussian_baseline(design).get("gaussian", math.inf)
     if design.profile is not None or design.metric not in ("mae", "mse"):
         return False
@@ -513,7 +521,7 @@ def solve(
     given = {k: v for k, v in unsupported.items() if v is not None and v is not False and v not in ("hull", "clarabel")}
     if given:
         raise ValueError(f"{next(iter(given))} is not yet supported for release='continuous'")
-    renyi = design.privacy in RENYI
+    renyi = _renyi(design)
     if solver == "cvxpy" and not renyi:
         raise ValueError("solver must be an LP backend for release='continuous'; got 'cvxpy'")
     if renyi and solver not in ("auto", "cvxpy"):
@@ -650,7 +658,7 @@ def describe(design: Any) -> str:
     budget = (
         f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
     )
-    if design.privacy in RENYI:
+    if _renyi(design):
         budget = ", ".join(f"{k}={v}" for k, v in _renyi_spec(design).items())
     return (
         f"NoiseDesign(release='continuous', sensitivity={design.sensitivity}, {budget}, metric={design.metric!r}, "

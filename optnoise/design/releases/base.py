@@ -72,6 +72,8 @@ class Release:
     required: tuple[str, ...] = ("n", "eps", "neighborhood")
     #: Whether ``optnoise sweep`` runs it.
     sweepable = True
+    #: Whether its results can be certified and deployed (``optnoise certify``).
+    deployable = True
 
     def setup(self, design: Any, **kw: Any) -> None:
         """Validate ``NoiseDesign``'s keywords and set the design's attributes."""
@@ -154,6 +156,7 @@ class ModuleRelease(Release):
         self.fields = tuple(getattr(module, "RELEASE_FIELDS", ()))
         self.required = tuple(getattr(module, "REQUIRED_FLAGS", ("eps", "neighborhood")))
         self.sweepable = bool(getattr(module, "SWEEPABLE", True))
+        self.deployable = bool(getattr(module, "DEPLOYABLE", True))
         self.summary = summary or (module.__doc__ or name).strip().splitlines()[0]
 
     def setup(self, design: Any, **kw: Any) -> None:
