@@ -112,6 +112,8 @@ ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS, "composed")
 NOT_YET = ("pdp-kadam",)
 #: The keywords only this release takes (:attr:`optnoise.design.releases.Release.fields`).
 RELEASE_FIELDS = ("support",)
+#: Of those, the integer ones; and the class results are read back with (:class:`~optnoise.design.releases.Release`).
+INTEGER_FIELDS, RESULT = ("support",), AdditiveResult
 #: Largest finite half-width ``L`` (given or grown).
 MAX_SUPPORT = 100_000
 #: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to

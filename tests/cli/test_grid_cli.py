@@ -52,7 +52,7 @@ def test_certify_from_the_problem_flags(capsys):
         (["solve", "--n", "4", "--eps", "1"], "neighborhood is required"),
         (GRID + ["--neighborhood", "bd:1"], "neighborhood does not apply"),
         (GRID + ["--sensitivity", "nan"], "sensitivity"),
-        (["sweep", "--release", "grid", "--eps", "1", "--neighborhood", "bd:1"], "not yet supported by sweep"),
+        (["sweep", "--release", "grid", "--eps", "1", "--neighborhood", "bd:1"], "neighborhood does not apply"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, match):
