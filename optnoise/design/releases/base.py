@@ -43,6 +43,7 @@ __all__ = [
     "unregister_release",
     "get_release",
     "release_names",
+    "release_field_names",
 ]
 
 
@@ -226,6 +227,11 @@ def unregister_release(name: str) -> None:
 def release_names() -> tuple[str, ...]:
     """The names of every registered release."""
     return tuple(RELEASE_REGISTRY)
+
+
+def release_field_names() -> tuple[str, ...]:
+    """Every field a registered release takes (:attr:`Release.fields`), in registry order, once each."""
+    return tuple(dict.fromkeys(f for r in RELEASE_REGISTRY.values() for f in r.fields))
 
 
 def get_release(name: object) -> Release:
