@@ -232,18 +232,6 @@ def test_solve_additive_zcdp_table(capsys):
     assert float(line.split()[1]) < 1.0  # below the discrete Gaussian's variance at sigma^2 = 1
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [["--privacy", "zcdp", "--rho", "0.5"], ["--eps", "1", "--minimize", "delta", "--max-distortion", "3"]],
-)
-def test_sweep_additive_refuses_what_its_rows_do_not_cover(capsys, extra):
-    # these crashed inside the sweep (exit 70) before
-    code, out, err = run(
-        capsys, ["sweep", "--release", "additive", "--neighborhood", "bd:1", "--metric", "mse", *extra]
-    )
-    assert code == 2 and "sweep --release additive takes" in err and len(err.strip().splitlines()) == 1
-
-
 def test_certify_composed_additive_from_flags(capsys, tmp_path):
     """A composed design is certified at its incumbent (status 'feasible') with its k-fold block, as modulo ones."""
     from optnoise import load_design
