@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from optnoise.cli.additive_points import ACHIEVED_KEYS, cell, release_row, reproved_from_cache, solve_cached
 from optnoise.design.mechanism import MechanismDesign
 from optnoise.design.noise import NoiseDesign
-from optnoise.design.releases import LatticeRelease, get_release
+from optnoise.design.releases import LatticeRelease, get_release, release_field_names
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
@@ -208,7 +208,7 @@ def grid_points(
     n: Iterable[int] | None,
     eps: Iterable[float] | None,
     delta: Iterable[float] | None = None,
-    neighborhoods: Iterable[str],
+    neighborhoods: Iterable[str | None],
     directed: bool = False,
     metric: Iterable[str] = ("er",),
     privacy: Iterable[str] = ("pdp",),
@@ -216,7 +216,7 @@ def grid_points(
     max_distortion: Iterable[float] | None = None,
     dim: int | None = None,
     release: str = "modulo",
-    release_fields: dict[str, Iterable[Any]] | None = None,
+    release_fields: Mapping[str, Iterable[Any]] | None = None,
     **budget: Any,
 ) -> list[dict[str, Any]]:
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
@@ -395,7 +395,8 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
         release=rel.name,
-        **{k: point[k] for k in rel.fields if point.get(k) is not None},
+        # every release field given, so that NoiseDesign names one this release does not take
+        **{k: point[k] for k in release_field_names() if point.get(k) is not None},
         **budget,
     )
 

@@ -30,7 +30,9 @@ tail mass falls to delta) and grows by a quarter until the proven lower bound at
 :data:`SUPPORT_RTOL` (the optimality gap) of the optimum at ``L``: the boundary is then
 inactive and the result says so (:attr:`AdditiveResult.support_note`). As the families are
 nested, every ``L`` gives a valid design; the optimum is proven for the family (staircase
-tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises.
+tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises. The
+loop is :func:`optnoise.design.additive_support.grow_support`, shared with ``objective="delta"``;
+the rdp/zcdp designs keep the reference Gaussian's support (:mod:`optnoise.design.additive_renyi`).
 
 Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta != 0)``),
 ``"abs^p"`` (``E|eta|^p``, e.g. ``"abs^3"`` or ``"abs^1.5"``), ``"exceed:t"``

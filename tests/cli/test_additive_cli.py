@@ -243,3 +243,15 @@ def test_certify_composed_additive_from_flags(capsys, tmp_path):
     assert "composed    4 releases" in out
     cd = load_design(design)
     assert cd.composed["compositions"] == 4 and cd.composed["composed_delta"] <= 1e-5 and cd.verify()
+
+
+def test_solve_compare_with_minimised_delta(capsys):
+    # the baselines were calibrated to delta = None (a TypeError, exit 70): a design that minimises delta under
+    # a distortion cap has no guarantee to calibrate them to, so there are none
+    argv = ["solve", "--release", "additive", "--neighborhood", "bd:1", "--eps", "1", "--metric", "mse"]
+    code, out, err = run(
+        capsys, argv + ["--minimize", "delta", "--max-distortion", "3", "--compare", "--format", "json"]
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["status"] == "optimal" and d["baselines"] == {}
