@@ -94,8 +94,8 @@ CONTINUOUS = "continuous"
 RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 #: The problem's required flags on the command line (its sensitivity fixes the neighbourhood).
 REQUIRED_FLAGS = ("eps", "sensitivity")
-#: ``optnoise sweep`` does not run it (one design refines over resolutions).
-SWEEPABLE = False
+#: ``optnoise sweep`` runs it (each point refines over resolutions unless --resolution fixes one; not cached).
+SWEEPABLE = True
 #: Notions the continuous release supports today (rdp, zcdp: :mod:`optnoise.design.continuous_renyi`).
 CONTINUOUS_NOTIONS = ("dp", "profile", "rdp", "zcdp")
 #: The keywords of a Renyi budget (rdp, zcdp), accepted only with those notions.
