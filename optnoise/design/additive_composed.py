@@ -177,7 +177,7 @@ class AdditiveProblem(ComposedProblem):
         # u, the searched vector, holds at each of the last P values of a side its whole staircase series
         # (f(x) / (1 - a)): u sums to 1 with the tails, and the distortion is linear in it
         self.wscale = _wscale(design, L)
-        cost = np.asarray(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)
+        cost = np.array(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)  # a copy: a user cost may be read-only
         cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
         cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
         self.exact_cost = cost  # per unit of f
@@ -270,14 +270,18 @@ def wrapped_design(design: Any, L: int) -> Any:
     k, P = int(design.compositions), design.period
     N = min(RING_CELLS, max(2 * L + 1, 2 * k * P + 3))
     z = np.arange(N)
-    spec: dict[str, Any]
-    if c.name in ("mse", "mae"):
-        spec = {"metric": f"circular-{c.name}", "cost": None}
-    elif c.power is not None or c.name == "er" or c.name.startswith("exceed:"):
-        spec = {"metric": "custom", "cost": np.asarray(c.fn(np.where(z > N // 2, z - N, z)), dtype=float)}
+    metric: Any
+    if c.name in ("mse", "mae") and c.power is not None:
+        metric = f"circular-{c.name}"
+    elif c.power is not None or c.name in ("mse", "mae", "er") or c.name.startswith(("exceed:", "abs^")):
+        # a named metric (a grid release's cell average too: nondecreasing in |eta|) at the circular representative
+        metric = np.array(c.fn(np.where(z > N // 2, z - N, z)), dtype=float)
     else:
         return None
-    return design.replace(release="modulo", n=N - 1, support=None, **spec)
+    # built, not design.replace(): a grid design's spec is not an integer one
+    fields = ("compositions", "discretization", "delta", "objective", "eps", "max_distortion")
+    kw = {f: getattr(design, f) for f in fields}
+    return type(design)(n=N - 1, neighborhood=design.neighborhood, privacy="composed", metric=metric, **kw)
 
 
 def solve_composed(

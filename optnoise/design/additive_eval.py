@@ -275,7 +275,7 @@ def stacked_pairs(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> ac
     return accounting.ReleasePairs(P_, Q_, np.asarray(design.shifts))
 
 
-def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]], *, comp: Any = None) -> float:
+def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]], *, comp: Any = None) -> Any:
     """delta at the design's eps of the k-fold composition of ``pairs`` (our accounting); ``comp=True``: the latter."""
     got = accounting.compose_pairs(
         stacked_pairs(design, pairs), design.compositions, discretization=design.discretization, warn=False

@@ -50,6 +50,13 @@ import numpy as np
 
 from optnoise.design import additive
 from optnoise.design.continuous_bound import LowerBound, lower_bound
+from optnoise.design.continuous_composed import (
+    COMPOSED_RESOLUTION,
+    best_of,
+    composed_bound,
+    composed_fields,
+    setup_composed,
+)
 from optnoise.design.continuous_cost import RealCost, parse_real_metric
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
@@ -82,7 +89,7 @@ REQUIRED_FLAGS = ("eps", "sensitivity")
 #: ``optnoise sweep`` does not run it (one design refines over resolutions).
 SWEEPABLE = False
 #: Notions the continuous release supports today.
-CONTINUOUS_NOTIONS = ("dp", "profile")
+CONTINUOUS_NOTIONS = ("dp", "profile", "composed")
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
 #: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
@@ -105,12 +112,15 @@ def setup(design: Any, **kw: Any) -> None:
         raise ValueError("n does not apply to release='continuous' (a real query; give sensitivity=Delta)")
     if kw["neighborhood"] is not None:
         raise ValueError("neighborhood does not apply to release='continuous'; give sensitivity=Delta instead")
-    # rdp, zcdp, composed and pdp are refused by name here (not yet supported for this release)
+    # rdp, zcdp and pdp are refused by name here (not yet supported for this release)
     design.privacy = check_choice("privacy", "dp" if kw["privacy"] is None else kw["privacy"], CONTINUOUS_NOTIONS)
-    if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
-        raise ValueError("objective must be 'distortion' for release='continuous' (the others are not yet supported)")
+    composed = design.privacy == "composed"
+    if not composed and (kw["objective"] != "distortion" or kw["max_distortion"] is not None):
+        raise ValueError(
+            "objective must be 'distortion' for release='continuous' (objective='epsilon' with privacy='composed')"
+        )
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization", "support"):
-        if kw[name] is not None:
+        if kw[name] is not None and not (composed and name in ("compositions", "discretization")):
             raise ValueError(f"{name} does not apply to release='continuous'")
     if kw["sensitivity"] is None:
         raise ValueError("sensitivity is required with release='continuous' (a positive finite float, e.g. 1.0)")
@@ -124,18 +134,17 @@ def setup(design: Any, **kw: Any) -> None:
     if not 0.0 < gap < 1.0:
         raise ValueError(f"gap must be in (0, 1) (a relative gap between the bounds, e.g. 1e-3); got {shown(gap)}")
     design.target_gap = gap
-    additive.read_eps_budget(design, kw)
+    design.objective, design.max_distortion = "distortion", None
+    design.compositions = design.discretization = None
+    if composed:
+        setup_composed(design, kw)
+    else:
+        additive.read_eps_budget(design, kw)
     design.cost_of = parse_real_metric(kw["metric"], design.sensitivity)
     design.metric = design.cost_of.name
-    design.release, design.objective, design.n, design.max_distortion, design.budget = (
-        CONTINUOUS,
-        "distortion",
-        None,
-        None,
-        None,
-    )
+    design.release, design.n, design.budget = CONTINUOUS, None, None
     design.neighborhood = None
-    design.compositions = design.discretization = design.shape = design.cost = design.support = None
+    design.shape = design.cost = design.support = None
 
 
 def resolution_cells(sensitivity: float, resolution: Any) -> int:
@@ -192,6 +201,8 @@ def _upper_design(design: Any, m: int) -> Any:
         delta=design.delta if design.profile is None else None,
         profile=design.profile,
     )
+    if design.privacy == "composed":
+        kw.update(composed_fields(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
     return cells
@@ -273,10 +284,11 @@ class ContinuousResult:
         if self._baselines is None:
             d = self.design
             if d.profile is not None or d.metric not in ("mae", "mse"):
-                raise ValueError("baselines apply to privacy='dp' designs with metric 'mae' or 'mse'")
-            self._baselines = installed_real_baselines(
-                eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity
-            )
+                raise ValueError("baselines apply to privacy='dp' or 'composed' designs with metric 'mae' or 'mse'")
+            kw = {"eps": d.eps, "delta": d.delta, "metric": d.metric, "sensitivity": d.sensitivity}
+            if d.privacy == "composed":  # the k-fold calibrated Gaussian and Laplace (their eps for "epsilon")
+                kw.update(compositions=d.compositions, max_distortion=d.max_distortion)
+            self._baselines = installed_real_baselines(**kw)
         return self._baselines
 
     def to_dict(self) -> dict[str, Any]:
@@ -404,6 +416,8 @@ def solve(
         raise ValueError(f"{next(iter(given))} is not yet supported for release='continuous'")
     if solver == "cvxpy":
         raise ValueError("solver must be an LP backend for release='continuous'; got 'cvxpy'")
+    if design.privacy == "composed":
+        return _solve_composed(design, solver, time_limit, options)
     t0 = time.perf_counter()
     ms = [design.m_fixed] if design.m_fixed is not None else []
     if not ms:
@@ -465,11 +479,34 @@ def solve(
     return _result(design, best_up, best_m, best_lb, history, message, time.perf_counter() - t0)
 
 
+def _solve_composed(design: Any, solver: str, time_limit: float | None, options: Any) -> ContinuousResult:
+    """A composed design at one resolution (:mod:`optnoise.design.continuous_composed`): the cells' composed
+    design (a mechanism), and the larger of the ring's composed bound and (objective distortion) the
+    single-release bound of :func:`_lower_at`, both valid over every density."""
+    t0 = time.perf_counter()
+    m = design.m_fixed or COMPOSED_RESOLUTION
+    up = _solve_upper(_upper_design(design, m), solver, time_limit, options)
+    t_up = time.perf_counter() - t0
+    if up.status not in ("optimal", "feasible") or up.pmf is None:
+        return _result(design, up, m, None, [], f"the upper bound at m = {m} ended {up.status!r}: {up.message}", t_up)
+    epsilon = design.objective == "epsilon"
+    value = float(up.achieved["composed_eps"] if epsilon else up.distortion)
+    deadline = None if time_limit is None else t0 + max(time_limit, t_up + 1.0)
+    bound = composed_bound(design, m, up.L, value, deadline, options)
+    if not epsilon:
+        lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
+        bound = best_of(bound, (lb.bound, "single-release LP"))
+    history = [{"m": m, "upper": value, "lower": bound[0], "bound_method": bound[1], "upper_time": t_up}]
+    message = f"composed design at m = {m}: {up.message}; bound by {bound[1] or 'none'}"
+    return _result(design, up, m, bound[0], history, message, time.perf_counter() - t0)
+
+
 def _result(
     design: Any, up: Any, m: int, bound: float | None, history: list[dict[str, Any]], message: str, elapsed: float
 ) -> ContinuousResult:
     ok = up.status in ("optimal", "feasible") and up.distortion is not None
-    gap = _rel_gap(up.distortion, bound) if ok else None
+    value = up.achieved.get("composed_eps") if ok and design.objective == "epsilon" else up.distortion
+    gap = _rel_gap(value, bound) if ok else None
     if not ok:
         status = up.status
     elif gap is not None and gap <= design.target_gap:
@@ -508,8 +545,14 @@ def spec(design: Any) -> dict[str, Any]:
         "delta": design.delta,
         "metric": design.metric,
         "privacy": design.privacy,
-        "objective": "distortion",
+        "objective": design.objective,
         **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
+        **(
+            {"compositions": design.compositions, "discretization": design.discretization}
+            if design.privacy == "composed"
+            else {}
+        ),
+        **({"max_distortion": design.max_distortion} if design.objective == "epsilon" else {}),
     }
 
 
@@ -517,6 +560,10 @@ def describe(design: Any) -> str:
     budget = (
         f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
     )
+    if design.privacy == "composed":
+        budget += f", compositions={design.compositions}" + (
+            f", objective='epsilon', max_distortion={design.max_distortion}" if design.objective == "epsilon" else ""
+        )
     return (
         f"NoiseDesign(release='continuous', sensitivity={design.sensitivity}, {budget}, metric={design.metric!r}, "
         f"privacy={design.privacy!r}, resolution={design.resolution}, gap={design.target_gap})"
