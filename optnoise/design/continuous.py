@@ -34,7 +34,9 @@ like ``m^2 / eps`` entries, which is where large eps with large delta spends its
 Metrics (of the real error): ``"mse"``, ``"mae"``, ``"abs^p"``, ``"exceed:t"`` (``P(|e| > t)``,
 real ``t >= 0``) and a function of real arrays (its cell averages by Gauss-Legendre
 quadrature; a lower bound only when it is nondecreasing in ``|e|``). Notions: ``"dp"`` (pure at
-``delta = 0``) and ``"profile"``; ``"rdp"``, ``"zcdp"``, ``"composed"`` and ``"pdp"`` are refused by
+``delta = 0``), ``"profile"`` and ``"composed"`` (both objectives, at one resolution:
+:mod:`optnoise.design.continuous_composed` states why the cells' integer design is a mechanism on the reals
+and why its ring bound holds for every density); ``"rdp"``, ``"zcdp"`` and ``"pdp"`` are refused by
 name (not yet).
 """
 

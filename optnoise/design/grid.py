@@ -40,8 +40,11 @@ cell edge: :attr:`GridResult.worst_case` reports ``w^p max_(s = +-1/2) E|eta + s
 ``"mse"`` and a symmetric noise: ``distortion + w^2 / 6``).
 
 Notions and budgets are passed to the additive design unchanged (``dp``, pure when
-``delta = 0``, ``pdp``, ``profile``, and what the additive release adds later); its
-refusals name ``release='grid'``.
+``delta = 0``, ``pdp``, ``profile``, ``composed`` with both objectives, and what the additive release
+adds later); its refusals name ``release='grid'``. A composed design's ``max_distortion`` is in the
+query's units (divided by ``w^p`` for the integer design, whose family is then re-fixed at that cap);
+its composed guarantee holds for every pair of real answers at distance ``<= Delta`` because the rounded
+answers differ by at most ``m`` cells (above), the shifts the integer noise is composed for.
 """
 
 from __future__ import annotations
