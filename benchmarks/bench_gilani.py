@@ -14,7 +14,7 @@ Laplace/Gaussian of the integer design's own candidates.
 
 Usage::
 
-    python benchmarks/bench_gilani.py                      # k = 10: Z, then the reals at m = 1 and 2 (~20 min)
+    python benchmarks/bench_gilani.py                      # k = 10: Z, then the reals at m = 1, 2, 4 (~35 min)
     python benchmarks/bench_gilani.py --only c2 --json a.json   # one row into a file (run rows in parallel)
     python benchmarks/bench_gilani.py --merge a.json b.json     # write the section from such files
 """
@@ -140,7 +140,7 @@ def main() -> None:
             Path(a.json).write_text(json.dumps(row))
         return
     else:
-        rows = [run(p, a.k) for p in ("z", "c1", "c2")]
+        rows = [run(p, a.k) for p in ("z", "c1", "c2", "c4")]
     write_section("gilani", section(sorted(rows, key=lambda r: (r["part"] != "z", r["part"]))))
 
 
