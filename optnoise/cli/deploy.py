@@ -200,9 +200,6 @@ def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
     """An :class:`~optnoise.design.additive_eval.AdditiveResult` from `optnoise solve --release additive
     --format json` output: its ``problem`` rebuilt (re-validated), the PMF re-verified and the bound
     re-derived by a fresh solve at its support (:meth:`AdditiveResult.from_dict`); nothing stored is trusted."""
-    from optnoise.design.additive_eval import AdditiveResult
-    from optnoise.design.grid import GridResult
-
     problem, release = data.get("problem"), data["release"]
     if not isinstance(problem, dict) or problem.get("release") != release:
         raise ValueError(
@@ -213,7 +210,10 @@ def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
         design = NoiseDesign.from_spec(problem)
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"result file field 'problem': {' '.join(str(exc).split())}") from None
-    return (GridResult if release == "grid" else AdditiveResult).from_dict(data, design=design)
+    result_class = get_release(release).result_class  # the release's own result format (additive, grid)
+    if result_class is None:
+        raise ValueError(f"result file field 'release': {shown(release)} results are not read back from a file")
+    return result_class.from_dict(data, design=design)
 
 
 def _json_shift(s: Any) -> Any:
@@ -369,8 +369,9 @@ def cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=MAX_RELEASES)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
-    grid = getattr(cd.design, "release", None) == "grid"
-    vals = real_values(a.value) if grid else parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
+    rel = getattr(cd.design, "release", None)
+    reals = isinstance(rel, str) and get_release(rel).real_answers  # a mechanism design has no release
+    vals = real_values(a.value) if reals else parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
     if count * len(vals) > MAX_RELEASES:
         raise ValueError(f"count x values = {count * len(vals)} releases exceeds the limit {MAX_RELEASES} (10^8)")
     rng = None if seed is None else np.random.default_rng(seed)

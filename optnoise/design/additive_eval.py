@@ -672,6 +672,8 @@ def additive_baselines(design: Any) -> dict[str, float]:
     meeting the design's guarantee by the same accounting (exact hockey-stick or leak sums on Z, every
     shift of the neighbourhood); ``inf`` when no member does (the Gaussian under pure DP).
     """
+    if design.objective != "distortion":  # delta minimised under a distortion cap: no guarantee to calibrate to
+        return {}
     P = design.period
     out: dict[str, float] = {}
     if notion_of(design).renyi:

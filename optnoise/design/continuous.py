@@ -88,8 +88,8 @@ CONTINUOUS = "continuous"
 RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 #: The problem's required flags on the command line (its sensitivity fixes the neighbourhood).
 REQUIRED_FLAGS = ("eps", "sensitivity")
-#: ``optnoise sweep`` does not run it (one design refines over resolutions).
-SWEEPABLE = False
+#: ``optnoise sweep`` runs it (each point refines over resolutions unless --resolution fixes one; not cached).
+SWEEPABLE = True
 #: Notions the continuous release supports today.
 CONTINUOUS_NOTIONS = ("dp", "profile", "composed")
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.

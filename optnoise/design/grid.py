@@ -89,8 +89,10 @@ GRID = "grid"
 RELEASE_FIELDS = ("sensitivity", "resolution", "support")
 #: The problem's required flags on the command line.
 REQUIRED_FLAGS = ("eps", "sensitivity", "resolution")
-#: ``optnoise sweep`` does not run it yet (solve one point at a time).
-SWEEPABLE = False
+#: ``optnoise sweep`` runs it (``--sensitivity``, ``--resolution`` and ``--support`` are grids there).
+SWEEPABLE = True
+#: Of the fields, the integer ones; the answers are reals (:class:`~optnoise.design.releases.Release`).
+INTEGER_FIELDS, REAL_ANSWERS = ("support",), True
 #: Metric names (``abs^p`` with ``0 < p <= 16``; ``exceed:t`` with a real ``t >= 0`` in the query's units).
 GRID_METRICS = ("mse", "mae", "abs^p", "exceed:t")
 #: Largest ``m = Delta / w``: the additive LP has ``m`` shifts per noise value (its size grows as ``m L``).
@@ -459,3 +461,7 @@ class GridResult(AdditiveResult):
                 res = settled_result(design, res.pmf, res.L, str(data["status"]), fresh.bound, "")
                 res.backend, res.support_note = backend, str(data.get("support_note") or "")
         return cls.of(res)
+
+
+#: The class a grid result is read back with (:attr:`optnoise.design.releases.Release.result_class`).
+RESULT = GridResult
