@@ -581,14 +581,10 @@ def settled_result(
         if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
             status = "unverified"
             notes.append(f"re-verification failed: the {design.privacy} budget is exceeded by {excess:.3g} relative")
-    elif minimised:
-        status, why = settle_status(
-            status, value, value, notion=design.privacy, value=ev["distortion"], cap=design.max_distortion
-        )
-        notes.append(why)
-    else:  # objective="epsilon" (composed): the distortion must meet its cap too
-        kw = {"value": ev["distortion"], "cap": design.max_distortion} if design.objective == "epsilon" else {}
-        status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy, **kw)
+    else:  # the delta rule (a minimised delta against itself); a capped objective must meet its cap too
+        target = value if minimised else design.delta
+        kw = {"value": ev["distortion"], "cap": design.max_distortion} if design.objective != "distortion" else {}
+        status, why = settle_status(status, ev["achieved"][design.privacy], target, notion=design.privacy, **kw)
         notes.append(why)
     msg = "; ".join(n for n in notes if n)
     args = (ev["tail"], ev["distortion"], ev["achieved"], ev["actual"], bound, gap, 0.0, "")
