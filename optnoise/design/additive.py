@@ -41,7 +41,7 @@ vector over ``{-L..L}`` (needs ``support=L``; each tail charged its boundary val
 
 Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``, and ``"rdp"``/``"zcdp"``
 (:mod:`optnoise.design.additive_renyi`); ``objective="delta"`` for dp/pdp
-(:mod:`optnoise.design.additive_delta`). Not yet: ``"composed"`` (refused by name).
+(:mod:`optnoise.design.additive_delta`); ``"composed"``, both objectives (:mod:`optnoise.design.additive_composed`).
 Symmetric neighbourhoods and costs under the LP notions solve for a symmetric PMF only:
 averaging a feasible PMF with its reflection keeps it feasible (the constraints are convex)
 and keeps its cost, so nothing is lost, and the LP halves.
