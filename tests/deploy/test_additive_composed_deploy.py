@@ -166,3 +166,30 @@ def test_to_opendp_compositions_releases_k_answers_with_the_composed_map(certifi
         cd.to_opendp(compositions=3)
     with pytest.warns(UserWarning, match="composed"):
         cd.to_opendp()
+
+
+def test_epsilon_form_certifies_the_eps_it_proves_and_exports_it():
+    # objective="epsilon" crashed certify() (float(None): the design has no eps); and at the cap the design is
+    # the pure discrete Laplace whose 2-fold loss sits exactly at the searched eps, so a single release checked
+    # at the composed eps let the rounding push the 2-fold delta to 1.1e-5 > 1e-6
+    d = NoiseDesign(
+        release="additive",
+        privacy="composed",
+        compositions=2,
+        objective="epsilon",
+        max_distortion=8.0,
+        delta=1e-6,
+        neighborhood=Neighborhood.bd(1),
+        metric="mse",
+    )
+    res = d.solve()
+    searched = res.achieved["composed_eps"]
+    cd = res.certify()
+    eps = cd.composed["eps"]
+    assert searched <= eps <= searched * (1 + 1e-3)
+    assert cd.composed["composed_delta"] <= 1e-6
+    lo, hi = bracket_delta(cd, 2, eps)
+    assert hi <= 1e-6 + 1e-12  # independent of the project's accounting
+    assert dp_accounting_delta(cd, 2, eps, 1e-4) <= 1e-6
+    m = cd.to_opendp(compositions=2)
+    assert m.map(1) == pytest.approx((eps, 1e-6))
