@@ -604,7 +604,7 @@ def _certify_composed(
         # rounding may spend up to that eps on one release (a pure-per-release design at eps/k would
         # certify with a far larger composed delta: 1.1e-5 against 1e-6 at k = 2 before this).
         rp = result.release_pairs()
-        pairs = list(zip(rp.P, rp.Q))
+        pairs = list(zip(rp.P, rp.Q, strict=True))
         eps1 = min(eps, _largest_finite_loss(pairs) * (1 + 1e-4) + 1e-12)
         worst = max(float(hockey_stick(u, v, eps1)) for u, v in pairs)
         delta1 = min(1.0, max(worst * (1 + 1e-3), 1e-15))
