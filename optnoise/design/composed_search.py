@@ -76,9 +76,7 @@ def temper(pmf: np.ndarray, a: float) -> np.ndarray:
 class Surrogate:
     """Surrogate k-fold delta of one ordered pair and its gradient (module docstring)."""
 
-    def __init__(
-        self, k: int, eps: float, grid: float, lcap: float, tail: float = 0.0, max_fft: int = MAX_FFT
-    ) -> None:
+    def __init__(self, k: int, eps: float, grid: float, lcap: float, tail: float = 0.0, max_fft: int = MAX_FFT) -> None:
         self.k, self.eps, self.grid, self.lcap = int(k), float(eps), float(grid), float(lcap)
         self.tail, self.max_fft = float(tail), int(max_fft)
 
