@@ -146,3 +146,28 @@ def test_search_pairs_are_the_lumped_pairs_on_z():
 def test_bad_input(kw, match):
     with pytest.raises(ValueError, match=match):
         NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), privacy="composed", **kw)
+
+
+def test_the_z_candidates_stand_for_the_window_families(count4):
+    """The calibrated discrete Gaussian and Laplace on Z are candidates before the search; the window's Gaussian
+    and Laplace families are the same noises up to the tail, so they are not calibrated again (before: two more
+    bisections, a quarter of the accounting checks at k = 4)."""
+    table = count4.message.split("candidates ")[1].split("; ")[0]
+    names = [entry.rsplit(" ", 1)[0] for entry in table.split(", ")]
+    assert names[:2] == ["discrete Laplace", "discrete Gaussian"]
+    assert "gaussian" not in names and "laplace" not in names and "convolution" in names
+    checks = int(count4.message.split(" accounting checks")[0].rsplit("; ", 1)[1])
+    assert checks < 170  # measured 148 (200 when the families were calibrated again)
+
+
+def test_search_surrogate_and_stall_settings_of_the_additive_release(count4):
+    """The additive problem caps the surrogate's FFT and stops a stalled distortion search (speed only: the
+    result is still certified by the accounting, as the other tests of this module check)."""
+    from optnoise.design.additive_composed import SEARCH_FFT, SEARCH_STALL, AdditiveProblem
+    from optnoise.engine.progress import Progress
+
+    d = count4.design
+    with Progress("composed", verbose=False, time_limit=None, share=1.0, unit="check") as clock:
+        prob = AdditiveProblem(d, clock, None, 40, None)
+        args = prob.search_args()
+    assert args["max_fft"] == SEARCH_FFT and args["stall"] == SEARCH_STALL
