@@ -17,14 +17,13 @@ records contribute at most 10 (``Neighborhood.bd(10)``: shifts +-1..+-10), relea
 The lower panels draw the excess ``MSE / optnoise's MSE - 1`` on a log scale: for a count the
 calibrated Laplace is within 6e-4 of the optimum, which a ratio axis would hide under the line 1.
 
-Not drawn yet: the composed panel of issue #30 (per-release MSE against the number k of
-releases at (1, 1e-6)). ``privacy="composed"`` for ``release="additive"`` now runs the modulo
-release's composed search on Z (:mod:`optnoise.design.additive_composed`), but one design takes
-20 s (count, k = 4) to 10 min (count, k = 10, 2 x 800 search evaluations) on the shared 2-core
-machine, and the sum with contribution bound 10 over a minute with a 30 s time limit: ten points
-do not fit this script's ~2 min budget yet. Measured (count, (1, 1e-6), MSE): k = 4 the calibrated
-discrete Laplace 31.83 is the best found, trade-off bound 29.00 (gap 8.9%); k = 10 the search
-158.60 against the best convolution 161.97, the Gaussian 178.49 and the Laplace 199.58, bound 98.48.
+The bottom row (``counts_composed.csv``): k releases of one noise, (1, 1e-6)-DP together, k in
+{1, 2, 4, 6, 10}: ``NoiseDesign(release="additive", ..., privacy="composed", compositions=k)``
+(the modulo release's composed search run on Z, :mod:`optnoise.design.additive_composed`; every
+point re-certified by the accounting, status ``feasible`` with the trade-off bound of the release
+wrapped onto a ring, drawn dashed) against the discrete Gaussian, the discrete Laplace and their
+best convolution, all calibrated to the k-fold composition by the same accounting (``res.baselines``).
+k = 1 is the single release's optimum at eps = 1 (the top row's point).
 """
 
 import math
