@@ -379,7 +379,8 @@ def test_surrogate_lays_its_law_on_all_but_negligible_extremes():
     x = np.arange(-60, 61)
     f = np.exp(-np.abs(x) / 6.0)
     f /= f.sum()
-    # a Laplace pair (cyclic shift by one: losses +-1/6, and 0 where it wraps), and two near-empty outputs whose losses are +-log 10 (as at the additive window's edges)
+    # a Laplace pair (cyclic shift by one: losses +-1/6, and 0 where it wraps), and two near-empty outputs
+    # whose losses are +-log 10 (as at the additive window's edges)
     P = np.concatenate([f, [1e-14, 1e-15]])
     Q = np.concatenate([np.roll(f, 1), [1e-15, 1e-14]])
     k, eps, tail = 10, 1.0, 1e-13
