@@ -154,7 +154,7 @@ def test_the_z_candidates_stand_for_the_window_families(count4):
     """The calibrated discrete Gaussian and Laplace on Z are candidates before the search; the window's Gaussian
     and Laplace families are the same noises up to the tail, so they are not calibrated again (before: two more
     bisections, a quarter of the accounting checks at k = 4)."""
-    table = count4.message.split("candidates ")[1].split("; ")[0]
+    table = count4.message.split("; candidates ")[1].split("; ")[0]
     names = [entry.rsplit(" ", 1)[0] for entry in table.split(", ")]
     assert names[:2] == ["discrete Laplace", "discrete Gaussian"]
     assert "gaussian" not in names and "laplace" not in names and "convolution" in names
