@@ -69,7 +69,14 @@ TOLERANCES = {
 }
 
 STYLE = {
-    "optnoise": dict(color="k", marker="o", ls="-", lw=2.0, ms=6, label="optnoise (additive optimum)"),
+    "optnoise": dict(
+        color="k",
+        marker="o",
+        ls="-",
+        lw=2.0,
+        ms=6,
+        label="optnoise (top: additive optimum; bottom: certified composed design)",
+    ),
     "laplace": dict(
         color="tab:blue", marker="s", ls="--", lw=1.4, ms=8, mfc="none", label="discrete Laplace, calibrated"
     ),
