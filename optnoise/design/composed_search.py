@@ -51,6 +51,9 @@ __all__ = [
 
 #: Largest FFT length of the surrogate's (k-1)-fold law; a wider loss range gets a coarser grid.
 MAX_FFT = 1 << 19
+#: The distortion search lays the surrogate's (k-1)-fold law on the losses of all but extremes of mass
+#: ``SURROGATE_TAIL * delta / (k - 1)`` (:meth:`Surrogate._body`): its delta moves by at most this share of delta.
+SURROGATE_TAIL = 1e-6
 
 
 #: Positive masses of a tempered PMF stay above ``e^LOG_FLOOR`` times the mode (every finite loss <= 40).
@@ -73,8 +76,26 @@ def temper(pmf: np.ndarray, a: float) -> np.ndarray:
 class Surrogate:
     """Surrogate k-fold delta of one ordered pair and its gradient (module docstring)."""
 
-    def __init__(self, k: int, eps: float, grid: float, lcap: float) -> None:
+    def __init__(self, k: int, eps: float, grid: float, lcap: float, tail: float = 0.0, max_fft: int = MAX_FFT) -> None:
         self.k, self.eps, self.grid, self.lcap = int(k), float(eps), float(grid), float(lcap)
+        self.tail, self.max_fft = float(tail), int(max_fft)
+
+    def _body(self, loss: np.ndarray, P: np.ndarray) -> tuple[float, float]:
+        """The loss range the (k-1)-fold law is laid on: all losses but extremes of total ``P``-mass at most
+        ``tail`` (``tail / 2`` a side), which are moved to its ends. That moves at most ``tail`` of each
+        summand's law, so ``Psi`` and the surrogate delta change by at most ``(k - 1) tail``; without it a
+        few outputs of mass ~1e-14 with losses near ``lcap`` (the edges of the additive release's window)
+        stretch the FFT 25-fold."""
+        lo, hi = float(loss.min()), float(loss.max())
+        if self.tail <= 0.0:
+            return lo, hi
+        order = np.argsort(loss)
+        cum = np.cumsum(P[order])
+        i = int(np.searchsorted(cum, 0.5 * self.tail, side="right"))  # the first loss kept from below
+        j = int(np.searchsorted(cum, cum[-1] - 0.5 * self.tail, side="left"))  # the last one kept from above
+        if not 0 <= i <= j < loss.size:
+            return lo, hi
+        return float(loss[order[i]]), float(loss[order[j]])
 
     def __call__(self, P: np.ndarray, Q: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         P = np.maximum(P, 1e-300)
@@ -87,9 +108,10 @@ class Surrogate:
         if k == 1:
             s, G = np.zeros(1), np.ones(1)
         else:
-            span = (k - 1) * (float(loss.max() - loss.min()) + 2 * self.grid)
-            h = max(self.grid, span / MAX_FFT)
-            j = loss / h
+            lo_b, hi_b = self._body(loss, P)
+            span = (k - 1) * (hi_b - lo_b + 2 * self.grid)
+            h = max(self.grid, span / self.max_fft)
+            j = np.clip(loss, lo_b, hi_b) / h
             j0 = np.floor(j)
             th = j - j0
             i0 = j0.astype(np.int64)
@@ -253,6 +275,8 @@ def reduced_search(
     max_evals: int = 400,
     working: int = 3,
     progress: Callable[[], None] | None = None,
+    max_fft: int = MAX_FFT,
+    stall: tuple[int, float] | None = None,
 ) -> SearchResult:
     """Minimise the distortion at a surrogate composed delta (``mode="distortion"``, ``target`` = delta),
     or the surrogate delta at ``eps`` under a distortion cap (``mode="epsilon"``, ``target`` = the cap).
@@ -260,22 +284,27 @@ def reduced_search(
     ``start`` is a positive flat PMF. ``to_theta(x)`` maps the optimisation variables to the
     full log-PMF, ``from_theta`` the other way, ``back`` pulls a gradient in theta back to x
     (default: x is theta). ``time_limit`` (seconds, ``inf`` for none) and ``max_evals`` stop the
-    search; ``progress()`` is called once per evaluation. Returns the best surrogate-feasible PMF
-    found (or ``None``).
+    search; ``progress()`` is called once per evaluation. ``max_fft`` caps the surrogate's FFT
+    (:class:`Surrogate`). ``stall = (m, rtol)`` also stops it when the best surrogate-feasible objective
+    fell by at most ``rtol`` (relative) over the last ``m`` evaluations (a rule on evaluation counts, so
+    reproducible like ``max_evals``). Returns the best surrogate-feasible PMF found (or ``None``).
     """
     t0 = time.perf_counter()
     c = np.asarray(cost, dtype=float).ravel()
     cscale = max(float(np.max(np.abs(c))), 1e-300)
     grid = grid if grid is not None else 1e-4 * max(1.0, k / 20.0)
-    sur = _Working(pairs, Surrogate(k, eps, grid, lcap=max(2.0, 3.0 * eps)), eps, k, working)
+    # moving extremes of mass SURROGATE_TAIL delta / (k - 1) moves the surrogate delta by SURROGATE_TAIL delta at most
+    tail = SURROGATE_TAIL * target / max(k - 1, 1) if mode == "distortion" else 0.0
+    sur = _Working(pairs, Surrogate(k, eps, grid, max(2.0, 3.0 * eps), tail, max_fft), eps, k, working)
     theta0 = np.log(np.maximum(np.asarray(start, dtype=float).ravel(), 1e-300))
     theta0 = theta0 - theta0.max()
     to_theta = to_theta or (lambda x: x)
     from_theta = from_theta or (lambda th: th)
     back = back or (lambda g: g)
     log_target = math.log(target) if mode == "distortion" else 0.0
-    state: dict[str, Any] = {"a": 1.0, "best": (math.inf, None), "evals": 0}
+    state: dict[str, Any] = {"a": 1.0, "best": (math.inf, None), "evals": 0, "stalled": False}
     hist: list[float] = []
+    bests: list[float] = []  # the best surrogate-feasible objective after each evaluation
 
     def pmf(th: np.ndarray, a: float) -> np.ndarray:
         z = a * th
@@ -314,8 +343,14 @@ def reduced_search(
             a = float(an)
         return a, u, C, gC, obj, g_obj, dCa
 
+    def _stalled() -> bool:
+        if stall is None or len(bests) <= stall[0] or not math.isfinite(bests[-1]):
+            return False
+        state["stalled"] = bests[-1 - stall[0]] - bests[-1] <= stall[1] * abs(bests[-1])
+        return bool(state["stalled"])
+
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
-        if time.perf_counter() - t0 > time_limit or state["evals"] >= max_evals:
+        if time.perf_counter() - t0 > time_limit or state["evals"] >= max_evals or _stalled():
             raise _Stop
         state["evals"] += 1
         if progress is not None:
@@ -332,6 +367,7 @@ def reduced_search(
         if feasible and obj < state["best"][0]:
             state["best"] = (obj, u.copy())
         hist.append(obj)
+        bests.append(state["best"][0])
         scale = abs(hist[0]) if hist and hist[0] != 0 else 1.0
         if not feasible:  # no temper meets the constraint here: steer back with a large value
             return (abs(hist[0]) + abs(C) * cscale) / scale, back(grad) / scale
@@ -356,7 +392,13 @@ def reduced_search(
         message = str(res.message)
     except _Stop:
         # which limit stopped it matters: the evaluation limit is reproducible, the time limit is not
-        if state["evals"] >= max_evals:
+        if state["stalled"]:
+            assert stall is not None
+            message = (
+                f"stopped after {state['evals']} evaluations: the best point improved by at most "
+                f"{stall[1]:g} (relative) over the last {stall[0]}"
+            )
+        elif state["evals"] >= max_evals:
             message = f"stopped at the evaluation limit ({max_evals})"
         else:
             message = f"stopped at the time limit ({time_limit:.3g} s, not reproducible)"

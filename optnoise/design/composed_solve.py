@@ -111,6 +111,7 @@ class ComposedProblem:
         self.support = Support(design.n, design.shape, design.rel.cyclic)
         self.checks = 0
         self.spent, self.points = 0.0, 0.0  # seconds and loss-grid points of the accounting checks so far
+        self.calibrated: dict[str, tuple[str, float]] = {}  # see :meth:`family_candidate`
         from dp_accounting.pld import privacy_loss_distribution  # noqa: F401  (imported before a check is timed)
 
         self.heavy = False  # many pairs: each accounting check is slow, so the candidates are searched coarsely
@@ -130,6 +131,15 @@ class ComposedProblem:
                 idx = idx[keep]
             self.pairs = modulo_pair_map(idx)
         self.heavy = len(design.shifts if design.rel.cyclic else design.pairs) > 8
+
+    def family_candidate(self, family: str) -> tuple[str, float] | None:
+        """A candidate the problem already certified that stands for ``family`` (its name in ``cands`` and the
+        family scale it has), so that family is not calibrated again; ``None`` (the default): calibrate it.
+
+        The additive release certifies the discrete Gaussian and Laplace on Z before the search
+        (:mod:`optnoise.design.additive_composed`); their calibration on the window is the same noise up to
+        the tail, and costs a few dozen accounting checks."""
+        return self.calibrated.get(family)
 
     @property
     def max_scale(self) -> float:
@@ -396,6 +406,10 @@ def _family_candidates(prob: ComposedProblem, value_of: Any, guess: float) -> di
     out = prob.cands
     last = guess
     for fam in ("gaussian", "laplace"):
+        known = prob.family_candidate(fam)
+        if known is not None and known[0] in out:
+            last = known[1] if fam == "gaussian" else last
+            continue
         prob.clock.stage(f"calibrating {fam}")
         got = value_of(lambda V, fam=fam: family_pmf(fam, V, prob.support), guess)
         if got is not None:
@@ -448,7 +462,11 @@ def _primal(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> Composed
         cands["safe"] = (prob.distortion(safe), safe, "perfectly private release")
     start = min(cands.values(), key=lambda c: c[0])
     starts = [np.maximum(start[1], 1e-300)]
-    if prob.structured and "gaussian" in cands and start[2] != "gaussian":
+    known = prob.family_candidate("gaussian")
+    if prob.structured and known is not None and start[2] != cands.get(known[0], (0, 0, ""))[2]:
+        # the family member at the known candidate's scale: a start needs no certificate (and no zeros)
+        starts.append(prob.hybrid(start[1], family_pmf("gaussian", known[1], prob.support)))
+    elif prob.structured and "gaussian" in cands and start[2] != "gaussian":
         starts.append(prob.hybrid(start[1], cands["gaussian"][1]))
     found = None
     # the second start guards against a local minimum of the first one's landscape. Both run unless a

@@ -479,7 +479,9 @@ def compose_pairs(
         # every eps, and so has any composition (delta only grows with k); dp-accounting cannot compose a
         # PLD with no finite loss, so the one-release PLD stands for it
         return Composition(k=k, pld=pld, infinite_mass=inf_mass)
-    if k > 1:
+    if k > 1 and _trivial_grid(pld, k) > MAX_COMPOSED_GRID:
+        # dp-accounting's Chernoff bounds (40 log-sum-exps over the grid, as long as the FFT) only where
+        # the grid with no truncation at all could exceed the limit: every search step composes a PMF
         points = _composed_grid(pld, k)
         if points > MAX_COMPOSED_GRID:
             raise ValueError(
@@ -493,6 +495,15 @@ def compose_pairs(
         infinite_mass=inf_mass,
         pure_eps=pure,
     )
+
+
+def _trivial_grid(pld: Any, k: int) -> int:
+    """Length of the loss grid of ``pld.self_compose(k)`` with no tail truncation: ``k (m - 1) + 1`` for a
+    one-release grid of ``m`` points, an upper bound on :func:`_composed_grid` that costs nothing."""
+    sizes = [
+        len(p._probs) if hasattr(p, "_probs") else len(p.to_dense_pmf()._probs) for p in (pld._pmf_remove, pld._pmf_add)
+    ]
+    return k * (max(sizes) - 1) + 1
 
 
 def _composed_grid(pld: Any, k: int) -> int:

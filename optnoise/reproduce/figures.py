@@ -301,8 +301,11 @@ class FigureScript:
         """Pick the full or the coarse version of a parameter grid."""
         return fast if self.fast else full
 
-    def save(self, fig: Any, table: Any, *, name: str | None = None) -> Path:
+    def save(self, fig: Any, table: Any, *, name: str | None = None, extra: Mapping[str, Any] | None = None) -> Path:
         """Write ``<name>.png`` (150 dpi, fixed metadata) and ``<name>.csv``; close the figure.
+
+        ``extra`` maps further CSV stems to their tables (a figure whose panels have different columns);
+        each is written as ``<stem>.csv`` and declares its own tolerances.
 
         The picture is drawn from the numbers as tabled: every plotted coordinate (lines, markers,
         bars, spans, filled areas, error bars, images, text positions and the axis limits) is
@@ -319,6 +322,9 @@ class FigureScript:
         plt.close(fig)
         write_csv(self.out / f"{stem}.csv", table)
         _WRITTEN.extend([png, self.out / f"{stem}.csv"])
+        for other, rows in (extra or {}).items():
+            write_csv(self.out / f"{other}.csv", rows)
+            _WRITTEN.append(self.out / f"{other}.csv")
         return png
 
 

@@ -368,3 +368,45 @@ def test_the_composed_search_solves_its_lps_through_the_pipeline_not_noise_desig
     res = d.solve()
     assert res.status == "optimal" and res.verify()
     assert calls == ["composed"]  # the k = 1 LP ran, but not by re-entering NoiseDesign.solve
+
+
+def test_surrogate_lays_its_law_on_all_but_negligible_extremes():
+    """Two outputs of mass ~1e-14 with losses near the cap (the edges of the additive release's window) used to
+    set the FFT's span: (k - 1) x 5 instead of (k - 1) x 0.3. Moved to the body's ends (``tail``), they change
+    the surrogate delta by at most (k - 1) tail, and its gradient not at all in the body."""
+    from optnoise.design.composed_search import Surrogate
+
+    x = np.arange(-60, 61)
+    f = np.exp(-np.abs(x) / 6.0)
+    f /= f.sum()
+    # a Laplace pair (cyclic shift by one: losses +-1/6, and 0 where it wraps), and two near-empty outputs
+    # whose losses are +-log 10 (as at the additive window's edges)
+    P = np.concatenate([f, [1e-14, 1e-15]])
+    Q = np.concatenate([np.roll(f, 1), [1e-15, 1e-14]])
+    k, eps, tail = 10, 1.0, 1e-13
+    exact = Surrogate(k, eps, 1e-4, 3.0)
+    cut = Surrogate(k, eps, 1e-4, 3.0, tail=tail)
+    loss = np.clip(np.log(np.maximum(P, 1e-300)) - np.log(np.maximum(Q, 1e-300)), -3, 3)
+    lo, hi = cut._body(loss, P)
+    assert float(loss.max() - loss.min()) > 4.6  # the extremes +-log 10 ...
+    assert (lo, hi) == pytest.approx((-1 / 6, 1 / 6))  # ... are not in the body: the Laplace pair's losses
+    d0, gP0, _ = exact(P, Q)
+    d1, gP1, _ = cut(P, Q)
+    assert abs(d1 - d0) <= (k - 1) * tail + 1e-12 * d0
+    assert np.allclose(gP1[1:-1], gP0[1:-1], rtol=1e-6, atol=1e-15)
+
+
+def test_reduced_search_stall_rule_stops_on_evaluation_counts():
+    """``stall=(m, rtol)`` stops once the best point fell by at most rtol over m evaluations, and says so."""
+    from optnoise.design.composed_search import line_pair_map, reduced_search
+
+    x = np.arange(-30, 31)
+    start = np.exp(-np.abs(x) / 4.0)
+    start /= start.sum()
+    kw = dict(pairs=line_pair_map(x.size, np.array([1, -1])), cost=x.astype(float) ** 2, k=3, eps=0.5)
+    free = reduced_search(start, mode="distortion", target=1e-2, max_evals=200, **kw)
+    stalled = reduced_search(start, mode="distortion", target=1e-2, max_evals=200, stall=(5, 1e-2), **kw)
+    assert "the best point improved by at most 0.01 (relative) over the last 5" in stalled.message
+    assert stalled.evaluations < free.evaluations
+    assert free.evaluations == 200 and 20 < stalled.evaluations < 100  # measured 49
+    assert free.objective <= stalled.objective <= free.objective * 1.1  # measured 29.59 and 31.06

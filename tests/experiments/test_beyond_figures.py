@@ -178,6 +178,32 @@ def test_committed_counts_orderings_and_closed_forms():
             assert r["mse_laplace"] == pytest.approx(_laplace_mse_at(r["eps"], r["delta"]), rel=1e-8)
 
 
+def test_committed_counts_composed_never_above_a_baseline():
+    """The composed panel: at every k the certified design is at most each baseline calibrated to the same
+    composition by the same accounting, the proven bound is below it, and k = 1 is the single-release optimum."""
+    with open(FIGURES / "counts_composed.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {(int(r["bound"]), int(r["k"])) for r in rows} == {(b, k) for b in (1, 10) for k in (1, 2, 4, 6, 10)}
+    single = {int(r["bound"]): float(r["mse_optnoise"]) for r in _counts_committed() if r["eps"] == 1.0}
+    for r in rows:
+        mse, lower = float(r["mse_optnoise"]), float(r["bound_optnoise"])
+        assert r["eps"] == "1" and float(r["delta"]) == 1e-6
+        assert lower <= mse * (1 + 1e-9)
+        for name in ("laplace", "gaussian", "convolution"):
+            value = float(r[f"mse_{name}"])
+            assert np.isnan(value) if (name == "convolution" and r["k"] == "1") else mse <= value * (1 + 1e-9)
+        if r["k"] == "1":
+            assert r["status"] == "optimal" and mse == pytest.approx(single[int(r["bound"])], rel=1e-9)
+        else:
+            assert r["status"] == "feasible"
+    # per-release MSE grows with k (more releases, less budget each)
+    for b in ("1", "10"):
+        seq = [
+            float(r["mse_optnoise"]) for r in sorted((r for r in rows if r["bound"] == b), key=lambda r: int(r["k"]))
+        ]
+        assert seq == sorted(seq)
+
+
 def test_real_valued_claims():
     """The committed real_valued.csv: a proven band under every valid mechanism, and the README's numbers."""
     rows = _rows("real_valued")

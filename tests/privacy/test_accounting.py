@@ -191,6 +191,23 @@ def test_an_oversized_composition_is_refused_before_it_is_allocated():
     assert _composed_grid(pld, 3) == len(small._pmf_remove._probs)
 
 
+def test_the_chernoff_grid_estimate_runs_only_where_the_untruncated_grid_could_exceed_the_limit(monkeypatch):
+    """Every composed search step composes a PMF: dp-accounting's Chernoff bounds (40 log-sum-exps over the
+    grid) ran twice per check, once for the size guard. The guard now first bounds the grid with no truncation,
+    ``k (m - 1) + 1``, which is never below dp-accounting's estimate."""
+    from optnoise.privacy import accounting as acc
+
+    f = np.array([0.9, 0.05, 0.03, 0.015, 0.005])
+    pld = design_pld(f, Neighborhood.bd(2))
+    for k in (2, 3, 10, 1000):
+        assert acc._trivial_grid(pld, k) >= acc._composed_grid(pld, k)
+    monkeypatch.setattr(acc, "_composed_grid", lambda *a: pytest.fail("the Chernoff estimate ran"))
+    assert compose(f, Neighborhood.bd(2), 10).delta(1.0) > 0  # a small grid: no estimate
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="composed loss grid"):  # a large one: still refused
+        compose(f, Neighborhood.bd(2), 10**6)
+
+
 # ----------------------------------------------------------------------- memory and work of the profile
 
 
