@@ -12,9 +12,10 @@ Usage::
     python benchmarks/bench_continuous.py            # the grid's diagonal (about half an hour)
     python benchmarks/bench_continuous.py --grid     # all 100 grid points, l1 and l2
     python benchmarks/bench_continuous.py --quick    # m <= 8, two grid points
-    nice -n 19 python benchmarks/bench_continuous.py --grid --jsonl benchmarks/selvi_grid.jsonl --grid-only
+    nice -n 10 python benchmarks/bench_continuous.py --grid --jsonl benchmarks/selvi_grid.jsonl --time-limit 180
         # resumable: one JSON line per instance appended as it finishes; instances already in the file are skipped
-    python benchmarks/bench_continuous.py --summary benchmarks/selvi_grid.jsonl   # the table from the file
+    python benchmarks/bench_continuous.py --grid --jsonl benchmarks/selvi_grid.jsonl --summary   # the table, no run
+    python benchmarks/bench_continuous.py --side-by-side 128 --time-limit 1200    # m = 128 beside the full LP
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ GRID_HEADER = [
 def grid_instance(metric: str, eps: float, delta: float, time_limit: float = 60.0) -> dict:
     """One instance of the grid (gap=2e-3, ``time_limit`` s wall clock) as a JSON record, with the baselines check.
 
-    ``cpu_seconds`` is the process's CPU time: on a shared machine at ``nice -n 19`` the wall clock
+    ``cpu_seconds`` is the process's CPU time: on a shared machine at low priority the wall clock
     mostly measures the other jobs.
     """
     d = NoiseDesign(release="continuous", sensitivity=1.0, eps=eps, delta=delta, metric=metric, gap=2e-3)
@@ -222,7 +223,7 @@ def selvi_section(
     """The RESULTS.md section of a resumable grid run (its own section: the hand-written notes stay)."""
     body = ["## Continuous designs: Selvi et al.'s 10 x 10 grid (issue 31)", "", machine(), ""]
     body += [
-        f"Delta = 1, gap = 2e-3, a wall-clock limit of {time_limit:g} s each (checked between LPs), at `nice -n 19`",
+        f"Delta = 1, gap = 2e-3, a wall-clock limit of {time_limit:g} s each (checked between LPs), at `nice -n 10`",
         "beside other jobs (the wall clock mostly measures them; the CPU time is the process's own);",
         "gap = (u-l)/max(1,u) (optnoise's relative_gap, Selvi et al.'s scale), (u-l)/u the plain ratio;",
         "m = the largest resolution tried; the last column: upper bound <= truncated Laplace and analytic Gaussian.",
