@@ -92,10 +92,9 @@ def side_by_side(m: int, time_limit: float | None = None) -> list[str]:
     tf = time.perf_counter() - t1
     shown = "-" if full.bound is None else f"{full.bound:.6f}"
     note = "" if full.complete else f" (not finished: {full.message or 'time limit'})"
+    mine = "-" if h["lower"] is None else f"{h['lower']:.6f}"
     return [
-        fmt_row(
-            [m, "optnoise (sym, lazy)", f"{h['lower']:.6f}", h["lp_rows"], f"{h['lower_time']:.1f}", f"{ours:.1f}"]
-        ),
+        fmt_row([m, "optnoise (sym, lazy)", mine, h["lp_rows"], f"{h['lower_time']:.1f}", f"{ours:.1f}"]),
         fmt_row([m, "full LP" + note, shown, full.rows, f"{tf:.1f}", ""]),
     ]
 
