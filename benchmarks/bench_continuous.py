@@ -223,7 +223,8 @@ def selvi_section(
     body = ["## Continuous designs: Selvi et al.'s 10 x 10 grid (issue 31)", "", machine(), ""]
     body += [
         f"Delta = 1, gap = 2e-3, a wall-clock limit of {time_limit:g} s each (checked between LPs), at `nice -n 10`",
-        "beside other jobs (the wall clock mostly measures them; the CPU time is the process's own);",
+        "beside other jobs (the wall clock mostly measures them). The CPU time is the benchmark process's own",
+        "(its threads): a child process that `solver='auto'` may start for the upper bound is not counted;",
         "gap = (u-l)/max(1,u) (optnoise's relative_gap, Selvi et al.'s scale), (u-l)/u the plain ratio;",
         "m = the largest resolution tried; the last column: upper bound <= truncated Laplace and analytic Gaussian.",
         f"Records: `{jsonl.as_posix()}` (one JSON line per instance, appended as it finishes).",
