@@ -1,18 +1,22 @@
-"""Sweep rows of ``--release additive`` points: ``q + eta`` on the integers, no ``n``, cached and resumable.
+"""Sweep rows of the releases that make their own (``additive``, ``grid``, ``continuous``): no ``n``.
 
 A point's design is solved by :meth:`~optnoise.design.noise.NoiseDesign.solve` (which grows the
-support ``L``) and its row (:data:`ADDITIVE_ROW_KEYS`) carries the support, the bound and gap, every
-achieved value, the released errors and the distortion of each baseline (``baseline_<name>``,
-:attr:`~optnoise.design.additive_eval.AdditiveResult.baselines`).
+support ``L`` where the release has one) and its row (:func:`release_row_keys`) carries the release's
+fields as given, every budget field, the support, the bound and gap, every achieved value, the released
+errors and the distortion of each baseline (``baseline_<name>`` and all of them in ``baselines``).
+The columns are derived from the release's :attr:`~optnoise.design.releases.Release.fields` and the
+budget fields (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`), so a new field reaches every row.
 
 The cache (the folder of :func:`~optnoise.cli.sweeps.run_sweep`, one entry per design key, as for
 the other rows: :func:`optnoise.engine.cache.load_entry`) stores the result's ``to_dict()`` and,
-for an LP, the row multipliers of the LP at the result's support as the proof of its status. On
-load no stored number is used: the PMF is re-verified, the bound re-derived by weak duality on the
-rebuilt model (:meth:`~optnoise.design.additive_eval.AdditiveResult.from_dict`) and the baselines
-computed afresh; an entry that no longer proves its stored status is solved again. A MILP's
-(``pdp``) ``"optimal"`` cannot be re-proved from stored data, so such points are solved again, as
-modulo MILP points are.
+for an LP notion, the row multipliers of the LP at the result's support as the proof of its status.
+It is read back with the release's :attr:`~optnoise.design.releases.Release.result_class`; a release
+without one (``continuous``) is solved again every time. On load no stored number is used: the PMF is
+re-verified, the bound re-derived by weak duality on the rebuilt model
+(:meth:`~optnoise.design.additive_eval.AdditiveResult.from_dict`) and the baselines computed afresh; an
+entry that no longer proves its stored status is solved again. An ``"optimal"`` that stored data cannot
+re-prove (a MILP's, ``pdp``; a conic one, ``rdp``/``zcdp``; a composed search's) is solved again, as
+modulo MILP points are; ``"feasible"`` rows of every notion are read back.
 """
 
 from __future__ import annotations
@@ -22,41 +26,49 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.additive_eval import AdditiveResult
+from optnoise.design.additive_eval import AdditiveResult, notion_of
+from optnoise.design.noise import DESIGN_NOTIONS
+from optnoise.design.releases import Release, get_release
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.cache import entry_path, load_entry, store_entry
 from optnoise.engine.tolerance import MIP_REL_GAP
+from optnoise.privacy.fields import BUDGET_FIELD_NAMES
+from optnoise.privacy.notions import get_notion
 
-__all__ = ["ADDITIVE_ROW_KEYS", "BASELINE_NAMES", "additive_row", "solve_cached"]
+__all__ = [
+    "ACHIEVED_KEYS",
+    "ADDITIVE_ROW_KEYS",
+    "BASELINE_NAMES",
+    "additive_row",
+    "cell",
+    "release_row",
+    "release_row_keys",
+    "reproved_from_cache",
+    "solve_cached",
+]
 
-#: The baselines of every additive row, each a column ``baseline_<name>`` (its calibrated distortion).
+#: The keys of a result's ``achieved`` that get a column ``achieved_<key>`` of their own: the value of
+#: every notion, and the composed eps at the design's delta (the composed delta at eps is ``composed``).
+ACHIEVED_KEYS = DESIGN_NOTIONS + ("composed_eps",)
+
+#: The baselines with a column ``baseline_<name>`` of their own (every baseline is in ``baselines``).
 BASELINE_NAMES = ("discrete_laplace", "discrete_gaussian")
 
-#: Columns of an additive sweep row (CSV header order).
-ADDITIVE_ROW_KEYS = (
-    "release",
-    "eps",
-    "delta",
-    "profile",
-    "neighborhood",
-    "directed",
-    "shifts",
-    "metric",
-    "privacy",
+#: The result's columns of a row, after the problem's.
+RESULT_KEYS = (
     "support",
     "status",
     "distortion",
     "bound",
     "gap",
-    "achieved_dp",
-    "achieved_pdp",
-    "achieved_profile",
+    *(f"achieved_{k.replace('-', '_')}" for k in ACHIEVED_KEYS),
     "achieved",
     "mse",
     "mae",
     "er",
     "tail_mass",
     *(f"baseline_{name}" for name in BASELINE_NAMES),
+    "baselines",
     "solver",
     "backend",
     "solve_time_s",
@@ -66,14 +78,60 @@ ADDITIVE_ROW_KEYS = (
 )
 
 
+def _given(field: str) -> str:
+    """The column of a release field as given: its name, or ``<name>_given`` where a result column has it
+    (``support``: the support chosen; ``gap``: the proven gap reached)."""
+    return f"{field}_given" if field in RESULT_KEYS else field
+
+
+def release_row_keys(release: Release) -> tuple[str, ...]:
+    """Columns of a row of ``release`` (CSV header order): its fields, every budget field, the result's."""
+    return (
+        "release",
+        *(_given(f) for f in release.fields),
+        "eps",
+        "delta",
+        *BUDGET_FIELD_NAMES,
+        "objective",
+        "max_distortion",
+        "neighborhood",
+        "directed",
+        "shifts",
+        "metric",
+        "privacy",
+        *RESULT_KEYS,
+    )
+
+
+#: Columns of an additive sweep row (CSV header order).
+ADDITIVE_ROW_KEYS = release_row_keys(get_release("additive"))
+
+
+def cell(value: Any) -> Any:
+    """A value in a row: numbers as they are, lists (pairs, orders) as JSON."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    return json.dumps(value) if isinstance(value, (list, tuple)) else value
+
+
+def reproved_from_cache(row: dict[str, Any]) -> bool:
+    """Whether a finished row of these releases is read back from the cache (module docstring)."""
+    if row.get("status") in ("unverified", "error") or get_release(row.get("release")).result_class is None:
+        return False
+    notion = get_notion(row.get("privacy"))
+    # an "optimal" proven by a MILP, a conic program or a composed search: no stored proof re-proves it
+    return row.get("status") != "optimal" or not (notion.indicators or notion.renyi or notion.composed)
+
+
 def _proof(res: AdditiveResult, options: dict[str, Any] | None) -> dict[str, Any] | None:
     """Row multipliers proving ``res``'s bound on the LP at its support (``None`` for a MILP or no solution).
 
     The LP at ``L`` is solved again with HiGHS; its row duals, or the multipliers of the optimal basis
     in scaled variables (:func:`~optnoise.design.settle.proof_dual`), whichever proves more.
     """
-    if res.pmf is None or res.status != "optimal":
-        return None
+    notion = notion_of(res.design)
+    if res.pmf is None or res.status != "optimal" or notion.renyi or notion.composed:
+        return None  # the LP at L is not the problem of a conic or composed design: it proves nothing there
     at_L = res.design if res.design.support == res.L else res.design.replace(support=res.L)
     model = at_L.build_model()
     if model.is_mip:
@@ -91,13 +149,16 @@ def _proof(res: AdditiveResult, options: dict[str, Any] | None) -> dict[str, Any
     return {"kind": "lp-dual", "dual": np.asarray(y, dtype=float).tolist()}
 
 
-def solve_cached(design: Any, cache: str | None, **solve: Any) -> AdditiveResult:
+def solve_cached(design: Any, cache: str | None, **solve: Any) -> Any:
     """``design.solve(**solve)``, or its cache entry re-proved (module docstring); a fresh result is stored."""
+    result_class = design.rel.result_class
+    if result_class is None:  # results this release cannot read back: solved every time
+        return design.solve(**solve)
     opts = {k: solve.get(k) for k in ("solver", "time_limit", "mip_gap", "options")}
     path = entry_path(cache, design.key(**opts))
 
-    def rebuild(entry: dict[str, Any]) -> AdditiveResult:
-        res = AdditiveResult.from_dict(
+    def rebuild(entry: dict[str, Any]) -> Any:
+        res = result_class.from_dict(
             entry["result"], design=design, recheck=False, proof=entry.get("proof"), backend="cache"
         )
         # the optimum at L is re-proved above; how L was chosen is what the solve that stored it found
@@ -113,39 +174,57 @@ def solve_cached(design: Any, cache: str | None, **solve: Any) -> AdditiveResult
     return res
 
 
-def additive_row(point: dict[str, Any], design: Any, res: AdditiveResult, solver: str) -> dict[str, Any]:
-    """The :data:`ADDITIVE_ROW_KEYS` row of a solved additive point."""
-    d = res.to_dict()
-    got = {k: v for k, v in res.achieved.items()}
-    base = res.baselines if res.pmf is not None else {}
+def _baselines(res: Any) -> dict[str, float]:
+    """The result's calibrated baselines; none where the release has none for this design."""
+    if res.pmf is None:
+        return {}
+    try:
+        return dict(res.baselines)
+    except ValueError:  # e.g. a continuous design's profile: no baseline is calibrated to it
+        return {}
+
+
+def release_row(point: dict[str, Any], design: Any, res: Any, solver: str) -> dict[str, Any]:
+    """The :func:`release_row_keys` row of a solved point of a release that makes its own rows."""
+    got = dict(res.achieved)
+    base = _baselines(res)
+    actual = getattr(res, "actual", None) or {}
+    shifts = getattr(design, "shifts", None)
+    L = getattr(res, "L", None)
     return {
-        "release": "additive",
+        "release": design.rel.name,
+        **{_given(f): cell(point.get(f)) for f in design.rel.fields},
         "eps": design.eps,
         "delta": design.delta,
-        "profile": json.dumps([list(p) for p in design.profile]) if design.profile is not None else None,
-        "neighborhood": point["neighborhood"],
-        "directed": design.neighborhood.directed,
-        "shifts": " ".join(map(str, design.shifts.tolist())),
+        **{k: cell(getattr(design, k, None)) for k in BUDGET_FIELD_NAMES},
+        "objective": design.objective,
+        "max_distortion": design.max_distortion,
+        "neighborhood": point.get("neighborhood"),
+        "directed": None if design.neighborhood is None else design.neighborhood.directed,
+        "shifts": None if shifts is None else " ".join(map(str, np.asarray(shifts).tolist())),
         "metric": design.metric,
         "privacy": design.privacy,
-        "support": res.L,
+        "support": L if L is not None else int(res.support[-1]),
         "status": res.status,
         "distortion": res.distortion,
         "bound": res.bound,
         "gap": res.gap,
-        "achieved_dp": got.get("dp"),
-        "achieved_pdp": got.get("pdp"),
-        "achieved_profile": None if got.get("profile") is None else json.dumps(got["profile"]),
+        **{f"achieved_{k.replace('-', '_')}": cell(got.get(k)) for k in ACHIEVED_KEYS},
         "achieved": json.dumps(got),
-        "mse": res.actual.get("mse"),
-        "mae": res.actual.get("mae"),
-        "er": res.actual.get("er"),
+        "mse": actual.get("mse"),
+        "mae": actual.get("mae"),
+        "er": actual.get("er"),
         "tail_mass": None if res.tail is None else res.tail.mass,
         **{f"baseline_{name}": base.get(name) for name in BASELINE_NAMES},
+        "baselines": json.dumps(base),
         "solver": solver,
-        "backend": res.backend,
+        "backend": getattr(res, "backend", solver),
         "solve_time_s": res.solve_time,
-        "support_note": res.support_note,
-        "pmf": json.dumps(d["pmf"]),
+        "support_note": getattr(res, "support_note", ""),
+        "pmf": json.dumps(res.to_dict()["pmf"]),
         "error": res.message if res.status in ("unverified", "error") else "",
     }
+
+
+#: The row of an additive point (the name before other releases made rows too).
+additive_row = release_row

@@ -203,6 +203,22 @@ def add_budget_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
         )
 
 
+def add_release_field_args(p: argparse.ArgumentParser) -> None:
+    """One grid flag ``--NAME`` per field of every sweepable release (its
+    :attr:`~optnoise.design.releases.Release.fields`)."""
+    owners: dict[str, list[str]] = {}
+    for rel in map(get_release, release_names()):
+        for name in rel.fields if rel.sweepable else ():
+            owners.setdefault(name, []).append(rel.name)
+    for name, rels in owners.items():
+        kind = "integers" if any(name in get_release(r).integer_fields for r in rels) else "numbers"
+        p.add_argument(
+            f"--{name}",
+            default=None,
+            help=f"--release {' or '.join(rels)}: the design's {name} (grid of {kind}: 1 or 1,2 or 1:4:4)",
+        )
+
+
 def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     num = str if grid else float_arg
     p.add_argument(
@@ -236,9 +252,9 @@ def add_problem_args(p: argparse.ArgumentParser, *, grid: bool = False) -> None:
     p.add_argument(
         "--neighborhood",
         "--neighbourhood",
-        required=grid,
         action="append" if grid else "store",
-        help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)" + (" (repeatable)" if grid else ""),
+        help="sd:MU, bd:MUBAR, shifts:1,3,5 or vector shifts:1/2,3/5 (with --dim)"
+        + (" (repeatable; required unless the release's sensitivity fixes it)" if grid else ""),
     )
     p.add_argument(
         "--directed",

@@ -135,6 +135,9 @@ def result_from_file(path: str) -> DesignResult:
     data = read_json(path, "result file")
     if not isinstance(data, dict):
         raise ValueError(f"result file {shown(path)} must be a JSON object from `optnoise solve --format json`")
+    if not get_release(data.get("release", "modulo")).deployable:
+        spec = data.get("design")
+        _refuse_continuous(spec.get("sensitivity") if isinstance(spec, dict) else None, data.get("resolution"))
     if not isinstance(get_release(data.get("release", "modulo")), LatticeRelease):
         return _additive_from_file(path, data)
     missing = [k for k in ("n", "metric", "privacy", "shifts", "directed", "pmf") if k not in data]
@@ -196,13 +199,21 @@ def result_from_file(path: str) -> DesignResult:
     return DesignResult.from_dict(data, design=design)
 
 
+def _refuse_continuous(sensitivity: Any, resolution: Any) -> None:
+    """Refuse to certify a continuous design, naming the deployable grid release (``ContinuousResult.certify``)."""
+    sens = f" --sensitivity {sensitivity!r}" if isinstance(sensitivity, float | int) else " --sensitivity DELTA"
+    res = f" --resolution {resolution!r}" if isinstance(resolution, float | int) else " --resolution W"
+    raise ValueError(
+        "release: a continuous design cannot be certified (a real density has no exact sampler in floating "
+        f"point); certify the grid release at the same resolution: optnoise certify --release grid{sens}{res} "
+        "with the same budget and metric"
+    )
+
+
 def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
     """An :class:`~optnoise.design.additive_eval.AdditiveResult` from `optnoise solve --release additive
     --format json` output: its ``problem`` rebuilt (re-validated), the PMF re-verified and the bound
     re-derived by a fresh solve at its support (:meth:`AdditiveResult.from_dict`); nothing stored is trusted."""
-    from optnoise.design.additive_eval import AdditiveResult
-    from optnoise.design.grid import GridResult
-
     problem, release = data.get("problem"), data["release"]
     if not isinstance(problem, dict) or problem.get("release") != release:
         raise ValueError(
@@ -213,7 +224,10 @@ def _additive_from_file(path: str, data: dict[str, Any]) -> Any:
         design = NoiseDesign.from_spec(problem)
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"result file field 'problem': {' '.join(str(exc).split())}") from None
-    return (GridResult if release == "grid" else AdditiveResult).from_dict(data, design=design)
+    result_class = get_release(release).result_class  # the release's own result format (additive, grid)
+    if result_class is None:
+        raise ValueError(f"result file field 'release': {shown(release)} results are not read back from a file")
+    return result_class.from_dict(data, design=design)
 
 
 def _json_shift(s: Any) -> Any:
@@ -249,7 +263,10 @@ def cmd_certify(a: argparse.Namespace) -> int:
     max_loss = math.inf if a.max_loss == math.inf else check_positive("max_loss", a.max_loss, allow_zero=True)
     solve_kw = solver_args(a)  # validated even with --result, where they would be silently unused
     flags = [k for k in ("n", "eps", "neighborhood", "sensitivity", "resolution") if getattr(a, k, None) is not None]
-    needed = get_release(getattr(a, "release", None) or "modulo").required
+    rel = get_release(getattr(a, "release", None) or "modulo")
+    needed = rel.required
+    if not rel.deployable:  # before solving: it could not be certified anyway
+        _refuse_continuous(a.sensitivity, a.resolution)
     if a.result is not None:
         if flags:
             raise ValueError(f"result: give either --result FILE or the problem flags, not both (got --{flags[0]})")
@@ -369,8 +386,9 @@ def cmd_release(a: argparse.Namespace) -> int:
     count = check_int("count", a.count, minimum=1, maximum=MAX_RELEASES)
     seed = None if a.seed is None else check_int("seed", a.seed, minimum=0, maximum=2**128)
     cd = load_design(a.design)
-    grid = getattr(cd.design, "release", None) == "grid"
-    vals = real_values(a.value) if grid else parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
+    rel = getattr(cd.design, "release", None)
+    reals = isinstance(rel, str) and get_release(rel).real_answers  # a mechanism design has no release
+    vals = real_values(a.value) if reals else parse_values(a.value, cd.design.dim, getattr(cd, "n", None))
     if count * len(vals) > MAX_RELEASES:
         raise ValueError(f"count x values = {count * len(vals)} releases exceeds the limit {MAX_RELEASES} (10^8)")
     rng = None if seed is None else np.random.default_rng(seed)

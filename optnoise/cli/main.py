@@ -41,6 +41,7 @@ from optnoise.cli.args import (
     Parser,
     add_exit_args,
     add_problem_args,
+    add_release_field_args,
     add_sweep_args,
     float_arg,
     int_arg,
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="solve a grid of problems, one CSV row per point")
     add_problem_args(p, grid=True)
+    add_release_field_args(p)
     add_sweep_args(p)
     add_exit_args(p, sweep=True)
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from optnoise.cli.additive_points import additive_row, solve_cached
+from optnoise.cli.additive_points import ACHIEVED_KEYS, cell, release_row, reproved_from_cache, solve_cached
 from optnoise.design.mechanism import MechanismDesign
-from optnoise.design.noise import DESIGN_NOTIONS, NoiseDesign
-from optnoise.design.releases import LatticeRelease, get_release
+from optnoise.design.noise import NoiseDesign
+from optnoise.design.releases import LatticeRelease, get_release, release_field_names
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import (
     MAX_GRID_POINTS,
@@ -55,15 +55,14 @@ __all__ = [
 def is_cached(row: dict[str, Any]) -> bool:
     """Whether a finished sweep row's point is in the cache (when one is used), so that a re-run skips it.
 
-    Rows flagged ``unverified`` or ``error`` are never stored, and rdp/zcdp designs are not cached
-    (:meth:`~optnoise.design.noise.NoiseDesign.solve`).
+    Rows flagged ``unverified`` or ``error`` are never stored, and rdp/zcdp designs of the modulo and
+    clamp releases are not cached (:meth:`~optnoise.design.noise.NoiseDesign.solve`); a row of a release
+    that makes its own rows says itself (:func:`~optnoise.cli.additive_points.reproved_from_cache`).
     """
+    if row.get("release") is not None and not isinstance(get_release(row["release"]), LatticeRelease):
+        return reproved_from_cache(row)
     return row.get("status") not in ("unverified", "error") and row.get("privacy") not in RENYI_NOTIONS
 
-
-#: The keys of a result's ``achieved`` that get a column ``achieved_<key>`` of their own: the value of
-#: every notion, and the composed eps at the design's delta (the composed delta at eps is ``composed``).
-ACHIEVED_KEYS = DESIGN_NOTIONS + ("composed_eps",)
 
 #: Columns of a sweep row (CSV header order): every budget field
 #: (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`) in every row, the ``achieved_<key>`` columns of
@@ -209,7 +208,7 @@ def grid_points(
     n: Iterable[int] | None,
     eps: Iterable[float] | None,
     delta: Iterable[float] | None = None,
-    neighborhoods: Iterable[str],
+    neighborhoods: Iterable[str | None],
     directed: bool = False,
     metric: Iterable[str] = ("er",),
     privacy: Iterable[str] = ("pdp",),
@@ -217,6 +216,7 @@ def grid_points(
     max_distortion: Iterable[float] | None = None,
     dim: int | None = None,
     release: str = "modulo",
+    release_fields: Mapping[str, Iterable[Any]] | None = None,
     **budget: Any,
 ) -> list[dict[str, Any]]:
     """The Cartesian product of the grids, as plain dicts (validated eagerly).
@@ -225,7 +225,9 @@ def grid_points(
     zCDP design). ``budget`` holds budget fields by name (:data:`~optnoise.privacy.fields.BUDGET_FIELDS`):
     those of one number (``compositions``, ``rho``, ``discretization``) are grids
     (iterables of values) like ``eps``; ``profile``, ``rdp`` and ``alphas`` are one
-    value for every point. Every point is turned into a :class:`NoiseDesign` once
+    value for every point. ``release_fields`` holds grids of the release's own fields
+    (:attr:`~optnoise.design.releases.Release.fields`: ``sensitivity``, ``resolution``, ``support``,
+    ``gap``), each an axis of the product. Every point is turned into a :class:`NoiseDesign` once
     here, so a bad value anywhere in the grid fails before any solving starts.
     """
     names = [f.name for f in budget_fields()]
@@ -243,6 +245,14 @@ def grid_points(
         list(metric),
         list(privacy),
     ]
+    own = {k: list(v) for k, v in (release_fields or {}).items()}
+    taken = get_release(release).fields
+    for k in own:
+        if k not in taken:
+            raise ValueError(
+                f"{k} does not apply to release={shown(release)} (its fields: {', '.join(taken) or 'none'})"
+            )
+    axes += list(own.values())
     fields = budget_fields()
     # the budget fields, in table order: a grid axis for the numbers, one value (an axis of one) for the rest
     axes += [
@@ -254,7 +264,8 @@ def grid_points(
     if total > MAX_GRID_POINTS:
         raise ValueError(f"the grid has {total} points; at most {MAX_GRID_POINTS} are accepted")
     pts = []
-    for nn, e, s, nb, met, pv, *values in itertools.product(*axes):
+    for nn, e, s, nb, met, pv, *rest in itertools.product(*axes):
+        mine, values = rest[: len(own)], rest[len(own) :]
         p: dict[str, Any] = {
             "n": None if nn is None else int(nn),
             "eps": None if e is None else float(e),
@@ -268,6 +279,7 @@ def grid_points(
         p["delta" if objective == "distortion" else "max_distortion"] = None if s is None else float(s)
         if get_release(release).in_spec:
             p["release"] = release
+        p.update({k: v for k, v in zip(own, mine, strict=True)})
         # a value is passed on as given (NoiseDesign refuses e.g. compositions=2.5, rather than truncating it)
         p.update({f.name: v for f, v in zip(fields, values, strict=True) if v is not None})
         design_of(p)
@@ -360,11 +372,6 @@ def _mechanism_row(point: dict[str, Any], design: MechanismDesign, res: Any, sol
     }
 
 
-def _cell(value: Any) -> Any:
-    """A budget field's value in a row: numbers as they are, lists (pairs, orders) as JSON."""
-    return json.dumps(value) if isinstance(value, (list, tuple)) else value
-
-
 def design_of(point: dict[str, Any]) -> NoiseDesign:
     """The :class:`NoiseDesign` of a grid point (or of the CLI's ``solve`` flags).
 
@@ -387,9 +394,9 @@ def design_of(point: dict[str, Any]) -> NoiseDesign:
         privacy=point.get("privacy", "pdp"),
         objective=point.get("objective", "distortion"),
         max_distortion=point.get("max_distortion"),
-        release=point.get("release", "modulo"),
-        support=point.get("support"),
-        **{k: point[k] for k in ("sensitivity", "resolution", "gap") if point.get(k) is not None},
+        release=rel.name,
+        # every release field given, so that NoiseDesign names one this release does not take
+        **{k: point[k] for k in release_field_names() if point.get(k) is not None},
         **budget,
     )
 
@@ -417,11 +424,11 @@ def run_point(
         )
         return _mechanism_row(point, mech, mres, solver)
     design = design_of(point)
-    if not isinstance(design.rel, LatticeRelease):  # a module release (additive) makes its own row
+    if not isinstance(design.rel, LatticeRelease):  # a module release (additive, grid, ...) makes its own row
         solved = solve_cached(
             design, cache, solver=solver, time_limit=time_limit, mip_gap=mip_gap, options=options, concurrent=concurrent
         )
-        return additive_row(point, design, solved, solver)
+        return release_row(point, design, solved, solver)
     res = design.solve(
         solver=solver, time_limit=time_limit, cache=cache, mip_gap=mip_gap, options=options, concurrent=concurrent
     )
@@ -437,7 +444,7 @@ def run_point(
         "privacy": design.privacy,
         "objective": design.objective,
         "max_distortion": design.max_distortion,
-        **{k: _cell(d.get(k)) for k in BUDGET_FIELD_NAMES},
+        **{k: cell(d.get(k)) for k in BUDGET_FIELD_NAMES},
         "status": res.status,
         "distortion": res.distortion,
         **{f"achieved_{k.replace('-', '_')}": res.achieved.get(k) for k in ACHIEVED_KEYS},

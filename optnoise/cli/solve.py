@@ -157,7 +157,11 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
         print(f"support     {res.support_note}")
         if res.pmf is not None and res.tail is not None:
             print(f"distortion  {res.distortion:.10g}")
-            _print_baselines(res.distortion, d["baselines"] if a.compare else {})
+            if design.objective == "epsilon":
+                print(
+                    f"eps         {res.achieved['composed_eps']:.10g}   (least composed eps found; bound {res.bound})"
+                )
+            _print_baselines(_value(design, res), d["baselines"] if a.compare else {})
             print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
             print("actual      " + "  ".join(f"{k}={v:.6g}" for k, v in res.actual.items()))
             print(f"pmf         eta = {-res.L}..{res.L}")
@@ -167,6 +171,11 @@ def _solve_additive(design: Any, a: argparse.Namespace) -> int:
     if res.status == UNVERIFIED:
         print(f"optnoise solve: unverified: {' '.join(res.message.split())}", file=sys.stderr)
     return exit_for(res.status)
+
+
+def _value(design: Any, res: Any) -> float:
+    """What the design minimised: the distortion, or the composed eps (``objective="epsilon"``)."""
+    return float(res.achieved["composed_eps"] if design.objective == "epsilon" else res.distortion)
 
 
 def _print_baselines(distortion: float, baselines: dict[str, float]) -> None:
@@ -187,11 +196,14 @@ def _print_continuous(design: Any, res: ContinuousResult, d: dict[str, Any], a: 
     if res.pmf is None or res.distortion is None:
         return
     print(f"resolution  w = {res.resolution:.10g} (m = {res.m} cells per sensitivity)")
-    print(f"distortion  {res.distortion:.10g}   (upper bound: this mechanism)")
+    epsilon = design.objective == "epsilon"
+    print(f"distortion  {res.distortion:.10g}" + ("" if epsilon else "   (upper bound: this mechanism)"))
+    if epsilon:
+        print(f"eps         {_value(design, res):.10g}   (least composed eps: this mechanism)")
     bound = "none" if res.bound is None else f"{res.bound:.10g}"
-    print(f"bound       {bound}   (proven lower bound over all densities)")
+    print(f"bound       {bound}   (proven lower bound{' on the eps' if epsilon else ''} over all densities)")
     if a.compare:
-        _print_baselines(res.distortion, d["baselines"])
+        _print_baselines(_value(design, res), d["baselines"])
     print("achieved    " + "  ".join(f"{k}={v}" for k, v in res.achieved.items()))
     for row in res.history:
         low = "none" if row["lower"] is None else f"{row['lower']:.8g}"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from optnoise.cli.additive_points import ADDITIVE_ROW_KEYS
+from optnoise.cli.additive_points import release_row_keys
 from optnoise.cli.args import (
     EXIT_FEASIBLE,
     EXIT_INTERRUPTED,
@@ -21,7 +21,7 @@ from optnoise.cli.args import (
 )
 from optnoise.cli.points import ROW_KEYS, grid_points, is_cached, parse_grid
 from optnoise.cli.sweeps import SweepInterrupted, run_sweep
-from optnoise.design.releases import get_release
+from optnoise.design.releases import LatticeRelease, get_release, release_field_names
 from optnoise.engine.validation import check_jobs, check_output_path
 from optnoise.privacy.notions import budget_fields
 from optnoise.privacy.verification import UNVERIFIED
@@ -43,25 +43,28 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     release = get_release(a.release)
     if not release.sweepable:
         raise ValueError(f"release: --release {release.name} is not yet supported by sweep (use optnoise solve)")
-    additive = not release.takes_n
-    if a.n is None and not additive:
-        raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless --release additive")
-    if a.n is not None and additive:
-        raise ValueError(f"n: --release {release.name} takes no --n (q + eta on all integers); drop --n")
+    own = not isinstance(release, LatticeRelease)  # a release that makes its own rows (additive, grid, ...)
+    if a.n is None and release.takes_n:
+        raise ValueError("n is required (a grid such as 8 or 8,16 or 8:64:3) unless the release takes none")
+    if a.n is not None and not release.takes_n:
+        raise ValueError(f"n: --release {release.name} takes no --n (no range of answers); drop --n")
+    if a.neighborhood is None and "neighborhood" in release.required:
+        raise ValueError(f"neighborhood is required with --release {release.name} (e.g. --neighborhood bd:1)")
+    # the release's own fields (sensitivity, resolution, support, gap): grids, refused by a release without them
+    fields = {}
+    for name in release_field_names():
+        text = getattr(a, name, None)
+        if text is None:
+            continue
+        if name not in release.fields:
+            raise ValueError(f"{name} does not apply to --release {release.name}")
+        fields[name] = parse_grid(name, text, integer=name in release.integer_fields, maximum=None)
     privacy = a.privacy if a.privacy is not None else release.default_privacy
-    if release.name == "additive" and (
-        a.minimize != "distortion" or set(privacy.split(",")) - {"dp", "pdp", "profile"}
-    ):
-        # its rows, cache and proofs are those of the (eps, delta) LP; the other additive designs: optnoise solve
-        raise ValueError(
-            "privacy: sweep --release additive takes dp, pdp or profile with --minimize distortion (use optnoise "
-            "solve --release additive for rdp, zcdp, composed and --minimize delta)"
-        )
     points = grid_points(
-        n=None if additive else parse_grid("n", a.n, integer=True),
+        n=parse_grid("n", a.n, integer=True) if release.takes_n else None,
         eps=parse_grid("eps", a.eps) if a.eps is not None else None,
         delta=parse_grid("delta", a.delta) if a.delta is not None else None,
-        neighborhoods=a.neighborhood,
+        neighborhoods=a.neighborhood if a.neighborhood is not None else [None],
         directed=a.directed,
         metric=[m.strip() for m in a.metric.split(",")],
         privacy=[p.strip() for p in privacy.split(",")],
@@ -69,9 +72,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         max_distortion=parse_grid("max-distortion", a.max_distortion) if a.max_distortion is not None else None,
         dim=a.dim,
         release=a.release,
+        release_fields=fields,
         **budget,
     )
-    return run_sweep_command(points, a, ADDITIVE_ROW_KEYS if additive else ROW_KEYS)
+    return run_sweep_command(points, a, release_row_keys(release) if own else ROW_KEYS)
 
 
 def run_sweep_command(points: list[dict[str, Any]], a: argparse.Namespace, keys: Sequence[str]) -> int:

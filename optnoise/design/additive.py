@@ -30,7 +30,9 @@ tail mass falls to delta) and grows by a quarter until the proven lower bound at
 :data:`SUPPORT_RTOL` (the optimality gap) of the optimum at ``L``: the boundary is then
 inactive and the result says so (:attr:`AdditiveResult.support_note`). As the families are
 nested, every ``L`` gives a valid design; the optimum is proven for the family (staircase
-tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises.
+tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises. The
+loop is :func:`optnoise.design.additive_support.grow_support`, shared with ``objective="delta"``;
+the rdp/zcdp designs keep the reference Gaussian's support (:mod:`optnoise.design.additive_renyi`).
 
 Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta != 0)``),
 ``"abs^p"`` (``E|eta|^p``, e.g. ``"abs^3"`` or ``"abs^1.5"``), ``"exceed:t"``
@@ -39,7 +41,7 @@ vector over ``{-L..L}`` (needs ``support=L``; each tail charged its boundary val
 
 Notions: ``"dp"`` (pure when ``delta = 0``), ``"pdp"`` (a MILP), ``"profile"``, and ``"rdp"``/``"zcdp"``
 (:mod:`optnoise.design.additive_renyi`); ``objective="delta"`` for dp/pdp
-(:mod:`optnoise.design.additive_delta`). Not yet: ``"composed"`` (refused by name).
+(:mod:`optnoise.design.additive_delta`); ``"composed"``, both objectives (:mod:`optnoise.design.additive_composed`).
 Symmetric neighbourhoods and costs under the LP notions solve for a symmetric PMF only:
 averaging a feasible PMF with its reflection keeps it feasible (the constraints are convex)
 and keeps its cost, so nothing is lost, and the LP halves.
@@ -72,6 +74,7 @@ from optnoise.design.additive_eval import (
 )
 from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
 from optnoise.design.additive_spec import budget_text, describe, problem_lines, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
+from optnoise.design.additive_support import MAX_SUPPORT, grow_support
 from optnoise.design.rows import add_pair_rows
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import LinearModel, ModelBuilder
@@ -112,11 +115,8 @@ ADDITIVE_NOTIONS = ("dp", "pdp", "profile", *RENYI_NOTIONS, "composed")
 NOT_YET = ("pdp-kadam",)
 #: The keywords only this release takes (:attr:`optnoise.design.releases.Release.fields`).
 RELEASE_FIELDS = ("support",)
-#: Largest finite half-width ``L`` (given or grown).
-MAX_SUPPORT = 100_000
-#: Growing ``L`` stops when the proven bound at ``L + L/4`` is within this of the optimum at ``L`` (relative to
-#: max(1, |optimum|)): the optimality gap of every status (:data:`optnoise.engine.tolerance.OPTIMAL_GAP`).
-SUPPORT_RTOL = OPTIMAL_GAP
+#: Of those, the integer ones; and the class results are read back with (:class:`~optnoise.design.releases.Release`).
+INTEGER_FIELDS, RESULT = ("support",), AdditiveResult
 
 
 # --------------------------------------------------------------------------------------------
@@ -632,48 +632,17 @@ def solve(
         pure = _pure_result(design, L, solver, left(), options, concurrent)
         seed = None if pure is None else pure.pmf_at
     res = _solve_at(design, L, args[0], left(), *args[1:], seed=seed)
-    spent = res.solve_time
-    while True:
-        wide = L + max(L // 4, design.period)  # a quarter more: the proof LP stays small
-        if res.status != "optimal" or wide > MAX_SUPPORT or (time_limit is not None and (left() or 0.0) <= 1e-3):
-            res.support_note = (
-                f"support L = {L}: not grown further (status {res.status!r}"
-                + (", MAX_SUPPORT reached" if wide > MAX_SUPPORT else "")
-                + "); a larger L may lower the optimum"
-            )
-            res.solve_time = spent
-            return res
-        assert res.distortion is not None
-        slack = SUPPORT_RTOL * max(1.0, abs(res.distortion))
-        if not notion_of(design).indicators:
-            t1 = time.perf_counter()
-            bound, size = relaxed_bound(design, res, wide, solver, left(), options, concurrent)
-            spent += time.perf_counter() - t1
-            if bound is not None and res.distortion - bound <= slack:
-                res.support_note = (
-                    f"support L = {L} chosen automatically: the proven lower bound at L = {wide} (an LP relaxation "
-                    f"with the {size['rows']} rows that can bind) is within {SUPPORT_RTOL:g} relative of this "
-                    "optimum (the boundary is inactive; the optimum does not depend on L)"
-                )
-                res.solve_time = spent
-                return res
-        wider = _solve_at(design, wide, args[0], left(), *args[1:])
-        spent += wider.solve_time
-        if wider.bound is not None and res.distortion - wider.bound <= slack:
-            # the proven lower bound of the wider family: growing L cannot lower the optimum
-            res.support_note = (
-                f"support L = {L} chosen automatically: the proven lower bound at L = {wide} is within "
-                f"{SUPPORT_RTOL:g} relative of this optimum (the boundary is inactive; the optimum does not "
-                "depend on L)"
-            )
-            res.solve_time = spent
-            return res
-        if wider.status == "optimal" and wider.distortion is not None and wider.distortion < res.distortion - slack:
-            res, L = wider, wide
-            continue
-        res.support_note = (
-            f"support L = {L}: at L = {wide} the solve ended {wider.status!r} with bound {wider.bound} "
-            f"({wider.message}); a larger L may lower the optimum"
-        )
-        res.solve_time = spent
-        return res
+
+    def relaxed(res: AdditiveResult, wide: int) -> tuple[float | None, dict[str, int]]:
+        return relaxed_bound(design, res, wide, solver, left(), options, concurrent)
+
+    return grow_support(
+        L,
+        res,
+        lambda wide: _solve_at(design, wide, args[0], left(), *args[1:]),
+        period=design.period,
+        value=lambda r: r.distortion,
+        relaxed=None if notion_of(design).indicators else relaxed,
+        time_limit=time_limit,
+        t0=t0,
+    )

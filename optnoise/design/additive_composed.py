@@ -20,9 +20,16 @@ accounting above with the search's relative margin
 (:data:`~optnoise.design.composed_solve.CALIBRATION_MARGIN`). The calibrated discrete Laplace on Z
 (exactly a member) and the discrete Gaussian on Z calibrated by the same accounting (on ``{-L..L}`` with the
 family's tail, mixed with the Laplace until certified, :data:`MARGIN`) are candidates too, so the result is
-never worse than either. Objective ``"distortion"`` only for now: ``"epsilon"`` is refused at setup
-(its hooks are here, :meth:`AdditiveProblem.eps_bound` and the ``"epsilon"`` branches, but the family's
-tail and the result's ``achieved`` need an eps, which that form does not give; not yet tested).
+never worse than either.
+
+``objective="epsilon"`` (least composed eps under ``max_distortion``): the modulo release's dual search
+(:func:`~optnoise.design.composed_solve.solve_composed`) through the same hooks. The family's tail is then
+that of the discrete Laplace of largest scale within the cap (:func:`cap_family`, fixed at setup), which is
+the first candidate; the others (Gaussian, Laplace and their convolution on ``{-L..L}``) are laid at the
+cap, and the search's point tempered to it. ``achieved["composed_eps"]`` is the accounting's eps at the
+design's delta re-computed from the PMF alone (the certified eps; ``achieved["composed"]`` the delta there),
+and the result must meet the cap by the tolerance rule; ``bound`` is the ring's proven eps bound
+(:meth:`AdditiveProblem.eps_bound`, below), ``gap`` relative to the eps.
 
 Bounds, valid for every noise on Z (not only the family): wrapping the release modulo ``N``,
 ``(q + eta) mod N``, is a post-processing, so the wrapped noise ``f_N(z) = sum_j f(z + jN)`` is certified
@@ -62,7 +69,7 @@ from optnoise.design.additive_eval import (
 )
 from optnoise.design.composed import check_composed_args
 from optnoise.design.composed_bounds import bound_and_method, compose_release, eps_bound_and_method
-from optnoise.design.composed_families import Support, certified_mix
+from optnoise.design.composed_families import Support, bisect_largest, certified_mix
 from optnoise.design.composed_search import PairMap
 from optnoise.design.composed_solve import ComposedProblem, ComposedSolution
 from optnoise.design.composed_solve import solve_composed as solve_composed_search
@@ -71,7 +78,7 @@ from optnoise.engine.progress import OutOfTime
 from optnoise.engine.validation import MAX_EPS, MAX_EPS_REASON, check_eps, shown
 from optnoise.privacy.noise_families import discrete_gaussian_noise, geometric_noise
 
-__all__ = ["MARGIN", "AdditiveProblem", "setup_composed", "solve_composed", "wrapped_design"]
+__all__ = ["MARGIN", "AdditiveProblem", "cap_family", "setup_composed", "solve_composed", "wrapped_design"]
 
 #: Relative margin below delta of the calibrated discrete Laplace and Gaussian on Z (the accounting's float slack).
 MARGIN = COMPOSED_MARGIN
@@ -87,22 +94,49 @@ RING_CELLS = MAX_CELLS
 def setup_composed(design: Any, kw: dict[str, Any]) -> None:
     """Validate a composed additive design and fix its family (module docstring)."""
     out = check_composed_args(
-        "composed", kw["compositions"], kw["discretization"], kw["objective"], kw["eps"], kw["delta"], None
+        "composed",
+        kw["compositions"],
+        kw["discretization"],
+        kw["objective"],
+        kw["eps"],
+        kw["delta"],
+        kw["max_distortion"],
     )
-    if kw["objective"] != "distortion":
-        raise ValueError(
-            f"objective must be 'distortion' for privacy='composed' with release='additive'; got "
-            f"{shown(kw['objective'])} (objective='epsilon' is not yet supported here)"
-        )
     design.compositions, design.discretization = out["compositions"], out["discretization"]
+    design.delta, design.objective = out["delta"], kw["objective"]
+    if design.objective == "epsilon":
+        design.eps, design.max_distortion = None, out["max_distortion"]
+        cap_family(design)
+        return
     design.eps = check_eps(kw["eps"], maximum=MAX_EPS, why=MAX_EPS_REASON)
-    design.delta = out["delta"]
     design.tail_eps = design.eps  # provisional: _noise_meets reads no tail
     lap = least_noise(design, lambda t: geometric_noise(math.exp(-1.0 / t)), design.compositions * design.period)
     if lap is None:
         raise ValueError("no discrete Laplace meets this composed target (eps, delta, compositions)")
     design.laplace_scale = _scale_of(lap)
     design.tail_eps = design.period / design.laplace_scale
+
+
+def cap_family(design: Any) -> None:
+    """The ``"epsilon"`` form's family: the discrete Laplace of largest scale whose distortion is within the cap.
+
+    Its tail factor is the family's (module docstring); it is the search's safe candidate. The cost is read
+    from ``design.cost_of`` (the grid release calls this again once its cell cost is in place).
+    """
+    cap = float(design.max_distortion)
+
+    def within(t: float) -> bool:
+        lap = geometric_noise(math.exp(-1.0 / t))
+        return float(np.asarray(design.cost_of.fn(lap.values), dtype=float) @ lap.pmf) <= cap
+
+    t = bisect_largest(within, float(design.period), rtol=1e-10, floor=1e-3, grow=2.0)
+    if t is None:
+        raise ValueError(
+            f"max_distortion must admit some noise: no discrete Laplace of scale >= 1e-3 has distortion <= "
+            f"{cap:g} (got max_distortion={shown(design.max_distortion)})"
+        )
+    design.laplace_scale = t
+    design.tail_eps = design.period / t
 
 
 def _scale_of(noise: Any) -> float:
@@ -143,7 +177,7 @@ class AdditiveProblem(ComposedProblem):
         # u, the searched vector, holds at each of the last P values of a side its whole staircase series
         # (f(x) / (1 - a)): u sums to 1 with the tails, and the distortion is linear in it
         self.wscale = _wscale(design, L)
-        cost = np.asarray(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)
+        cost = np.array(design.cost_of.fn(np.arange(-L, L + 1)), dtype=float)  # a copy: a user cost may be read-only
         cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
         cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
         self.exact_cost = cost  # per unit of f
@@ -236,14 +270,18 @@ def wrapped_design(design: Any, L: int) -> Any:
     k, P = int(design.compositions), design.period
     N = min(RING_CELLS, max(2 * L + 1, 2 * k * P + 3))
     z = np.arange(N)
-    spec: dict[str, Any]
-    if c.name in ("mse", "mae"):
-        spec = {"metric": f"circular-{c.name}", "cost": None}
-    elif c.power is not None or c.name == "er" or c.name.startswith("exceed:"):
-        spec = {"metric": "custom", "cost": np.asarray(c.fn(np.where(z > N // 2, z - N, z)), dtype=float)}
+    metric: Any
+    if c.name in ("mse", "mae") and c.power is not None:
+        metric = f"circular-{c.name}"
+    elif c.power is not None or c.name in ("mse", "mae", "er") or c.name.startswith(("exceed:", "abs^")):
+        # a named metric (a grid release's cell average too: nondecreasing in |eta|) at the circular representative
+        metric = np.array(c.fn(np.where(z > N // 2, z - N, z)), dtype=float)
     else:
         return None
-    return design.replace(release="modulo", n=N - 1, support=None, **spec)
+    # built, not design.replace(): a grid design's spec is not an integer one
+    fields = ("compositions", "discretization", "delta", "objective", "eps", "max_distortion")
+    kw = {f: getattr(design, f) for f in fields}
+    return type(design)(n=N - 1, neighborhood=design.neighborhood, privacy="composed", metric=metric, **kw)
 
 
 def solve_composed(

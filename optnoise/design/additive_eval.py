@@ -1,9 +1,8 @@
 """What the additive release computes from a noise: costs, exact tail sums, privacy entries, the result.
 
-The model of :mod:`optnoise.design.additive` and the re-verification here share one list of
-privacy entries (:func:`entries`) and one cost of every metric (:func:`parse_metric`,
-:func:`tail_weights`); everything reported is computed from the finite PMF alone, its
-staircase tails derived from it (:class:`Tail`).
+The model of :mod:`optnoise.design.additive` and the re-verification here share one list of privacy entries
+(:func:`entries`) and one cost of every metric (:func:`parse_metric`, :func:`tail_weights`); everything
+reported is computed from the finite PMF alone, its staircase tails derived from it (:class:`Tail`).
 """
 
 from __future__ import annotations
@@ -276,12 +275,12 @@ def stacked_pairs(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> ac
     return accounting.ReleasePairs(P_, Q_, np.asarray(design.shifts))
 
 
-def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
-    """delta at the design's eps of the k-fold composition of ``pairs`` (optnoise's accounting, its discretization)."""
-    comp = accounting.compose_pairs(
+def composed_delta(design: Any, pairs: list[tuple[np.ndarray, np.ndarray]], *, comp: Any = None) -> Any:
+    """delta at the design's eps of the k-fold composition of ``pairs`` (our accounting); ``comp=True``: the latter."""
+    got = accounting.compose_pairs(
         stacked_pairs(design, pairs), design.compositions, discretization=design.discretization, warn=False
     )
-    return float(comp.delta(float(design.eps)))
+    return got if comp else float(got.delta(float(design.eps)))
 
 
 def composed_of(design: Any, pmf: np.ndarray, L: int) -> float:
@@ -316,9 +315,10 @@ def evaluate(design: Any, pmf: np.ndarray, L: int) -> dict[str, Any]:
         return max(float(hockey_stick(u, v, dp_eps(eps, pure))) for u, v in by_shift)
 
     achieved: dict[str, Any]
-    if notion_of(design).composed:
-        eps = float(design.eps)
-        achieved = {"composed": composed_delta(design, by_shift), "dp": dp_at(eps, False)}
+    if notion_of(design).composed:  # objective="epsilon": the accounting's eps at delta is the one certified
+        comp = composed_delta(design, by_shift, comp=True)
+        eps = float(design.eps if design.eps is not None else comp.epsilon(design.delta))
+        achieved = {"composed": float(comp.delta(eps)), "composed_eps": eps, "dp": dp_at(eps, False)}
     elif notion_of(design).renyi:
         achieved = renyi_achieved(design, by_shift)
     elif design.profile is not None:
@@ -427,8 +427,11 @@ class AdditiveResult(Accountable):
             return profile_satisfied(self.achieved["profile"], d.profile)
         if notion_of(d).renyi:
             return renyi_excess(d, self.achieved) <= RENYI_RTOL
-        if d.objective == "delta":  # its delta is what it achieves; the distortion must meet the cap
-            return within_delta(float(self.distortion or math.inf), d.max_distortion)
+        capped = d.objective in ("delta", "epsilon")  # the distortion must meet the cap
+        if capped and not within_delta(float(self.distortion or math.inf), d.max_distortion):
+            return False
+        if d.objective == "delta":  # its delta is what it achieves
+            return True
         return settle_status("feasible", self.achieved[d.privacy], d.delta, notion=d.privacy)[0] == "feasible"
 
     def pmf_at(self, x: Any) -> np.ndarray:
@@ -563,6 +566,7 @@ def settled_result(
     ev = evaluate(design, pmf, L)
     minimised = design.objective == "delta"  # the value is the re-verified delta, the distortion is capped
     value = ev["achieved"][design.privacy] if minimised else ev["distortion"]
+    value = ev["achieved"]["composed_eps"] if design.objective == "epsilon" else value
     gap = None if bound is None else relative_gap(value, bound)
     status, why = settle_gap(status, gap)
     notes = [message, why]
@@ -577,13 +581,10 @@ def settled_result(
         if status in ("optimal", "feasible", "time_limit") and not excess <= RENYI_RTOL:
             status = "unverified"
             notes.append(f"re-verification failed: the {design.privacy} budget is exceeded by {excess:.3g} relative")
-    elif minimised:
-        status, why = settle_status(
-            status, value, value, notion=design.privacy, value=ev["distortion"], cap=design.max_distortion
-        )
-        notes.append(why)
-    else:
-        status, why = settle_status(status, ev["achieved"][design.privacy], design.delta, notion=design.privacy)
+    else:  # the delta rule (a minimised delta against itself); a capped objective must meet its cap too
+        target = value if minimised else design.delta
+        kw = {"value": ev["distortion"], "cap": design.max_distortion} if design.objective != "distortion" else {}
+        status, why = settle_status(status, ev["achieved"][design.privacy], target, notion=design.privacy, **kw)
         notes.append(why)
     msg = "; ".join(n for n in notes if n)
     args = (ev["tail"], ev["distortion"], ev["achieved"], ev["actual"], bound, gap, 0.0, "")
@@ -667,6 +668,8 @@ def additive_baselines(design: Any) -> dict[str, float]:
     meeting the design's guarantee by the same accounting (exact hockey-stick or leak sums on Z, every
     shift of the neighbourhood); ``inf`` when no member does (the Gaussian under pure DP).
     """
+    if design.objective != "distortion":  # delta minimised under a distortion cap: no guarantee to calibrate to
+        return {}
     P = design.period
     out: dict[str, float] = {}
     if notion_of(design).renyi:

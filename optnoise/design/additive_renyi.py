@@ -391,8 +391,14 @@ def tangent_bound(
     return best, size
 
 
-def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bool) -> AdditiveResult:
-    """Solve an rdp/zcdp additive design at its support (module docstring)."""
+def solve_renyi(
+    design: Any, time_limit: float | None, options: Any, verbose: bool, *, family_bound: bool = True
+) -> AdditiveResult:
+    """Solve an rdp/zcdp additive design at its support (module docstring).
+
+    ``family_bound=False`` skips :func:`tangent_bound` (status ``"feasible"``, no bound): for a caller
+    whose bound must hold over a larger family (:mod:`optnoise.design.continuous_renyi`).
+    """
     t0 = time.perf_counter()
     L = design.renyi_support
     t = terms(design, L)
@@ -426,7 +432,7 @@ def solve_renyi(design: Any, time_limit: float | None, options: Any, verbose: bo
     pmf, out, _ = res
     orders, eps_inf = orders_of(design, scale)
     pmf = polish(design, t, pmf, orders, eps_inf, time_left(time_limit, t0), options)
-    bound, _ = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)
+    bound = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)[0] if family_bound else None
     # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
     # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
     status = "optimal" if bound is not None else "feasible"

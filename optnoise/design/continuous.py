@@ -36,15 +36,21 @@ LP grows like ``m^2 / eps`` entries, which is where large eps with large delta s
 Metrics (of the real error): ``"mse"``, ``"mae"``, ``"abs^p"``, ``"exceed:t"`` (``P(|e| > t)``,
 real ``t >= 0``) and a function of real arrays (its cell averages by Gauss-Legendre
 quadrature; a lower bound only when it is nondecreasing in ``|e|``). Notions: ``"dp"`` (pure at
-``delta = 0``) and ``"profile"``; ``"rdp"``, ``"zcdp"``, ``"composed"`` and ``"pdp"`` are refused by
-name (not yet).
+``delta = 0``), ``"profile"``, ``"rdp"``/``"zcdp"`` (both bounds in
+:mod:`optnoise.design.continuous_renyi`; its lower bound is loose, so those end ``"feasible"``) and
+``"composed"`` (both objectives, at one resolution: :mod:`optnoise.design.continuous_composed` states why
+the cells' integer design is a mechanism on the reals and why its ring bound holds for every density);
+``"pdp"`` is refused by name (not yet).
+
+The result (:class:`ContinuousResult`) has ``pld()``, ``compose(k)`` and ``plot()`` (the cell masses'
+accounting over the integer shifts, which covers every real shift); ``certify()`` and ``to_opendp()``
+refuse and name the deployable grid release, which :meth:`ContinuousResult.to_grid` solves.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
@@ -52,7 +58,23 @@ import numpy as np
 
 from optnoise.design import additive
 from optnoise.design.continuous_bound import LowerBound, lower_bound, warm_entries
+from optnoise.design.continuous_composed import (
+    COMPOSED_RESOLUTION,
+    best_of,
+    composed_bound,
+    composed_fields,
+    setup_composed,
+)
 from optnoise.design.continuous_cost import RealCost, parse_real_metric
+from optnoise.design.continuous_renyi import (
+    MAX_AUTO_RESOLUTION_RENYI,
+    gaussian_baseline,
+    profile_view,
+    renyi_budget_kw,
+    setup_renyi_budget,
+    solve_upper_renyi,
+)
+from optnoise.design.continuous_result import CONTINUOUS, ContinuousResult, describe, is_composed, is_renyi, spec
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
@@ -76,15 +98,21 @@ __all__ = [
     "spec",
 ]
 
-CONTINUOUS = "continuous"
 #: The keywords of NoiseDesign only this release takes (refused by name elsewhere).
 RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 #: The problem's required flags on the command line (its sensitivity fixes the neighbourhood).
 REQUIRED_FLAGS = ("eps", "sensitivity")
-#: ``optnoise sweep`` does not run it (one design refines over resolutions).
-SWEEPABLE = False
-#: Notions the continuous release supports today.
-CONTINUOUS_NOTIONS = ("dp", "profile")
+#: ``optnoise sweep`` runs it (each point refines over resolutions unless --resolution fixes one; not cached).
+SWEEPABLE = True
+#: Notions the continuous release supports today (rdp, zcdp: :mod:`optnoise.design.continuous_renyi`;
+#: composed: :mod:`optnoise.design.continuous_composed`).
+CONTINUOUS_NOTIONS = ("dp", "profile", "rdp", "zcdp", "composed")
+#: The keywords of a Renyi budget (rdp, zcdp), accepted only with those notions.
+RENYI_BUDGET = ("rdp", "rho", "alphas")
+#: The keywords of a composed budget, accepted only with that notion.
+COMPOSED_BUDGET = ("compositions", "discretization")
+#: ``certify()``/``to_opendp()`` refuse: a real density has no exact floating-point sampler (the grid release does).
+DEPLOYABLE = False
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
 #: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
@@ -107,12 +135,15 @@ def setup(design: Any, **kw: Any) -> None:
         raise ValueError("n does not apply to release='continuous' (a real query; give sensitivity=Delta)")
     if kw["neighborhood"] is not None:
         raise ValueError("neighborhood does not apply to release='continuous'; give sensitivity=Delta instead")
-    # rdp, zcdp, composed and pdp are refused by name here (not yet supported for this release)
+    # pdp is refused by name here (not yet supported for this release)
     design.privacy = check_choice("privacy", "dp" if kw["privacy"] is None else kw["privacy"], CONTINUOUS_NOTIONS)
-    if kw["objective"] != "distortion" or kw["max_distortion"] is not None:
-        raise ValueError("objective must be 'distortion' for release='continuous' (the others are not yet supported)")
+    renyi, composed = is_renyi(design), is_composed(design)
+    if not composed and (kw["objective"] != "distortion" or kw["max_distortion"] is not None):
+        raise ValueError(
+            "objective must be 'distortion' for release='continuous' (objective='epsilon' with privacy='composed')"
+        )
     for name in ("shape", "rdp", "rho", "alphas", "compositions", "discretization", "support"):
-        if kw[name] is not None:
+        if kw[name] is not None and not ((renyi and name in RENYI_BUDGET) or (composed and name in COMPOSED_BUDGET)):
             raise ValueError(f"{name} does not apply to release='continuous'")
     if kw["sensitivity"] is None:
         raise ValueError("sensitivity is required with release='continuous' (a positive finite float, e.g. 1.0)")
@@ -126,18 +157,20 @@ def setup(design: Any, **kw: Any) -> None:
     if not 0.0 < gap < 1.0:
         raise ValueError(f"gap must be in (0, 1) (a relative gap between the bounds, e.g. 1e-3); got {shown(gap)}")
     design.target_gap = gap
-    additive.read_eps_budget(design, kw)
+    design.objective, design.max_distortion = "distortion", None
+    design.compositions = design.discretization = None
+    design.rdp = design.rho = design.alphas = None
+    if renyi:
+        setup_renyi_budget(design, kw)
+    elif composed:
+        setup_composed(design, kw)
+    else:
+        additive.read_eps_budget(design, kw)
     design.cost_of = parse_real_metric(kw["metric"], design.sensitivity)
     design.metric = design.cost_of.name
-    design.release, design.objective, design.n, design.max_distortion, design.budget = (
-        CONTINUOUS,
-        "distortion",
-        None,
-        None,
-        None,
-    )
+    design.release, design.n, design.budget = CONTINUOUS, None, None
     design.neighborhood = None
-    design.compositions = design.discretization = design.shape = design.cost = design.support = None
+    design.shape = design.cost = design.support = None
 
 
 def resolution_cells(sensitivity: float, resolution: Any) -> int:
@@ -166,6 +199,8 @@ def _budget(design: Any) -> list[tuple[float, float]]:
 def model_size(design: Any) -> dict[str, int]:
     """Size of the upper-bound (additive) model at the first resolution tried."""
     cells = _upper_design(design, design.m_fixed or FIRST_RESOLUTION)
+    if is_renyi(design):
+        return additive.model_size(cells, cells.renyi_support)
     return additive.model_size(cells, additive.initial_support(cells))
 
 
@@ -194,6 +229,10 @@ def _upper_design(design: Any, m: int) -> Any:
         delta=design.delta if design.profile is None else None,
         profile=design.profile,
     )
+    if is_renyi(design):
+        kw.update(renyi_budget_kw(design))
+    if is_composed(design):
+        kw.update(composed_fields(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
     return cells
@@ -203,110 +242,14 @@ def _solve_upper(cells: Any, solver: str, time_limit: float | None, options: Any
     return additive.solve(cells, solver=solver, time_limit=time_limit, options=options)
 
 
-@dataclass
-class ContinuousResult:
-    """A solved continuous design: a piecewise-constant density, its cost and a proven lower bound.
-
-    Attributes
-    ----------
-    status : str
-        ``"optimal"`` (proven within the requested ``gap``), ``"feasible"`` (a valid mechanism,
-        proven gap larger), or the upper-bound solve's status when it failed.
-    resolution : float
-        Cell width ``w = sensitivity / m``; cell ``k`` is ``[(k - 1/2) w, (k + 1/2) w)``.
-    support, pmf : ndarray
-        Cell indices ``-L..L`` and their masses; ``tail`` (cell units) holds the rest.
-    distortion : float
-        Expected cost of the density (cell averages, tails included).
-    bound : float or None
-        Proven lower bound over all densities meeting the guarantee.
-    gap : float or None
-        ``(distortion - bound) / max(1, distortion)`` (:func:`~optnoise.engine.output.relative_gap`);
-        ``history`` also holds the plain ratio ``(upper - lower) / upper`` per resolution.
-    achieved : dict
-        Re-verified deltas of the cell masses over the integer shifts ``1..m`` (which cover every
-        real shift, module docstring).
-    history : list of dict
-        Per resolution tried: ``m``, ``upper``, ``lower``, cells and times.
-    """
-
-    design: Any
-    status: str
-    m: int
-    resolution: float
-    support: np.ndarray
-    pmf: np.ndarray | None
-    tail: Any
-    distortion: float | None
-    bound: float | None
-    gap: float | None
-    achieved: dict[str, Any]
-    upper: Any
-    history: list[dict[str, Any]] = field(default_factory=list)
-    message: str = ""
-    solve_time: float = 0.0
-    _baselines: dict[str, float] | None = None
-
-    @property
-    def release(self) -> str:
-        return CONTINUOUS
-
-    def pmf_at(self, k: Any) -> np.ndarray:
-        """Cell masses at any integer cells (finite part or tail)."""
-        return np.asarray(self.upper.pmf_at(k), dtype=float)
-
-    def density(self, x: Any) -> np.ndarray:
-        """The noise density at real points ``x``."""
-        k = np.floor(np.asarray(x, dtype=float) / self.resolution + 0.5).astype(np.int64)
-        return self.pmf_at(k) / self.resolution
-
-    def verify(self) -> bool:
-        """True when the cell masses meet the guarantee for every shift ``1..m`` (re-verified)."""
-        return bool(self.pmf is not None and self.upper.verify())
-
-    @property
-    def baselines(self) -> dict[str, float]:
-        """Laplace, analytic Gaussian, truncated Laplace and staircase calibrated to the same (eps, delta) (lazy).
-
-        From :func:`optnoise.mechanisms.real_baselines.real_baselines`, which installs itself in
-        :mod:`optnoise.design.grid` when imported (``import optnoise`` does): ``mechanisms`` sits
-        above ``design``, which cannot import it. Empty until it is installed.
-        """
-        if self._baselines is None:
-            d = self.design
-            if d.profile is not None or d.metric not in ("mae", "mse"):
-                raise ValueError("baselines apply to privacy='dp' designs with metric 'mae' or 'mse'")
-            self._baselines = installed_real_baselines(
-                eps=d.eps, delta=d.delta, metric=d.metric, sensitivity=d.sensitivity
-            )
-        return self._baselines
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "release": CONTINUOUS,
-            "design": spec(self.design),
-            "status": self.status,
-            "m": self.m,
-            "resolution": self.resolution,
-            "support": self.support.tolist(),
-            "pmf": None if self.pmf is None else self.pmf.tolist(),
-            "tail": None if self.tail is None else self.tail.to_dict(),
-            "distortion": self.distortion,
-            "bound": self.bound,
-            "gap": self.gap,
-            "achieved": self.achieved,
-            "history": self.history,
-            "message": self.message,
-            "solve_time": self.solve_time,
-        }
-
-
 def _beaten(design: Any, upper: float) -> bool:
     """Whether the truncated Laplace or the analytic Gaussian costs less than ``upper`` (then refine further).
 
     Both are densities meeting the guarantee, so the optimum is below them; a coarse grid's
     mechanism can be above them within the requested gap (measured: 2e-4 relative at eps = 0.02, m = 1).
     """
+    if is_renyi(design):
+        return upper > gaussian_baseline(design).get("gaussian", math.inf)
     if design.profile is not None or design.metric not in ("mae", "mse"):
         return False
     base = installed_real_baselines(
@@ -420,13 +363,18 @@ def solve(
     given = {k: v for k, v in unsupported.items() if v is not None and v is not False and v not in ("hull", "clarabel")}
     if given:
         raise ValueError(f"{next(iter(given))} is not yet supported for release='continuous'")
-    if solver == "cvxpy":
+    renyi = is_renyi(design)
+    if solver == "cvxpy" and not renyi:
         raise ValueError("solver must be an LP backend for release='continuous'; got 'cvxpy'")
+    if renyi and solver not in ("auto", "cvxpy"):
+        raise ValueError(f"solver must be 'auto' or 'cvxpy' for release='continuous' with privacy={design.privacy!r}")
+    if is_composed(design):
+        return _solve_composed(design, solver, time_limit, options)
     t0 = time.perf_counter()
     ms = [design.m_fixed] if design.m_fixed is not None else []
     if not ms:
-        m = first_resolution(design)
-        while m <= MAX_AUTO_RESOLUTION:
+        m = 1 if renyi else first_resolution(design)
+        while m <= (MAX_AUTO_RESOLUTION_RENYI if renyi else MAX_AUTO_RESOLUTION):
             ms.append(m)
             m *= 2
     best_up: Any = None
@@ -437,7 +385,11 @@ def solve(
     prev: tuple[int, np.ndarray | None] | None = None
     for m in ms:
         t1 = time.perf_counter()
-        up = _solve_upper(_upper_design(design, m), solver, time_left(time_limit, t0), options)
+        cells = _upper_design(design, m)
+        if renyi:
+            up = solve_upper_renyi(cells, time_left(time_limit, t0), options)
+        else:
+            up = _solve_upper(cells, solver, time_left(time_limit, t0), options)
         t_up = time.perf_counter() - t1
         if up.status not in ("optimal", "feasible") or up.distortion is None:
             message = f"the upper bound at m = {m} ended {up.status!r}: {up.message}"
@@ -449,13 +401,15 @@ def solve(
         if up.L + 2 * m > MAX_CELLS:
             message = f"m = {m} needs more than MAX_CELLS = {MAX_CELLS} cells a side; stopped"
             break
-        entries = 8 * m * (2 * _truncation(design, m, up) + 1)  # 4 families x 2 signs at most
+        # rdp/zcdp: the lower bound is the dp LP's over a profile every such density meets (continuous_renyi)
+        target = profile_view(design) if renyi else design
+        entries = 8 * m * (2 * _truncation(target, m, up) + 1)  # 4 families x 2 signs at most
         if entries > MAX_ENTRIES:
             message = f"the lower-bound LP at m = {m} would have ~{entries} entries > MAX_ENTRIES = {MAX_ENTRIES}"
             break
         # warm start: the entries active at the previous resolution, mapped onto this grid
         warm = None if prev is None or prev[1] is None else warm_entries(prev[1], m // prev[0])
-        lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options, warm)
+        lb = _lower_at(target, m, up, "auto" if renyi else solver, time_left(time_limit, t0), options, warm)
         prev = (m, lb.active)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):
             best_lb = lb.bound
@@ -487,11 +441,34 @@ def solve(
     return _result(design, best_up, best_m, best_lb, history, message, time.perf_counter() - t0)
 
 
+def _solve_composed(design: Any, solver: str, time_limit: float | None, options: Any) -> ContinuousResult:
+    """A composed design at one resolution (:mod:`optnoise.design.continuous_composed`): the cells' composed
+    design (a mechanism), and the larger of the ring's composed bound and (objective distortion) the
+    single-release bound of :func:`_lower_at`, both valid over every density."""
+    t0 = time.perf_counter()
+    m = design.m_fixed or COMPOSED_RESOLUTION
+    up = _solve_upper(_upper_design(design, m), solver, time_limit, options)
+    t_up = time.perf_counter() - t0
+    if up.status not in ("optimal", "feasible") or up.pmf is None:
+        return _result(design, up, m, None, [], f"the upper bound at m = {m} ended {up.status!r}: {up.message}", t_up)
+    epsilon = design.objective == "epsilon"
+    value = float(up.achieved["composed_eps"] if epsilon else up.distortion)
+    deadline = None if time_limit is None else t0 + max(time_limit, t_up + 1.0)
+    bound = composed_bound(design, m, up.L, value, deadline, options)
+    if not epsilon:
+        lb = _lower_at(design, m, up, solver, time_left(time_limit, t0), options)
+        bound = best_of(bound, (lb.bound, "single-release LP"))
+    history = [{"m": m, "upper": value, "lower": bound[0], "bound_method": bound[1], "upper_time": t_up}]
+    message = f"composed design at m = {m}: {up.message}; bound by {bound[1] or 'none'}"
+    return _result(design, up, m, bound[0], history, message, time.perf_counter() - t0)
+
+
 def _result(
     design: Any, up: Any, m: int, bound: float | None, history: list[dict[str, Any]], message: str, elapsed: float
 ) -> ContinuousResult:
     ok = up.status in ("optimal", "feasible") and up.distortion is not None
-    gap = _rel_gap(up.distortion, bound) if ok else None
+    value = up.achieved.get("composed_eps") if ok and design.objective == "epsilon" else up.distortion
+    gap = _rel_gap(value, bound) if ok else None
     if not ok:
         status = up.status
     elif gap is not None and gap <= design.target_gap:
@@ -516,30 +493,4 @@ def _result(
         history=history,
         message=message,
         solve_time=elapsed,
-    )
-
-
-def spec(design: Any) -> dict[str, Any]:
-    """The design as plain data (JSON-ready)."""
-    return {
-        "release": CONTINUOUS,
-        "sensitivity": design.sensitivity,
-        "resolution": design.resolution,
-        "gap": design.target_gap,
-        "eps": design.eps,
-        "delta": design.delta,
-        "metric": design.metric,
-        "privacy": design.privacy,
-        "objective": "distortion",
-        **({"profile": [list(p) for p in design.profile]} if design.profile is not None else {}),
-    }
-
-
-def describe(design: Any) -> str:
-    budget = (
-        f"profile={list(design.profile)}" if design.profile is not None else f"eps={design.eps}, delta={design.delta}"
-    )
-    return (
-        f"NoiseDesign(release='continuous', sensitivity={design.sensitivity}, {budget}, metric={design.metric!r}, "
-        f"privacy={design.privacy!r}, resolution={design.resolution}, gap={design.target_gap})"
     )

@@ -40,8 +40,11 @@ cell edge: :attr:`GridResult.worst_case` reports ``w^p max_(s = +-1/2) E|eta + s
 ``"mse"`` and a symmetric noise: ``distortion + w^2 / 6``).
 
 Notions and budgets are passed to the additive design unchanged (``dp``, pure when
-``delta = 0``, ``pdp``, ``profile``, and what the additive release adds later); its
-refusals name ``release='grid'``.
+``delta = 0``, ``pdp``, ``profile``, ``composed`` with both objectives, and what the additive release
+adds later); its refusals name ``release='grid'``. A composed design's ``max_distortion`` is in the
+query's units (divided by ``w^p`` for the integer design, whose family is then re-fixed at that cap);
+its composed guarantee holds for every pair of real answers at distance ``<= Delta`` because the rounded
+answers differ by at most ``m`` cells (above), the shifts the integer noise is composed for.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.design import additive
+from optnoise.design.additive_composed import cap_family
 from optnoise.design.additive_eval import AdditiveResult, additive_baselines, evaluate, parse_metric, settled_result
 from optnoise.engine.validation import check_positive, shown
 from optnoise.privacy.neighborhood import Neighborhood
@@ -85,8 +89,10 @@ GRID = "grid"
 RELEASE_FIELDS = ("sensitivity", "resolution", "support")
 #: The problem's required flags on the command line.
 REQUIRED_FLAGS = ("eps", "sensitivity", "resolution")
-#: ``optnoise sweep`` does not run it yet (solve one point at a time).
-SWEEPABLE = False
+#: ``optnoise sweep`` runs it (``--sensitivity``, ``--resolution`` and ``--support`` are grids there).
+SWEEPABLE = True
+#: Of the fields, the integer ones; the answers are reals (:class:`~optnoise.design.releases.Release`).
+INTEGER_FIELDS, REAL_ANSWERS = ("support",), True
 #: Metric names (``abs^p`` with ``0 < p <= 16``; ``exceed:t`` with a real ``t >= 0`` in the query's units).
 GRID_METRICS = ("mse", "mae", "abs^p", "exceed:t")
 #: Largest ``m = Delta / w``: the additive LP has ``m`` shifts per noise value (its size grows as ``m L``).
@@ -262,6 +268,10 @@ def setup(design: Any, **kw: Any) -> None:
     design.width, design.scale, design.power = width, scale, power
     design.cost_of, design.metric, design.cost = cost, cost.name, None
     design.metric_arg = kw["metric"]
+    if design.objective == "epsilon":  # composed: the integer design's cap is in units of w^p, its family re-fixed
+        design.real_cap = design.max_distortion
+        design.max_distortion = design.real_cap / scale
+        cap_family(design)
 
 
 def model_size(design: Any, L: int) -> dict[str, int]:
@@ -295,13 +305,15 @@ def spec(design: Any) -> dict[str, Any]:
         steps=design.steps,
         metric=design.metric,
     )
+    if design.objective == "epsilon":
+        out["max_distortion"] = design.real_cap  # in the query's units, as given
     return out
 
 
 def from_spec(data: dict[str, Any]) -> dict[str, Any]:
     """The :class:`NoiseDesign` keyword arguments of :func:`spec` output (``KeyError`` for a missing field)."""
     kw = {k: data[k] for k in ("sensitivity", "resolution", "metric", "privacy")}
-    for k in ("eps", "delta", "support", "profile"):
+    for k in ("eps", "delta", "support", "profile", "compositions", "discretization", "objective", "max_distortion"):
         if data.get(k) is not None:
             kw[k] = data[k]
     steps = data.get("steps")
@@ -357,8 +369,22 @@ class GridResult(AdditiveResult):
         out = cls(**{f.name: getattr(res, f.name) for f in dataclasses.fields(AdditiveResult)})
         if out.distortion is not None:
             out.distortion = d.scale * out.distortion
-        if out.bound is not None:
+        if out.bound is not None and d.objective != "epsilon":  # the epsilon form's bound is an eps
             out.bound = d.scale * out.bound
+        if out._baselines is not None:  # a composed solve's: distortions in units of w^p, or eps
+            out._baselines = {k: v * (d.scale if d.objective != "epsilon" else 1.0) for k, v in out._baselines.items()}
+            if d.metric in ("mse", "mae"):  # the k-fold calibrated real Gaussian and Laplace on the unrounded query
+                cap = getattr(d, "real_cap", None)
+                out._baselines.update(
+                    installed_real_baselines(
+                        eps=d.eps,
+                        delta=d.delta,
+                        metric=d.metric,
+                        sensitivity=d.sensitivity,
+                        compositions=d.compositions,
+                        max_distortion=cap,
+                    )
+                )
         if out.pmf is not None:
             out.actual = {
                 "mse": d.width**2 * _expected(d, out.pmf, out.L, _power_cell(2.0)),
@@ -435,3 +461,7 @@ class GridResult(AdditiveResult):
                 res = settled_result(design, res.pmf, res.L, str(data["status"]), fresh.bound, "")
                 res.backend, res.support_note = backend, str(data.get("support_note") or "")
         return cls.of(res)
+
+
+#: The class a grid result is read back with (:attr:`optnoise.design.releases.Release.result_class`).
+RESULT = GridResult

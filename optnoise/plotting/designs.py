@@ -20,7 +20,7 @@ from optnoise.privacy.accounting import ReleasePairs, mechanism_pairs, noise_pai
 from optnoise.privacy.curves import delta_dp
 from optnoise.privacy.noise_families import IntegerNoise, Mechanism
 
-__all__ = ["plot_design", "plot_mechanism"]
+__all__ = ["plot_design", "plot_mechanism", "plot_real_density"]
 
 #: Smallest delta drawn on the log axis: below it a float64 profile is rounding error (its
 #: terms are probabilities of order 1), so the curve ends there instead of tracing the noise.
@@ -162,6 +162,33 @@ def plot_design(
     bprof = None if baseline is None else _profile(baseline, shifts, grid, f.shape)
     _profile_panel(ax_prof, grid, delta_dp(f, shifts, grid), label, bprof, str(base_name))
     return fig
+
+
+def plot_real_density(
+    cells: Any, masses: Any, width: float, pairs: ReleasePairs, *, eps: Any = None, axes: Any = None, label: str = ""
+) -> Any:
+    """Draw a piecewise-constant noise density (left) and the profile ``delta(eps)`` of ``pairs`` (right).
+
+    ``cells`` are integer cell indices, cell ``k`` the interval ``[(k - 1/2) w, (k + 1/2) w)`` holding
+    ``masses[k]`` (a continuous release, :mod:`optnoise.design.continuous`); ``pairs`` are what the
+    release protects (its profile is the worst case over them). Returns the figure.
+    """
+    k = np.asarray(cells, dtype=float)
+    f = np.asarray(masses, dtype=float)
+    grid = _default_eps(pairs) if eps is None else check_finite_array("eps", np.atleast_1d(eps))
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
+    ax_pdf, ax_prof = axes
+    edges = np.append(k - 0.5, k[-1] + 0.5) * width
+    ax_pdf.stairs(f / width, edges, lw=1.4, label=label)
+    ax_pdf.set_xlabel("noise x")
+    ax_pdf.set_ylabel("density p(x)")
+    ax_pdf.set_title("noise density (cells of width w)")
+    ax_pdf.legend(loc="upper right", fontsize=8)
+    _profile_panel(ax_prof, grid, privacy_profile(pairs, eps=grid), label)
+    return ax_pdf.figure
 
 
 def plot_mechanism(

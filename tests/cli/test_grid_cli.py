@@ -52,7 +52,7 @@ def test_certify_from_the_problem_flags(capsys):
         (["solve", "--n", "4", "--eps", "1"], "neighborhood is required"),
         (GRID + ["--neighborhood", "bd:1"], "neighborhood does not apply"),
         (GRID + ["--sensitivity", "nan"], "sensitivity"),
-        (["sweep", "--release", "grid", "--eps", "1", "--neighborhood", "bd:1"], "not yet supported by sweep"),
+        (["sweep", "--release", "grid", "--eps", "1", "--neighborhood", "bd:1"], "neighborhood does not apply"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, match):
@@ -66,3 +66,14 @@ def test_release_refuses_a_non_finite_value(capsys, tmp_path):
     for value in ("nan", "1e300", "x"):
         code, out, err = run(capsys, ["release", "--design", str(design), "--value", value])
         assert code == 2 and "value must be" in err and len(err.strip().splitlines()) == 1
+
+
+def test_result_class_and_answers_are_release_attributes():
+    # cli/deploy read a result file and parsed --value by testing release == "grid" (issue 29)
+    from optnoise.design.additive_eval import AdditiveResult
+    from optnoise.design.grid import GridResult
+    from optnoise.design.releases import get_release
+
+    assert get_release("grid").result_class is GridResult and get_release("grid").real_answers
+    assert get_release("additive").result_class is AdditiveResult and not get_release("additive").real_answers
+    assert get_release("continuous").result_class is None  # not read back from a file: a sweep solves it again

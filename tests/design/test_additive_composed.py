@@ -138,7 +138,9 @@ def test_search_pairs_are_the_lumped_pairs_on_z():
 @pytest.mark.parametrize(
     "kw,match",
     [
-        (dict(compositions=4, eps=None, delta=1e-6, objective="epsilon", max_distortion=30.0), "objective"),
+        (dict(compositions=4, delta=1e-6, objective="epsilon", max_distortion=0.0), "max_distortion"),
+        (dict(compositions=4, delta=1e-6, objective="epsilon"), "max_distortion is required"),
+        (dict(compositions=4, eps=1.0, delta=1e-6, objective="epsilon", max_distortion=9.0), "eps must be left unset"),
         (dict(compositions=4, eps=1.0, delta=0.0), "delta must be > 0"),
         (dict(eps=1.0, delta=1e-6), "compositions is required"),
     ],

@@ -66,3 +66,27 @@ def test_spec_round_trip():
 def test_bad_input(kw, match):
     with pytest.raises(ValueError, match=match):
         _design(**kw)
+
+
+@pytest.mark.parametrize("cap", [1.2, 1.8])
+def test_grown_support_does_not_depend_on_where_it_starts(monkeypatch, cap):
+    # the support was fixed at twice the first one, not grown: at L = 2 the least delta is 0.0959 (cap 1.2),
+    # the optimum over larger supports 0.0338; grown from L = 2 or from the default start, the same optimum
+    import optnoise.design.additive as additive
+
+    kw = dict(release="additive", neighborhood=Neighborhood.bd(1), eps=1.0, metric="mse", objective="delta")
+    at_2 = NoiseDesign(**kw, max_distortion=cap, support=2).solve()
+    default = NoiseDesign(**kw, max_distortion=cap).solve()
+    monkeypatch.setattr(additive, "initial_support", lambda design: 2)
+    small = NoiseDesign(**kw, max_distortion=cap).solve()
+    assert small.L > 2 and "inactive" in small.support_note and "inactive" in default.support_note
+    assert small.status == default.status == "optimal"
+    assert small.achieved["dp"] == pytest.approx(default.achieved["dp"], rel=1e-7)
+    if cap < 1.5:  # L = 2 binds at this cap: growing lowered the least delta
+        assert small.achieved["dp"] < at_2.achieved["dp"] * (1 - 1e-3)
+    # the other route: the least distortion at that delta (the distortion objective, support fixed wide) is the cap
+    back = NoiseDesign(**{**kw, "objective": "distortion"}, delta=default.achieved["dp"] * (1 + 1e-7), support=60)
+    assert back.solve().distortion == pytest.approx(cap, rel=1e-5)
+    # a grown support's optimum: no larger one lowers it (the families are nested)
+    wide = NoiseDesign(**kw, max_distortion=cap, support=4 * default.L).solve()
+    assert wide.achieved["dp"] >= default.achieved["dp"] * (1 - 1e-6) - 1e-12

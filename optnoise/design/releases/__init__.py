@@ -11,6 +11,7 @@ from optnoise.design.releases.base import (
     Release,
     get_release,
     register_release,
+    release_field_names,
     release_names,
     unregister_release,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "unregister_release",
     "get_release",
     "release_names",
+    "release_field_names",
 ]
 
 register_release(ModuloRelease())

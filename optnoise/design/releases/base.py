@@ -14,7 +14,9 @@ the accounting pairs (``release_pairs``), the certification layout and the solve
     spec(design)                 # plain data; must hold "release": NAME
     describe(design)             # repr
 
-(optionally ``build(design)``, ``pair_layout(design)``, ``shift_list(design)``), then register
+(optionally ``build(design)``, ``pair_layout(design)``, ``shift_list(design)``, and the constants
+``RELEASE_FIELDS``, ``INTEGER_FIELDS``, ``REQUIRED_FLAGS``, ``SWEEPABLE``, ``DEFAULT_PRIVACY``,
+``RESULT`` and ``REAL_ANSWERS`` read as the :class:`Release` attributes of the same meaning), then register
 it with one line in :mod:`optnoise.design.releases`::
 
     register_release(ModuleRelease("NAME", module))
@@ -41,6 +43,7 @@ __all__ = [
     "unregister_release",
     "get_release",
     "release_names",
+    "release_field_names",
 ]
 
 
@@ -72,6 +75,15 @@ class Release:
     required: tuple[str, ...] = ("n", "eps", "neighborhood")
     #: Whether ``optnoise sweep`` runs it.
     sweepable = True
+    #: Of :attr:`fields`, those that take integers (the others take reals): how ``sweep`` parses their grids.
+    integer_fields: tuple[str, ...] = ()
+    #: The class of this release's results read back from a file or a sweep's cache (its ``from_dict``);
+    #: ``None``: the release's results are not read back that way (a sweep solves its points again).
+    result_class: Any = None
+    #: The answers are real numbers rounded by the release (``optnoise release --value 3.7``), not integers.
+    real_answers = False
+    #: Whether its results can be certified and deployed (``optnoise certify``).
+    deployable = True
 
     def setup(self, design: Any, **kw: Any) -> None:
         """Validate ``NoiseDesign``'s keywords and set the design's attributes."""
@@ -154,6 +166,10 @@ class ModuleRelease(Release):
         self.fields = tuple(getattr(module, "RELEASE_FIELDS", ()))
         self.required = tuple(getattr(module, "REQUIRED_FLAGS", ("eps", "neighborhood")))
         self.sweepable = bool(getattr(module, "SWEEPABLE", True))
+        self.integer_fields = tuple(getattr(module, "INTEGER_FIELDS", ()))
+        self.result_class = getattr(module, "RESULT", None)
+        self.real_answers = bool(getattr(module, "REAL_ANSWERS", False))
+        self.deployable = bool(getattr(module, "DEPLOYABLE", True))
         self.summary = summary or (module.__doc__ or name).strip().splitlines()[0]
 
     def setup(self, design: Any, **kw: Any) -> None:
@@ -214,6 +230,11 @@ def unregister_release(name: str) -> None:
 def release_names() -> tuple[str, ...]:
     """The names of every registered release."""
     return tuple(RELEASE_REGISTRY)
+
+
+def release_field_names() -> tuple[str, ...]:
+    """Every field a registered release takes (:attr:`Release.fields`), in registry order, once each."""
+    return tuple(dict.fromkeys(f for r in RELEASE_REGISTRY.values() for f in r.fields))
 
 
 def get_release(name: object) -> Release:
