@@ -45,38 +45,49 @@ the truncation at ``+-K`` is symmetric), and it is convex: the average of a feas
 its reflection is feasible at the same cost. So the LP may be solved over symmetric points,
 whose rows for negative shifts repeat those for positive ones: they are left out.
 
-Lazy rows. Only the entries that can bind at a seed (the upper bound's density, uniform in
-each cell) start in the LP; after each solve every dropped entry the solution makes positive
-is added. Every round is a relaxation, so every round's bound is valid; once no dropped entry
-is positive the round's optimum is the full LP's.
+Lazy rows. The LP is built once with the excess column ``s_e`` of every entry in its budget
+row, but only the rows ``s_e >= P(o) - e^eps Q(o)`` of the entries that can bind at a seed (the
+upper bound's density, uniform in each cell) and of a warm start (the entries active at the
+previous resolution, mapped onto this grid: :func:`warm_entries`); without its row ``s_e`` may
+stay 0, so the entry is dropped. After each solve the rows the solution violates are added to
+the same HiGHS instance, which resumes by the dual simplex from the previous optimal basis
+(:func:`optnoise.engine.lazy.solve_with_cuts`; the basis stays dual feasible when rows are
+added) instead of re-building and re-solving. Every round is a relaxation, so every round's
+bound is valid; once no dropped entry is positive the round's optimum is the full LP's.
+Separation is one sparse product over all candidate entries per round (vectorised numpy).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from optnoise.design.continuous_cost import RealCost
 from optnoise.design.rows import add_pair_rows
-from optnoise.design.settle import backend_solve, proof_dual
+from optnoise.design.settle import proof_dual
+from optnoise.engine.lazy import solve_with_cuts
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
-from optnoise.engine.tolerance import MIP_REL_GAP
 
-__all__ = ["LowerBound", "lower_bound"]
+__all__ = ["LowerBound", "lower_bound", "warm_entries"]
 
-#: Rounds of lazy row generation; the last round's bound is valid whether or not rows remain violated.
-LAZY_ROUNDS = 12
 #: The families of privacy entries in the LP (module docstring: "qq" (1), "rr" (2), "qr" (3)). Each tightens
 #: the bound: (1, 0.1), l1, m = 16: 0.68948 with all three, 0.68457 without (3), 0.67050 without (2);
 #: keeping only the largest 4 of 16 shifts gives 0.68788 (any subset is valid; all are kept).
 FAMILIES = ("qq", "rr", "qr")
 #: Entries kept from the seed: term above ``-SEED_RTOL * P(o)``.
 SEED_RTOL = 0.05
+#: An entry is active at a solution (and handed to the next resolution) when its term is above ``-ACTIVE_TOL``.
+ACTIVE_TOL = 1e-9
+#: The basis' proof (:func:`~optnoise.design.settle.proof_dual`) is tried only when HiGHS' multipliers prove less
+#: than the LP's optimum minus this (relative, at least absolute): at (1, 0.1), l1 they prove it to 1e-13.
+PROOF_GAP = 1e-9
+#: Separation tolerance: a dropped row violated by more than this is added (absolute, as the rows are of masses).
+CUT_TOL = 1e-12
 
 
 @dataclass
@@ -92,6 +103,8 @@ class LowerBound:
     edge_mass: float  # the solution's mass within m cells of +-K, where rows were dropped
     solve_time: float
     message: str = ""
+    #: The entries active at the last solution, as ``(family, sign, shift, cell)`` rows (:func:`warm_entries`).
+    active: np.ndarray | None = None
 
 
 @dataclass
@@ -99,36 +112,70 @@ class _Entries:
     first: np.ndarray
     second: np.ndarray
     group: np.ndarray
+    #: Per entry: ``(family, sign, shift, cell)`` with family 0..3 for qq, rr, qr, rq (module docstring), the
+    #: shift ``j`` as in (1)-(3) and the cell of the entry's first term (``k`` for q_k, ``k`` for r_k).
+    where: np.ndarray
 
 
 def _entries(n: int, m: int, Q: np.ndarray, R: np.ndarray, symmetric: bool) -> _Entries:
     """Every entry of the families 1-3 (module docstring) among the cells kept."""
-    firsts, seconds, groups = [], [], []
+    firsts, seconds, groups, wheres = [], [], [], []
     g = 0
     signs = (1,) if symmetric else (1, -1)
+    K = (n - 1) // 2
 
-    def add(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> None:
+    def add(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, fam: int, s: int, j: int) -> None:
         nonlocal g
         ok = (ib >= 0) & (ib < b.size) & (ia >= 0) & (ia < a.size)
         firsts.append(a[ia[ok]])
         seconds.append(b[ib[ok]])
         groups.append(np.full(int(ok.sum()), g, dtype=np.int64))
+        w = np.empty((int(ok.sum()), 4), dtype=np.int64)
+        w[:, 0], w[:, 1], w[:, 2], w[:, 3] = fam, s, j, ia[ok] - K
+        wheres.append(w)
         g += 1
 
     iq, ir = np.arange(Q.size), np.arange(R.size)
     for s in signs:
         for j in range(1, m + 1):
             if "qq" in FAMILIES:
-                add(Q, Q, iq, iq - s * j)  # (1): q_k against q_{k-j}
+                add(Q, Q, iq, iq - s * j, 0, s, j)  # (1): q_k against q_{k-j}
             if "rr" in FAMILIES:
-                add(R, R, ir, ir - s * j)  # (2)
+                add(R, R, ir, ir - s * j, 1, s, j)  # (2)
         for j in range(m):
             off = -j - 1 if s == 1 else j
             if "qr" in FAMILIES:
-                add(Q, R, iq, iq + off)  # (3): q_k against r_{k-j-1} (r_{k+j})
-                add(R, Q, iq + off, iq)  # (3), the other order: r_{k-j-1} (r_{k+j}) against q_k
-    del n
-    return _Entries(np.concatenate(firsts), np.concatenate(seconds), np.concatenate(groups))
+                add(Q, R, iq, iq + off, 2, s, j)  # (3): q_k against r_{k-j-1} (r_{k+j})
+                add(R, Q, iq + off, iq, 3, s, j)  # (3), the other order: r_{k-j-1} (r_{k+j}) against q_k
+    return _Entries(np.concatenate(firsts), np.concatenate(seconds), np.concatenate(groups), np.concatenate(wheres))
+
+
+def _keys(where: np.ndarray, m: int, n: int) -> np.ndarray:
+    """One integer per ``(family, sign, shift, cell)`` (cells offset to be nonnegative)."""
+    w = np.asarray(where, dtype=np.int64)
+    return ((w[:, 0] * 2 + (w[:, 1] > 0)) * (m + 2) + w[:, 2]) * (2 * n + 3) + (w[:, 3] + n + 1)
+
+
+def warm_entries(active: np.ndarray, ratio: int = 2) -> np.ndarray:
+    """The entries of a grid ``ratio`` times finer that sit where ``active`` ones did (a warm start).
+
+    Centred cells do not nest when ``m`` doubles (cell ``k`` of width ``w`` covers half of cell
+    ``2k - 1``, cell ``2k`` and half of ``2k + 1`` at ``w / 2``), and a shift of ``j`` cells is one
+    of ``2j - 1 .. 2j + 1`` half-cells: every combination is handed on (those outside the new
+    LP are ignored). Only the starting set of rows changes, never the LP: the bound is the same.
+    """
+    a = np.asarray(active, dtype=np.int64).reshape(-1, 4)
+    if a.size == 0:
+        return a
+    d = np.arange(-(ratio - 1), ratio)
+    cells = (ratio * a[:, 3])[:, None, None] + d[None, None, :]
+    shifts = (ratio * a[:, 2])[:, None, None] + d[None, :, None]
+    cells, shifts = np.broadcast_arrays(cells, shifts)
+    out = np.empty(cells.shape + (4,), dtype=np.int64)
+    out[..., 0] = a[:, 0][:, None, None]
+    out[..., 1] = a[:, 1][:, None, None]
+    out[..., 2], out[..., 3] = shifts, cells
+    return np.unique(out.reshape(-1, 4), axis=0)
 
 
 def _base(
@@ -204,12 +251,18 @@ def lower_bound(
     time_limit: float | None = None,
     options: Any = None,
     symmetric: bool | None = None,
+    warm: np.ndarray | None = None,
 ) -> LowerBound:
     """The proven lower bound of the module docstring at ``m`` cells per sensitivity and ``K`` cells a side.
 
     ``seed``: cell masses ``q_{-K..K}`` of a good density (the upper bound's), or ``None`` (all rows).
     ``symmetric``: solve over symmetric points (default: when the cost is symmetric; module docstring).
+    ``warm``: entries ``(family, sign, shift, cell)`` to start with besides the seed's (a coarser
+    resolution's :attr:`LowerBound.active` through :func:`warm_entries`); it changes the rows the
+    LP starts with, never the LP.
     """
+    import scipy.sparse as sp
+
     t0 = time.perf_counter()
     if cost.far((K + 0.5) * w) is None:
         return LowerBound(
@@ -217,64 +270,89 @@ def lower_bound(
         )
     symmetric = cost.symmetric if symmetric is None else symmetric and cost.symmetric
     n = 2 * K + 1
-    probe, q, mm, r, far = _base(cost, m, w, K, symmetric)
+    mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
     ent = _entries(n, m, q, r, symmetric)
-    x_seed = None
+    E = ent.first.size
+    start = np.zeros(E, dtype=bool) if seed is not None else np.ones(E, dtype=bool)
     if seed is not None:
-        x_seed = np.zeros(probe.num_vars)
+        x_seed = np.zeros(mb.num_vars)
         x_seed[q] = seed
         x_seed[mm] = seed / 2.0
         x_seed[r] = (seed[:-1] + seed[1:]) / 2.0
-
-    def terms(x: np.ndarray, eps: float) -> np.ndarray:
-        return x[ent.first] - math.exp(eps) * x[ent.second]
-
-    kept = [
-        np.ones(ent.first.size, dtype=bool) if x_seed is None else terms(x_seed, eps) >= -SEED_RTOL * x_seed[ent.first]
-        for eps, _ in budget
-    ]
+        for eps, _ in budget:
+            start |= x_seed[ent.first] - math.exp(eps) * x_seed[ent.second] >= -SEED_RTOL * x_seed[ent.first]
+    if warm is not None and len(warm):
+        start |= np.isin(_keys(ent.where, m, n), _keys(np.asarray(warm).reshape(-1, 4), m, n))
+    # every entry's row, for each (eps, delta) of the budget: add_pair_rows writes the E entry rows first
+    entry_rows = []
+    for eps, delta in budget:
+        first_row = mb.num_rows
+        add_pair_rows(
+            mb,
+            ent.first,
+            ent.second,
+            ent.group,
+            eps=eps,
+            notion="pure" if delta == 0.0 else "dp",
+            delta=delta if delta > 0.0 else None,
+        )
+        entry_rows.append(np.arange(first_row, first_row + E))
+    full: LinearModel = mb.build()
+    lazy = np.concatenate([rows[~start] for rows in entry_rows])
+    keep = np.setdiff1d(np.arange(full.shape[0]), lazy)
+    if not np.all(np.isneginf(full.row_lower[lazy])):
+        raise AssertionError("entry rows must be one-sided (<=)")
+    model = replace(full, A=full.A[keep], row_lower=full.row_lower[keep], row_upper=full.row_upper[keep])
+    cuts = full.A[lazy]
+    # HiGHS keeps one instance across rounds (dual simplex warm starts); other backends re-solve.
+    # ``options`` (raw HiGHS options) are not handed on: solve_with_cuts takes none.
+    del options
+    out, added, rounds = solve_with_cuts(
+        model,
+        cuts,
+        full.row_upper[lazy],
+        solver=solver,
+        time_limit=time_left(time_limit, t0),
+        tol=CUT_TOL,
+        concurrent=False,
+    )
+    final = replace(
+        model,
+        A=sp.vstack([model.A, cuts[added]], format="csr"),
+        row_lower=np.concatenate([model.row_lower, full.row_lower[lazy][added]]),
+        row_upper=np.concatenate([model.row_upper, full.row_upper[lazy][added]]),
+    )
     best: float | None = None
-    rounds, complete, far_mass, edge_mass, size_rows, message = 0, False, 0.0, 0.0, 0, ""
-    while rounds < LAZY_ROUNDS:
-        rounds += 1
-        mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
-        for (eps, delta), keep in zip(budget, kept, strict=True):
-            notion = "pure" if delta == 0.0 else "dp"
-            add_pair_rows(
-                mb,
-                ent.first[keep],
-                ent.second[keep],
-                ent.group[keep],
-                eps=eps,
-                notion=notion,
-                delta=delta if delta > 0.0 else None,
-            )
-        model: LinearModel = mb.build()
-        size_rows = model.shape[0]
-        out = backend_solve(model, solver, time_left(time_limit, t0), MIP_REL_GAP, False, options, concurrent=False)
-        if out.x is None:
-            message = f"the LP ended {out.status!r}: {out.message}"
-            break
-        for y in (out.dual, None if out.status != "optimal" else proof_dual(model, out.x)):
-            if y is None:
-                continue
-            b = model.dual_bound(y if not isinstance(y, tuple) else y[1])
-            if b is not None and (best is None or b > best):
-                best = b
-        far_mass = float(out.x[far].sum())
-        edge = np.abs(np.arange(-K, K + 1)) > K - m
-        edge_mass = float(out.x[q][edge].sum())
-        violated = [(terms(out.x, eps) > 1e-12) & ~keep for (eps, _), keep in zip(budget, kept, strict=True)]
-        if not any(v.any() for v in violated):
-            complete = out.status == "optimal"
-            break
-        # with the violated entries, the ones nearly binding at this solution: fewer rounds
-        kept = [
-            keep | v | (terms(out.x, eps) >= -SEED_RTOL * out.x[ent.first])
-            for (eps, _), keep, v in zip(budget, kept, violated, strict=True)
-        ]
-        left = time_left(time_limit, t0)
-        if left is not None and left <= 0.0:
-            message = "time limit reached during row generation (the bound is valid, maybe loose)"
-            break
-    return LowerBound(best, n, size_rows, rounds, complete, far_mass, edge_mass, time.perf_counter() - t0, message)
+    message = ""
+    if out.x is None:
+        message = f"the LP ended {out.status!r}: {out.message}"
+        return LowerBound(None, n, final.shape[0], rounds, False, 0.0, 0.0, time.perf_counter() - t0, message)
+    if out.dual is not None:
+        best = final.dual_bound(out.dual)
+    obj = out.objective if out.objective is not None else math.inf
+    if out.status == "optimal" and (best is None or obj - best > PROOF_GAP * max(1.0, abs(obj))):
+        # HiGHS' multipliers are accurate to an absolute tolerance; the optimal basis, found again in
+        # variables scaled by the solution, may prove more (costly: 5.7 s of 30 at m = 32, so only when needed)
+        proof = proof_dual(final, out.x)
+        if proof is not None and (best is None or proof[0] > best):
+            best = proof[0]
+    x = out.x
+    complete = out.status == "optimal" and not np.any(cuts @ x - full.row_upper[lazy] > CUT_TOL)
+    if out.status != "optimal":
+        message = f"the LP ended {out.status!r} during row generation (the bound is valid, maybe loose)"
+    edge = np.abs(np.arange(-K, K + 1)) > K - m
+    active = np.zeros(E, dtype=bool)
+    for eps, _ in budget:
+        active |= (x[ent.first] - math.exp(eps) * x[ent.second] > -ACTIVE_TOL) & (x[ent.first] > ACTIVE_TOL)
+    return LowerBound(
+        best,
+        n,
+        final.shape[0],
+        rounds,
+        complete,
+        float(x[far].sum()),
+        float(x[q][edge].sum()),
+        time.perf_counter() - t0,
+        message,
+        ent.where[active],
+    )

@@ -50,7 +50,9 @@ def solve_with_cuts(
     -------
     (SolverOutput, ndarray, int)
         The final solve (``solve_time``: seconds over all rounds), the indices of the cut rows in
-        the final model (all of them when the all-rows solve won), and the number of rounds.
+        the final model, in the order they follow the model's rows there (so that ``out.dual``
+        lines up with ``model`` plus ``cuts[added]``; all of them when the all-rows solve won),
+        and the number of rounds.
     """
     import scipy.sparse as sp
 
@@ -134,7 +136,7 @@ def solve_with_cuts(
             new = np.setdiff1d(viol, added)
             if not new.size:
                 break
-            added = np.union1d(added, new)
+            added = np.concatenate([added, new])  # in the order of the model's rows: out.dual lines up
             if h is not None:
                 block = cuts[new]
                 h.addRows(

@@ -397,3 +397,28 @@ def test_race_processes_of_a_quick_solve_are_stopped(monkeypatch):
     assert out.status == "time_limit" and out.solver == "highs" and "race" not in out.info
     assert spawned == ["highs", "scip"]  # started at 1 s, stopped at the limit
     assert not _children()
+
+
+def test_cut_rows_come_back_in_model_order():
+    # round 1 adds x0 + x1 <= 1 (cut 2); round 2 adds cut 0 or 1: the returned rows must follow the model's order,
+    # or HiGHS' multipliers (out.dual) do not line up with model + cuts[added] (a bound of -2.5 instead of -1)
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    mb = ModelBuilder()
+    x = mb.add_vars(2, lb=0.0, ub=1.0)
+    mb.set_objective(x, [-1.0, -1.0])
+    model = mb.build()
+    cuts = sp.csr_matrix(np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]]))
+    upper = np.array([0.5, 0.5, 1.0])
+    out, added, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False)
+    assert out.status == "optimal" and out.objective == pytest.approx(-1.0)
+    final = dataclasses.replace(
+        model,
+        A=sp.vstack([model.A, cuts[added]], format="csr"),
+        row_lower=np.full(added.size, -np.inf),
+        row_upper=upper[added],
+    )
+    assert rounds >= 2 and added[0] == 2
+    assert final.dual_bound(out.dual) == pytest.approx(-1.0, abs=1e-9)

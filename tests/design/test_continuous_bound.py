@@ -1,0 +1,81 @@
+"""The lower-bound LP of continuous designs: lazy rows in one HiGHS instance, warm starts across resolutions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optnoise.design import continuous
+from optnoise.design.continuous_bound import lower_bound, warm_entries
+from optnoise.design.continuous_cost import parse_real_metric
+from optnoise.design.noise import NoiseDesign
+
+
+def _setup(m: int, metric: str = "mae", eps: float = 1.0, delta: float = 0.1):
+    d = NoiseDesign(release="continuous", sensitivity=1.0, eps=eps, delta=delta, metric=metric, resolution=1 / m)
+    up = continuous._solve_upper(continuous._upper_design(d, m), "auto", None, None)
+    K = continuous._truncation(d, m, up)
+    return d, up, K
+
+
+def test_warm_entries_cover_every_overlapping_half_cell_and_shift():
+    # cell k of width w is [(k - 1/2) w, (k + 1/2) w): the half-width cells meeting it, found by overlap
+    k, j = 3, 2
+    fine = [c for c in range(-20, 21) if (c + 0.5) / 2 > k - 0.5 and (c - 0.5) / 2 < k + 0.5]
+    # a shift of j cells lies in [(j - 1/2) w, (j + 1/2) w] up to rounding: half-cell shifts within one of 2 j
+    shifts = [s for s in range(0, 20) if abs(s / 2 - j) <= 0.5]
+    got = warm_entries(np.array([[1, -1, j, k]]))
+    want = {(1, -1, s, c) for s in shifts for c in fine}
+    assert {tuple(r) for r in got.tolist()} == want
+    assert warm_entries(np.zeros((0, 4), dtype=np.int64)).shape == (0, 4)
+    # ratio 1 (a wider truncation at the same m) hands the entries on unchanged
+    same = np.array([[0, 1, 4, -2], [3, 1, 0, 5]])
+    assert np.array_equal(warm_entries(same, 1), np.unique(same, axis=0))
+
+
+@pytest.mark.parametrize("metric", ["mae", "mse"])
+def test_warm_start_gives_the_cold_bound(metric):
+    d4, up4, K4 = _setup(4, metric)
+    coarse = lower_bound(d4.cost_of, [(1.0, 0.1)], 4, 0.25, K4, up4.pmf_at(np.arange(-K4, K4 + 1)))
+    assert coarse.active is not None and len(coarse.active) > 0
+    d8, up8, K8 = _setup(8, metric)
+    seed = up8.pmf_at(np.arange(-K8, K8 + 1))
+    cold = lower_bound(d8.cost_of, [(1.0, 0.1)], 8, 0.125, K8, seed)
+    warm = lower_bound(d8.cost_of, [(1.0, 0.1)], 8, 0.125, K8, seed, warm=warm_entries(coarse.active))
+    assert cold.complete and warm.complete
+    assert warm.bound == pytest.approx(cold.bound, abs=1e-9)
+    # the warm start is a start, not a restriction: with no seed at all it still reaches the full LP's optimum
+    bare = lower_bound(d8.cost_of, [(1.0, 0.1)], 8, 0.125, K8, np.zeros(2 * K8 + 1), warm=warm_entries(coarse.active))
+    assert bare.complete and bare.bound == pytest.approx(cold.bound, abs=1e-9)
+    # and every one stays below the mechanism (a proven lower bound)
+    assert max(cold.bound, warm.bound, bare.bound) <= up8.distortion + 1e-9
+
+
+def test_lazy_bound_equals_every_row_at_once_and_a_fine_mechanism():
+    cost = parse_real_metric("mae", 1.0)
+    d, up, K = _setup(4)
+    lazy = lower_bound(cost, [(1.0, 0.1)], 4, 0.25, K, up.pmf_at(np.arange(-K, K + 1)))
+    every = lower_bound(cost, [(1.0, 0.1)], 4, 0.25, K, None)
+    assert lazy.complete and every.complete and lazy.rounds >= 1
+    assert lazy.bound == pytest.approx(every.bound, abs=1e-9)
+    assert lazy.rows < every.rows
+    fine = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae", resolution=1 / 16)
+    assert lazy.bound <= fine.solve().distortion + 1e-9
+
+
+def test_refinement_hands_the_active_entries_on(monkeypatch):
+    seen = []
+    real = continuous.lower_bound
+
+    def spy(*args, **kw):
+        seen.append((args[2], None if kw.get("warm") is None else len(kw["warm"])))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(continuous, "lower_bound", spy)
+    d = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae", gap=1e-4)
+    continuous.solve(d, time_limit=20.0)
+    ms = [m for m, _ in seen]
+    assert ms[0] == continuous.FIRST_RESOLUTION and len(set(ms)) >= 2
+    first_at = {m: w for m, w in reversed(seen)}  # the first call at each m
+    assert first_at[ms[0]] is None
+    assert all(first_at[m] for m in set(ms) if m != ms[0])
