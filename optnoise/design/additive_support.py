@@ -62,9 +62,12 @@ def grow_support(
     relaxed : callable, optional
         A cheaper proven bound at the wider support, tried before solving there.
 
-    Returns the result at the last ``L`` with ``support_note`` saying why growing stopped: the boundary
-    inactive (a proven bound at the wider support within :data:`SUPPORT_RTOL`), :data:`MAX_SUPPORT`
-    reached, the time limit, or a solve that ended without a better optimum or a proof.
+    Returns
+    -------
+    Any
+        The result at the last ``L`` with ``support_note`` saying why growing stopped: the boundary
+        inactive (a proven bound at the wider support within :data:`SUPPORT_RTOL`), :data:`MAX_SUPPORT`
+        reached, the time limit, or a solve that ended without a better optimum or a proof.
     """
     t0 = time.perf_counter() if t0 is None else t0
     spent = res.solve_time or 0.0

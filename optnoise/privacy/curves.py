@@ -58,7 +58,6 @@ from optnoise.engine.validation import (
 __all__ = [
     "NOTIONS",
     "hockey_stick",
-    "largest_finite_loss",
     "pdp_leak",
     "pair_leak",
     "shifted_pmfs",
@@ -133,17 +132,6 @@ def hockey_stick(p: Any, q: Any, eps: Any) -> Any:
     k = np.searchsorted(-ratio, -e, side="left")
     out = np.maximum(cp[k] - np.exp(e) * cq[k], 0.0)
     return _ret(out, scalar)
-
-
-def largest_finite_loss(pairs: Any) -> float:
-    """The largest finite privacy loss ``log(p / q)`` over pairs ``(p, q)`` of PMFs (infinite losses left out; >= 0)."""
-    worst = 0.0
-    for p, q in pairs:
-        p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-        both = (p > 0) & (q > 0)
-        if both.any():
-            worst = max(worst, float(np.max(np.log(p[both] / q[both]))))
-    return worst
 
 
 def pdp_leak(p: Any, q: Any, eps: Any, *, tol: float = 0.0, rtol: float = 0.0) -> Any:

@@ -168,7 +168,7 @@ def test_to_opendp_compositions_releases_k_answers_with_the_composed_map(certifi
         cd.to_opendp()
 
 
-def test_epsilon_form_certifies_the_eps_it_proves_and_exports_it():
+def test_epsilon_form_certifies_the_eps_it_proves_and_exports_it(tmp_path):
     # objective="epsilon" crashed certify() (float(None): the design has no eps); and at the cap the design is
     # the pure discrete Laplace whose 2-fold loss sits exactly at the searched eps, so a single release checked
     # at the composed eps let the rounding push the 2-fold delta to 1.1e-5 > 1e-6
@@ -191,5 +191,8 @@ def test_epsilon_form_certifies_the_eps_it_proves_and_exports_it():
     lo, hi = bracket_delta(cd, 2, eps)
     assert hi <= 1e-6 + 1e-12  # independent of the project's accounting
     assert dp_accounting_delta(cd, 2, eps, 1e-4) <= 1e-6
+    assert cd.eps == eps  # the design file ties the single release's eps to the k-fold block's
     m = cd.to_opendp(compositions=2)
     assert m.map(1) == pytest.approx((eps, 1e-6))
+    back = load_design(cd.save(tmp_path / "eps_form.json"))  # re-proved on load
+    assert back.composed["eps"] == eps and back.composed["composed_delta"] <= 1e-6

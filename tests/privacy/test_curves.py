@@ -1,7 +1,6 @@
 """Privacy accounting against independent routes: event enumeration, dp-accounting, definitions."""
 
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -184,12 +183,3 @@ def test_adjacent_pairs():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
-
-
-def test_largest_finite_loss_by_hand():
-    from optnoise.privacy.curves import largest_finite_loss
-
-    # log(0.5 / 0.25) = log 2 beats log(0.25 / 0.5) < 0; the output where q = 0 (infinite loss) is left out
-    assert largest_finite_loss([([0.5, 0.25, 0.25], [0.25, 0.5, 0.0])]) == pytest.approx(math.log(2))
-    assert largest_finite_loss([([1.0, 0.0], [0.0, 1.0])]) == 0.0  # disjoint: no finite loss at all
-    assert largest_finite_loss([([0.2, 0.8], [0.8, 0.2]), ([0.3, 0.7], [0.1, 0.9])]) == pytest.approx(math.log(4))
