@@ -32,7 +32,8 @@ from optnoise.design.composed_families import (
     golden_share,
     lp_candidate,
 )
-from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search, temper
+from optnoise.design.composed_polish import POLISH, polish, temper_to_cap
+from optnoise.design.composed_search import clamp_pair_map, modulo_pair_map, reduced_search
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import OutOfTime, Progress
 from optnoise.engine.tolerance import OPTIMAL_GAP, proven_optimal
@@ -580,20 +581,20 @@ def _dual(prob: ComposedProblem, lp_solver: str | SingleReleaseLP) -> ComposedSo
         if found.pmf is None:
             break
         raw = found.pmf
-
-        def at_cap_temper(a: float, raw: np.ndarray = raw) -> bool:
-            return prob.distortion(temper(raw, a)) <= cap
-
-        a = bisect_smallest(at_cap_temper, 1.0, rtol=1e-9)
-        if a is None:
+        tuned = temper_to_cap(prob, raw, cap)
+        if tuned is None:
             break
-        tuned = temper(raw, a)
         e = prob.eps_of(tuned)
         cands["search"] = (e, tuned, f"{prob.path} search ({found.evaluations} evaluations)")
         if e >= best[0]:
             break
         best = cands["search"]
     best = min(cands.values(), key=lambda c: c[0])
+    if POLISH and prob.structured:  # smooth corrections of the best point, certified (composed_polish)
+        prob.clock.stage("polish")
+        pol = polish(prob, best[1], best[0], cap=cap, time_left=lambda: _search_time(prob))
+        found_msg += f"; {pol.message}"
+        best = cands["polish"] = (pol.value, pol.pmf, f"{best[2]}, polished") if pol.improved else best
     prob.clock.stage("lower bound")
     bound, how = prob.eps_bound(cap, best[0], lp_solver, _bound_deadline(prob))
     table = {k: v[0] for k, v in cands.items()}
