@@ -161,7 +161,8 @@ def polish(
             break
         theta0 = np.log(np.maximum(best_f, 1e-300))
         theta0 = theta0 - theta0.max()
-        common = dict(pairs=prob.pairs, cost=prob.cost, k=prob.k, max_evals=max_evals, **_correction(prob, theta0, K))
+        common = dict(pairs=prob.pairs, cost=prob.cost, k=prob.k, max_evals=max_evals, time_limit=math.inf)
+        common.update(_correction(prob, theta0, K))
         if "max_fft" in fft:
             common["max_fft"] = fft["max_fft"]
         if cap is not None:
