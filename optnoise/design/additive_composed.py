@@ -69,7 +69,8 @@ from optnoise.design.additive_eval import (
 )
 from optnoise.design.composed import check_composed_args
 from optnoise.design.composed_bounds import bound_and_method, compose_release, eps_bound_and_method
-from optnoise.design.composed_families import Support, bisect_largest, certified_mix
+from optnoise.design.composed_families import Support, bisect_largest, calibrate_temper, certified_mix
+from optnoise.design.composed_polish import temper_to_cap
 from optnoise.design.composed_search import PairMap
 from optnoise.design.composed_solve import ComposedProblem, ComposedSolution
 from optnoise.design.composed_solve import solve_composed as solve_composed_search
@@ -320,6 +321,7 @@ def solve_composed(
     lap_noise = _laplace_noise(design)
     epsilon = design.objective == "epsilon"
     gauss = None if epsilon else least_noise(design, discrete_gaussian_noise, _gaussian_guess(design))
+    warm = getattr(design, "warm_start", None)  # a start from elsewhere (a coarser resolution): certified here
 
     def make(_: Any, clock: Any, opts: Any) -> AdditiveProblem:
         """The problem, with the calibrated discrete Laplace and Gaussian on Z as its first candidates."""
@@ -335,6 +337,8 @@ def solve_composed(
                 if g is not None:
                     prob.cands["discrete Gaussian"] = (prob.distortion(g), g, "the calibrated discrete Gaussian")
                     prob.calibrated["gaussian"] = ("discrete Gaussian", float(gauss.params["sigma2"]))
+            if warm is not None:
+                _warm_candidate(prob, warm)
         except OutOfTime:  # the search's own time-limit path returns the best certified candidate
             pass
         return prob
@@ -356,6 +360,26 @@ def solve_composed(
         )
     )
     return out
+
+
+def _warm_candidate(prob: AdditiveProblem, warm: np.ndarray) -> None:
+    """``design.warm_start`` (masses on ``-W..W``, cut or padded to ``-L..L``) as a candidate: tempered to the
+    cap and accounted (``"epsilon"``), or sharpened until the accounting certifies it (``"distortion"``)."""
+    d, L = prob.design, prob.L
+    w = np.asarray(warm, dtype=float).ravel()
+    W = (w.size - 1) // 2
+    f = np.zeros(2 * L + 1)
+    r = min(L, W)
+    f[L - r : L + r + 1] = w[W - r : W + r + 1]
+    u = prob.to_u(np.maximum(f, 1e-300))  # positive everywhere: no infinite loss
+    if d.objective == "epsilon":
+        t = temper_to_cap(prob, u, float(d.max_distortion))
+        value = math.inf if t is None else prob.eps_of(t)
+    else:
+        t = calibrate_temper(u, lambda v: prob.private(v, float(d.eps)))
+        value = math.inf if t is None else prob.distortion(t)
+    if t is not None and math.isfinite(value):
+        prob.cands["warm start"] = (value, t, "the warm start (a coarser resolution's design, refined)")
 
 
 def _gaussian_guess(design: Any) -> float:

@@ -38,6 +38,7 @@ __all__ = [
     "hat_basis",
     "polish",
     "reach",
+    "refine_cells",
     "temper_to_cap",
 ]
 
@@ -88,6 +89,25 @@ def reach(x: np.ndarray, f: np.ndarray, mass: float = TAIL_MASS) -> float:
     beyond = np.cumsum(f[order][::-1])[::-1]  # mass at x >= x[order[i]]
     over = np.flatnonzero(beyond > mass)
     return float(x[order[over[-1]]]) if over.size else float(np.max(x))
+
+
+def refine_cells(pmf: np.ndarray) -> np.ndarray:
+    """The cell masses at twice the resolution of a piecewise-constant density with cell masses ``pmf``.
+
+    Cells are centred (:mod:`optnoise.design.continuous_composed`): cell ``k`` of width ``w`` is
+    ``[(k - 1/2) w, (k + 1/2) w)``, so of the cells of width ``w / 2``, cell ``2k`` lies inside it (half
+    its mass) and cell ``2k + 1`` straddles cells ``k`` and ``k + 1`` (a quarter of each). ``pmf`` holds
+    cells ``-L..L``; the result holds ``-2L-1..2L+1``. The result is a post-processing of the density (its
+    cell index at the finer grid), so it is private for the finer grid's shifts whenever the density is
+    for every real shift; as a piecewise-constant density of its own it is the coarse one smoothed (a
+    warm start of the finer design, re-certified there).
+    """
+    f = np.asarray(pmf, dtype=float).ravel()
+    z = np.concatenate([[0.0], f, [0.0]])  # cells -L-1..L+1
+    out = np.empty(2 * z.size - 1)
+    out[0::2] = 0.5 * z
+    out[1::2] = 0.25 * (z[:-1] + z[1:])
+    return out[1:-1]  # cells -2L-1..2L+1 (the outer two carry nothing)
 
 
 def temper_to_cap(prob: Any, raw: np.ndarray, cap: float) -> np.ndarray | None:

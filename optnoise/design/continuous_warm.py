@@ -1,0 +1,68 @@
+"""Composed designs on the reals at a fine resolution, warm-started from coarser ones.
+
+A composed continuous design at ``m`` cells per unit of sensitivity
+(:mod:`optnoise.design.continuous_composed`) searches from calibrated families; at ``m = 8, 16`` the search
+stalls where the landscape is flat, short of what a coarser design already reached. Here the design is solved
+at ``m / 2^s, ..., m / 2, m``, each level's search also starting from the level below refined to its cells
+(:func:`~optnoise.design.composed_polish.refine_cells`: the coarser density's cell masses at the finer grid, a
+smoothed density there). Every start is only a start: each level's result is the cells' composed design,
+certified by its own accounting, so the returned mechanism is what
+:meth:`~optnoise.design.noise.NoiseDesign.solve` would certify at ``m``, and never worse than the cold start's
+candidates (the families stay candidates). Measured at Gilani et al.'s setting (variance 25, k = 10,
+delta = 1e-6): :file:`benchmarks/RESULTS.md`, section ``gilani``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optnoise.design.composed_polish import refine_cells
+from optnoise.design.continuous import _solve_composed, _solve_upper, _upper_design
+from optnoise.design.continuous_composed import COMPOSED_RESOLUTION
+from optnoise.design.continuous_result import ContinuousResult, is_composed
+
+__all__ = ["WARM_STEPS", "resolution_chain", "solve_refined"]
+
+#: Coarser levels solved before the design's own resolution (each halves ``m``; fewer when ``m`` is odd).
+WARM_STEPS = 2
+
+
+def resolution_chain(m: int, steps: int = WARM_STEPS) -> list[int]:
+    """``m / 2^s, ..., m / 2, m`` with ``s <= steps`` halvings that keep ``m`` an integer."""
+    if int(m) < 1 or int(steps) < 0:
+        raise ValueError(f"m must be a positive integer and steps >= 0 (got m={m!r}, steps={steps!r})")
+    chain = [int(m)]
+    while len(chain) <= int(steps) and chain[-1] % 2 == 0:
+        chain.append(chain[-1] // 2)
+    return chain[::-1]
+
+
+def solve_refined(
+    design: Any,
+    *,
+    steps: int = WARM_STEPS,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    options: Any = None,
+) -> ContinuousResult:
+    """Solve a composed continuous design (``release="continuous"``, ``privacy="composed"``) warm-started
+    from the coarser resolutions of :func:`resolution_chain` (module docstring).
+
+    ``time_limit`` applies to the last level (the design's own resolution); the coarser ones run without
+    one. Returns the design's :class:`~optnoise.design.continuous_result.ContinuousResult` at its resolution
+    (``resolution=`` or :data:`~optnoise.design.continuous_composed.COMPOSED_RESOLUTION`), with the chain in
+    its message.
+    """
+    if getattr(design, "release", None) != "continuous" or not is_composed(design):
+        raise ValueError("solve_refined needs a NoiseDesign with release='continuous' and privacy='composed'")
+    chain = resolution_chain(design.m_fixed or COMPOSED_RESOLUTION, steps)
+    warm = None
+    for m in chain[:-1]:
+        cells = _upper_design(design, m)
+        cells.warm_start = warm
+        up = _solve_upper(cells, solver, None, options)
+        warm = None if up.pmf is None else refine_cells(up.pmf)
+    res = _solve_composed(design, solver, time_limit, options, warm=warm)
+    if len(chain) > 1:
+        res.message = f"{res.message}; warm-started from m = {', '.join(map(str, chain[:-1]))}"
+    return res
