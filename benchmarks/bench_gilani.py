@@ -14,7 +14,7 @@ Laplace/Gaussian of the integer design's own candidates.
 
 Usage::
 
-    python benchmarks/bench_gilani.py                      # k = 10: Z, then the reals at m = 1, 2, 4 (~35 min)
+    python benchmarks/bench_gilani.py                      # k = 10: Z, the reals at m = 1, 2, 4, then 8, 16 warm-started
     python benchmarks/bench_gilani.py --only c2 --json a.json   # one row into a file (run rows in parallel)
     python benchmarks/bench_gilani.py --merge a.json b.json     # write the section from such files
 """
@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from optnoise import Neighborhood, NoiseDesign
+from optnoise.design.continuous_warm import resolution_chain, solve_refined
 from optnoise.mechanisms.real_baselines import composed_real_baselines
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,8 +49,10 @@ def run(part: str, k: int) -> dict:
         m = int(part[1:])
         d = NoiseDesign(release="continuous", sensitivity=1.0, resolution=1.0 / m, metric="mse", **common)
         label = f"reals (continuous, m = {m})"
+        if part.startswith("w"):
+            label += f", warm-started from m = {', '.join(map(str, resolution_chain(m)[:-1]))}"
     t = time.perf_counter()
-    res = d.solve()
+    res = solve_refined(d) if part.startswith("w") else d.solve()
     row = {
         "part": part,
         "label": label,
@@ -128,7 +131,11 @@ def section(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--only", default=None, help="one part: z, c1, c2, ... (c<m>: the reals at m cells)")
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="one part: z, c1, c2, ... (c<m>: the reals at m cells; w<m>: the same warm-started from m/4, m/2)",
+    )
     ap.add_argument("--json", default=None, help="with --only: write the row to this file")
     ap.add_argument("--merge", nargs="*", default=None, help="rows' JSON files: write the section from them")
     a = ap.parse_args()
@@ -140,8 +147,10 @@ def main() -> None:
             Path(a.json).write_text(json.dumps(row))
         return
     else:
-        rows = [run(p, a.k) for p in ("z", "c1", "c2", "c4")]
-    write_section("gilani", section(sorted(rows, key=lambda r: (r["part"] != "z", r["part"]))))
+        rows = [run(p, a.k) for p in ("z", "c1", "c2", "c4", "w8", "w16")]
+    order = {"z": 0, "c": 1, "w": 2}
+    rows = sorted(rows, key=lambda r: (order[r["part"][0]], int(r["part"][1:] or 0)))
+    write_section("gilani", section(rows))
 
 
 if __name__ == "__main__":
