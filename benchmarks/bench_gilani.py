@@ -14,7 +14,7 @@ Laplace/Gaussian of the integer design's own candidates.
 
 Usage::
 
-    python benchmarks/bench_gilani.py                      # k = 10: Z, the reals at m = 1, 2, 4, then 8, 16 warm-started
+    python benchmarks/bench_gilani.py              # k = 10: Z, the reals at m = 1, 2, 4, then 8, 16 warm-started
     python benchmarks/bench_gilani.py --only c2 --json a.json   # one row into a file (run rows in parallel)
     python benchmarks/bench_gilani.py --merge a.json b.json     # write the section from such files
 """
