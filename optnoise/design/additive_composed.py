@@ -365,7 +365,8 @@ def solve_composed(
 def _warm_candidate(prob: AdditiveProblem, warm: np.ndarray) -> None:
     """``design.warm_start`` (masses on ``-W..W``, cut or padded to ``-L..L``) as a candidate: tempered to the
     cap and accounted (``"epsilon"``), or sharpened until the accounting certifies it (``"distortion"``)."""
-    d, L = prob.design, prob.L
+    d: Any = prob.design
+    L = prob.L
     w = np.asarray(warm, dtype=float).ravel()
     W = (w.size - 1) // 2
     f = np.zeros(2 * L + 1)
