@@ -441,17 +441,15 @@ def solve(
     return _result(design, best_up, best_m, best_lb, history, message, time.perf_counter() - t0)
 
 
-def _solve_composed(
-    design: Any, solver: str, time_limit: float | None, options: Any, warm: np.ndarray | None = None
-) -> ContinuousResult:
+def _solve_composed(design: Any, solver: str, time_limit: float | None, options: Any) -> ContinuousResult:
     """A composed design at one resolution (:mod:`optnoise.design.continuous_composed`): the cells' composed
     design (a mechanism), and the larger of the ring's composed bound and (objective distortion) the
-    single-release bound of :func:`_lower_at`, both valid over every density. ``warm``: cell masses on
-    ``-W..W`` the cells' search also starts from (:mod:`optnoise.design.continuous_warm`)."""
+    single-release bound of :func:`_lower_at`, both valid over every density. ``design.warm_start`` (set by
+    :mod:`optnoise.design.continuous_warm`): cell masses on ``-W..W`` the cells' search also starts from."""
     t0 = time.perf_counter()
     m = design.m_fixed or COMPOSED_RESOLUTION
     cells = _upper_design(design, m)
-    cells.warm_start = warm
+    cells.warm_start = getattr(design, "warm_start", None)
     up = _solve_upper(cells, solver, time_limit, options)
     t_up = time.perf_counter() - t0
     if up.status not in ("optimal", "feasible") or up.pmf is None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from optnoise.design.composed_polish import refine_cells
-from optnoise.design.continuous import _solve_composed, _solve_upper, _upper_design
 from optnoise.design.continuous_composed import COMPOSED_RESOLUTION
 from optnoise.design.continuous_result import ContinuousResult, is_composed
 
@@ -37,32 +36,27 @@ def resolution_chain(m: int, steps: int = WARM_STEPS) -> list[int]:
     return chain[::-1]
 
 
-def solve_refined(
-    design: Any,
-    *,
-    steps: int = WARM_STEPS,
-    solver: str = "highs",
-    time_limit: float | None = None,
-    options: Any = None,
-) -> ContinuousResult:
+def solve_refined(design: Any, *, steps: int = WARM_STEPS, **solve_options: Any) -> ContinuousResult:
     """Solve a composed continuous design (``release="continuous"``, ``privacy="composed"``) warm-started
     from the coarser resolutions of :func:`resolution_chain` (module docstring).
 
-    ``time_limit`` applies to the last level (the design's own resolution); the coarser ones run without
-    one. Returns the design's :class:`~optnoise.design.continuous_result.ContinuousResult` at its resolution
-    (``resolution=`` or :data:`~optnoise.design.continuous_composed.COMPOSED_RESOLUTION`), with the chain in
-    its message.
+    Each level is the design at that resolution (its :meth:`~optnoise.design.noise.NoiseDesign.spec`) solved
+    with ``solve_options`` (e.g. ``time_limit``, per level), its search also starting from the level below
+    refined. Returns the design's :class:`~optnoise.design.continuous_result.ContinuousResult` at its own
+    resolution (``resolution=`` or :data:`~optnoise.design.continuous_composed.COMPOSED_RESOLUTION`), with the
+    chain in its message; ``design`` itself is not changed.
     """
     if getattr(design, "release", None) != "continuous" or not is_composed(design):
         raise ValueError("solve_refined needs a NoiseDesign with release='continuous' and privacy='composed'")
     chain = resolution_chain(design.m_fixed or COMPOSED_RESOLUTION, steps)
     warm = None
-    for m in chain[:-1]:
-        cells = _upper_design(design, m)
-        cells.warm_start = warm
-        up = _solve_upper(cells, solver, None, options)
-        warm = None if up.pmf is None else refine_cells(up.pmf)
-    res = _solve_composed(design, solver, time_limit, options, warm=warm)
+    res: Any = None
+    for m in chain:
+        # built from its spec, not design.replace(): from_spec does not rebuild continuous designs (no neighbourhood)
+        level = type(design)(**{**design.spec(), "resolution": design.sensitivity / m})
+        level.warm_start = warm  # read by the cells' composed search (continuous._solve_composed)
+        res = level.solve(**solve_options)
+        warm = None if res.pmf is None else refine_cells(res.pmf)
     if len(chain) > 1:
         res.message = f"{res.message}; warm-started from m = {', '.join(map(str, chain[:-1]))}"
     return res

@@ -6,11 +6,8 @@ pessimistic), not by optnoise's accounting; distortions from the PMF and the cos
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from optnoise import Neighborhood, NoiseDesign
 from optnoise.design import composed_solve
@@ -38,20 +35,9 @@ def problem():
     return make
 
 
-def _dp_accounting_eps(f: np.ndarray) -> float:
+def _ring_eps(dp_eps, f: np.ndarray) -> float:
     """dp-accounting's pessimistic eps at DELTA of K releases of ``q + eta mod (N + 1)``, shift 1, both orders."""
-    g = np.roll(f, -1)
-    worst = 0.0
-    for a, b in ((f, g), (g, f)):
-        one = pld_lib.from_two_probability_mass_functions(
-            {i: math.log(v) for i, v in enumerate(a) if v > 0},
-            {i: math.log(v) for i, v in enumerate(b) if v > 0},
-            pessimistic_estimate=True,
-            symmetric=False,
-            value_discretization_interval=H,
-        )
-        worst = max(worst, float(one.self_compose(K).get_epsilon_for_delta(DELTA)))
-    return worst
+    return dp_eps(f, np.roll(f, -1), K, DELTA, H)
 
 
 def test_hat_basis_is_piecewise_linear_interpolation():
@@ -74,7 +60,7 @@ def test_reach_leaves_at_most_the_mass_beyond():
     assert f[x > R].sum() <= 1e-2 < f[x >= R].sum()
 
 
-def test_epsilon_polish_improves_a_gaussian_start_and_is_certified(problem):
+def test_epsilon_polish_improves_a_gaussian_start_and_is_certified(problem, dp_eps):
     prob = problem(objective="epsilon", max_distortion=CAP)
     start = family_within("gaussian", prob.support, prob.cost, CAP)
     e0 = prob.eps_of(start)
@@ -83,8 +69,8 @@ def test_epsilon_polish_improves_a_gaussian_start_and_is_certified(problem):
     assert float(prob.cost @ out.pmf) <= CAP * (1 + 1e-12)
     assert out.pmf.min() >= 0 and out.pmf.sum() == pytest.approx(1.0, abs=1e-12)
     # certified by another route: dp-accounting's pessimistic PLD (each loss rounded up by at most H)
-    assert _dp_accounting_eps(out.pmf) <= out.value + K * H
-    assert _dp_accounting_eps(out.pmf) < e0 - 1e-3 + K * H
+    assert _ring_eps(dp_eps, out.pmf) <= out.value + K * H
+    assert _ring_eps(dp_eps, out.pmf) < e0 - 1e-3 + K * H
 
 
 def test_polish_never_returns_a_worse_point(problem):
@@ -95,14 +81,14 @@ def test_polish_never_returns_a_worse_point(problem):
     assert not out.improved and out.value == claimed and np.array_equal(out.pmf, start)
 
 
-def test_distortion_polish_is_private_and_no_worse(problem):
+def test_distortion_polish_is_private_and_no_worse(problem, dp_eps):
     prob = problem(eps=EPS)
     lap, _ = calibrate_family("laplace", prob.support, K, EPS, DELTA)
     v0 = prob.distortion(lap)
     out = polish(prob, lap, v0, eps=EPS, knots=(4,), max_evals=40)
     assert out.value <= v0
     assert float(prob.cost @ out.pmf) == pytest.approx(out.value, rel=1e-12)
-    assert _dp_accounting_eps(out.pmf) <= EPS + K * H
+    assert _ring_eps(dp_eps, out.pmf) <= EPS + K * H
     if out.improved:
         assert out.value < v0
 
@@ -116,7 +102,7 @@ def test_polish_needs_one_objective(problem):
         polish(prob, f, 1.0)
 
 
-def test_least_eps_search_is_polished_and_no_worse(monkeypatch):
+def test_least_eps_search_is_polished_and_no_worse(monkeypatch, dp_eps):
     design = _design(objective="epsilon", max_distortion=CAP)
     monkeypatch.setattr(composed_solve, "POLISH", False)
     plain = design.solve()
@@ -125,4 +111,4 @@ def test_least_eps_search_is_polished_and_no_worse(monkeypatch):
     assert "polish: K = 4" in res.message
     assert res.eps_objective <= plain.eps_objective
     assert res.distortion <= CAP * (1 + 1e-9) and res.verify()
-    assert _dp_accounting_eps(np.asarray(res.pmf, dtype=float).ravel()) <= res.eps_objective + K * H
+    assert _ring_eps(dp_eps, np.asarray(res.pmf, dtype=float).ravel()) <= res.eps_objective + K * H

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from dp_accounting.pld import privacy_loss_distribution as pld
 
 from optnoise import NoiseDesign
 from optnoise.design.composed_polish import refine_cells
@@ -80,21 +79,7 @@ def test_solve_refined_needs_a_composed_continuous_design():
         solve_refined(d)
 
 
-def _dp_accounting_eps(p: np.ndarray, q: np.ndarray) -> float:
-    worst = 0.0
-    for a, b in ((p, q), (q, p)):
-        one = pld.from_two_probability_mass_functions(
-            {i: math.log(v) for i, v in enumerate(a) if v > 0},
-            {i: math.log(v) for i, v in enumerate(b) if v > 0},
-            pessimistic_estimate=True,
-            symmetric=False,
-            value_discretization_interval=1e-4,
-        )
-        worst = max(worst, float(one.self_compose(K).get_epsilon_for_delta(DELTA * (1 - 1e-6))))
-    return worst
-
-
-def test_warm_started_design_is_certified_and_within_the_cap():
+def test_warm_started_design_is_certified_and_within_the_cap(dp_eps):
     m = 2
     d = NoiseDesign(
         release="continuous",
@@ -120,4 +105,4 @@ def test_warm_started_design_is_certified_and_within_the_cap():
     # real shifts s = 1 (m cells) and s = 3/4 (sub-cells of width w/2): dp-accounting, not optnoise's accounting
     sub = np.repeat(f[np.abs(cells) <= 400] / 2, 2)
     for j in (3, 4):
-        assert _dp_accounting_eps(*_shifted(sub, j)) <= eps * (1 + 1e-3)
+        assert dp_eps(*_shifted(sub, j), K, DELTA * (1 - 1e-6)) <= eps * (1 + 1e-3)
