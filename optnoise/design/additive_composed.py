@@ -20,7 +20,9 @@ accounting above with the search's relative margin
 (:data:`~optnoise.design.composed_solve.CALIBRATION_MARGIN`). The calibrated discrete Laplace on Z
 (exactly a member) and the discrete Gaussian on Z calibrated by the same accounting (on ``{-L..L}`` with the
 family's tail, mixed with the Laplace until certified, :data:`MARGIN`) are candidates too, so the result is
-never worse than either.
+never worse than either. A ``design.warm_start`` (masses on ``-W..W``, e.g. a coarser
+resolution's design refined, :mod:`optnoise.design.continuous_warm`) is a candidate too, tempered to the cap or
+sharpened until certified.
 
 ``objective="epsilon"`` (least composed eps under ``max_distortion``): the modulo release's dual search
 (:func:`~optnoise.design.composed_solve.solve_composed`) through the same hooks. The family's tail is then

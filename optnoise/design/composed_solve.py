@@ -1,7 +1,8 @@
 """The solver of composition-targeted designs (:mod:`optnoise.design.composed` states the method).
 
 Candidates calibrated by the accounting, the surrogate search of :mod:`optnoise.design.composed_search`
-from the best of them, the certified calibration of what it finds, and the k = 1 LP paths.
+from the best of them, the certified calibration of what it finds (least eps: then polished, composed_polish),
+and the k = 1 LP paths.
 """
 
 from __future__ import annotations
