@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt
 
 from optnoise import NoiseDesign
 from optnoise.mechanisms.real_baselines import staircase_cost
+from optnoise.mechanisms.real_convolution import best_laplace_gaussian
 from optnoise.reproduce.compare import SOLVER, Tol
 from optnoise.reproduce.figures import FigureScript
 
@@ -128,6 +129,10 @@ def composed_point(k: int, m: int) -> dict:
     if res.bound is not None and not res.bound <= eps:
         raise RuntimeError(f"eps bound {res.bound} above the mechanism's {eps}")
     base = res.baselines
+    # the share behind res.baselines["laplace_gaussian"] (the same cached search)
+    conv, share = best_laplace_gaussian(compositions=k, metric="mse", sensitivity=1.0, **COMPOSED_SETTING)
+    if conv != base["laplace_gaussian"]:
+        raise RuntimeError(f"the convolution baseline {base['laplace_gaussian']} is not the searched {conv}")
     return {
         "k": k,
         "m": m,
@@ -137,7 +142,7 @@ def composed_point(k: int, m: int) -> dict:
         "gaussian": base["gaussian"],
         "laplace": base["laplace"],
         "laplace_gaussian": base["laplace_gaussian"],
-        "laplace_gaussian_share": base["laplace_gaussian_share"],
+        "laplace_gaussian_share": share,
     }
 
 

@@ -160,7 +160,7 @@ def composed_real_baselines(
       the least scale by bisection for the distortion objective.
     * ``"laplace_gaussian"``: the best Laplace + Gaussian convolution, the Laplace's share of the variance
       optimised (:func:`optnoise.mechanisms.real_convolution.best_laplace_gaussian`, its pessimistic PLD
-      composed by dp-accounting at the same grid); ``"laplace_gaussian_share"`` is that share.
+      composed by dp-accounting at the same grid; that function, cached, also gives the share).
 
     Returns
     -------
@@ -189,14 +189,13 @@ def composed_real_baselines(
         cap = check_positive("max_distortion", max_distortion)
         sigma = cap * math.sqrt(math.pi / 2.0) if metric == "mae" else math.sqrt(cap)
         b = cap if metric == "mae" else math.sqrt(cap / 2.0)
-        conv, share = best_laplace_gaussian(
+        conv, _ = best_laplace_gaussian(
             compositions=k, delta=delta, metric=metric, sensitivity=sens, max_distortion=cap
         )
         return {
             "gaussian": analytic_gaussian_epsilon(sigma, delta, sensitivity=math.sqrt(k) * sens),
             "laplace": float(laplace(b).get_epsilon_for_delta(delta)),
             "laplace_gaussian": conv,
-            "laplace_gaussian_share": share,
         }
     eps = check_eps(eps, maximum=MAX_EPS, why=MAX_EPS_REASON)
     sigma = analytic_gaussian_sigma(eps, delta, sensitivity=math.sqrt(k) * sens)
@@ -206,8 +205,8 @@ def composed_real_baselines(
     while hi / lo - 1.0 > 1e-6:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if laplace(mid).get_delta_for_epsilon(eps) <= delta else (mid, hi)
-    conv, share = best_laplace_gaussian(compositions=k, delta=delta, metric=metric, sensitivity=sens, eps=eps)
-    return {"gaussian": g_cost(sigma), "laplace": l_cost(hi), "laplace_gaussian": conv, "laplace_gaussian_share": share}
+    conv, _ = best_laplace_gaussian(compositions=k, delta=delta, metric=metric, sensitivity=sens, eps=eps)
+    return {"gaussian": g_cost(sigma), "laplace": l_cost(hi), "laplace_gaussian": conv}
 
 
 def _installed(**kw: Any) -> dict[str, float]:

@@ -189,8 +189,22 @@ def best_laplace_gaussian(
     Returns
     -------
     (value, share) : the distortion (or eps) and the Laplace share of the variance that achieves it.
+        Cached per argument set (the baselines and a figure asking for the share share one search).
     """
-    k = int(compositions)
+    return _best(int(compositions), float(delta), metric, float(sensitivity), eps, max_distortion, discretization)
+
+
+@lru_cache(maxsize=64)
+def _best(
+    k: int,
+    delta: float,
+    metric: str,
+    sensitivity: float,
+    eps: float | None,
+    max_distortion: float | None,
+    discretization: float,
+) -> tuple[float, float]:
+    """:func:`best_laplace_gaussian` on hashable positional arguments (its cache)."""
 
     def pld(var: float, share: float, h: float = discretization) -> Any:
         b, sigma = convolution_scales(var, share)
