@@ -163,7 +163,10 @@ def draw_composed(eax, rax, rows: list[dict]) -> None:
     eax.plot(
         ks, [r["bound"] for r in rows], color="k", marker="_", ms=9, lw=0.8, ls=":", label="proven bound, all densities"
     )
+    pure = [r["k"] for r in rows if r["laplace_gaussian_share"] == 1.0]
     for name, st in COMPOSED_STYLE.items():
+        if name == "laplace_gaussian" and pure:  # the two curves coincide there: say so
+            st = {**st, "label": f"{st['label']} (the Laplace at k = {', '.join(map(str, pure))})"}
         eax.plot(ks, [r[name] for r in rows], **st)
         rax.plot(ks, [r[name] / r["eps_optnoise"] - 1 for r in rows], **st)
     excess = [r[name] / r["eps_optnoise"] - 1 for r in rows for name in COMPOSED_STYLE]
