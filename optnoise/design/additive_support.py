@@ -89,7 +89,7 @@ def grow_support(
         v = value(res)
         slack = SUPPORT_RTOL * abs(v) + DELTA_FLOOR if relative else SUPPORT_RTOL * max(1.0, abs(v))
         inactive = (
-            f"support L = {L} chosen automatically: the proven lower bound at L = {wide}{{how}} is within "
+            f"support L = {L} chosen automatically: the proven lower bound {{bound:.10g}} at L = {wide}{{how}} is within "
             f"{SUPPORT_RTOL:g} relative of this {'optimum' if res.status == 'optimal' else 'value'} (the "
             "boundary is inactive; the optimum does not depend on L)"
         )
@@ -99,11 +99,11 @@ def grow_support(
             spent += time.perf_counter() - t1
             if bound is not None and v - bound <= slack:
                 how = f" (an LP relaxation with the {size['rows']} rows that can bind)"
-                return done(inactive.format(how=how))
+                return done(inactive.format(bound=bound, how=how))
         wider = solve_at(wide)
         spent += wider.solve_time or 0.0
         if wider.bound is not None and v - wider.bound <= slack:
-            return done(inactive.format(how=""))
+            return done(inactive.format(bound=wider.bound, how=""))
         if wider.status in ("optimal", "feasible") and wider.pmf is not None and value(wider) < v - slack:
             res, L = wider, wide
             continue
