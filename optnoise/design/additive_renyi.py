@@ -85,6 +85,9 @@ __all__ = [
 RENYI_NOTIONS = ("rdp", "zcdp")
 #: The default support ends where the reference Gaussian's mass has fallen by ``e^-TAIL_NATS``.
 TAIL_NATS = 8.0
+#: The support grows to at most this many times the first one (each wider solve is a warm-started sequential LP
+#: and cutting planes, tens of seconds at L ~ 10; an rdp budget at few orders can keep the boundary active).
+GROWTH = 2
 #: Re-solves with a budget scaled down by the measured excess, when a point misses its budget.
 RETRIES = 3
 
@@ -584,7 +587,10 @@ def solve_renyi(
         last[:] = [out, wide]
         return out
 
-    res = grow_support(first, res, solve_at, period=P, value=lambda r: r.distortion, time_limit=time_limit, t0=t0)
+    res = grow_support(
+        first, res, solve_at, period=P, value=lambda r: r.distortion, time_limit=time_limit, t0=t0,
+        cap=GROWTH * first,
+    )  # fmt: skip
     res.support_note += (
         f"; the family: {family}, the factor of the reference discrete Gaussian at L = {first} for every L"
     )
