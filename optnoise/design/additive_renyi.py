@@ -17,9 +17,22 @@ zCDP asks ``D_alpha <= rho alpha`` on an order grid up to ``alpha_max`` plus the
 
 Choices. The reference discrete Gaussian has variance ``sigma^2 = max_alpha alpha P^2 / (2 eps_alpha)``
 (rdp) or ``P^2 / (2 rho)`` (zcdp), which meets the budget (Canonne, Kamath and Steinke 2020). The
-default support is ``L = P + ceil(sigma sqrt(2 TAIL_NATS))``, where the reference's mass has fallen
-by ``e^-TAIL_NATS``; the tail factor is the reference's decay over the last period,
-``a = exp(-P (2L - P) / (2 sigma^2))``.
+first support is ``L0 = P + ceil(sigma sqrt(2 TAIL_NATS))``, where the reference's mass has fallen
+by ``e^-TAIL_NATS``; the tail factor is the reference's decay over the last period at ``min(L, L0)``,
+``a = exp(-P (2 min(L, L0) - P) / (2 sigma^2))``: one factor for every ``L >= L0``, so that those
+families are nested (a noise on ``-L..L`` with its tails is one on ``-L'..L'``, :func:`extend`) and the
+optimum only falls as ``L`` grows (with a factor that fell with ``L`` they were not, and a wider support
+could cost more). The zCDP order grid depends on ``a`` alone, so it is the same for every ``L >= L0``.
+
+The support. A given ``support > L0`` is solved at ``L0`` by the conic route, then from that optimum
+extended to ``L`` (the conic solver is unreliable on wider supports). Without ``support``, ``L`` grows
+from ``L0`` by a quarter at a time (:func:`optnoise.design.additive_support.grow_support`), each wider
+solve warm-started the same way, until the proven lower bound at the wider support is within the
+optimality gap of the optimum: the boundary is inactive, and ``support_note`` says so and gives that
+bound. Growth stops at ``GROWTH * L0`` (the note then says the boundary was not proven inactive).
+Each solve alternates :func:`polish` (a sequential LP) with :func:`cut_and_mix` (Kelley's cutting
+planes, whose LP solutions, mixed into the point, also lower it: the sequential LP alone stalled 1e-5
+above the optimum at L = 6 for zcdp rho = 0.5 bd(1)).
 
 Re-verification and status. ``achieved`` is computed from the PMF alone on all of Z (exact lumped
 sums): rdp, ``{"rdp": max_j D_alpha_j / eps_j, "rdp@<alpha>": D}``; zcdp, the certified
