@@ -409,6 +409,12 @@ def tangent_bound(
     return bound, size
 
 
+def _within(value: float, bound: float) -> bool:
+    """Whether ``bound`` proves ``value`` within half the optimality gap (the status needs the whole of it)."""
+    gap = relative_gap(value, bound)
+    return gap is not None and gap <= OPTIMAL_GAP / 2
+
+
 def _mixed(design: Any, t: dict[str, np.ndarray], f: np.ndarray, x: np.ndarray, scale: float) -> np.ndarray | None:
     """The cheapest feasible ``(1 - theta) f + theta x`` of a halving search from ``theta = 1`` (``None``: none)."""
     orders, eps_inf = orders_of(design, scale)
@@ -462,15 +468,14 @@ def cut_and_mix(
         got = [b for b in cands if b is not None]
         # the basis' bound costs a second solve: only where it can decide (the LP's value meets the target
         # and the solver's multipliers do not prove it), or in the last round
-        near = out.objective is not None and relative_gap(value, out.objective) <= OPTIMAL_GAP / 2
-        short = not got or relative_gap(value, max(got)) > OPTIMAL_GAP / 2
+        near = out.objective is not None and _within(value, out.objective)
+        short = not got or not _within(value, max(got))
         if out.status == "optimal" and short and (near or round_ == CUT_ROUNDS - 1):
             proof = proof_dual(model, out.x)
             got += [] if proof is None else [proof[0]]
         if got and (best is None or max(got) > best):
             best = max(got)
-        gap = None if best is None else relative_gap(value, best)
-        if out.x is None or (gap is not None and gap <= OPTIMAL_GAP / 2):
+        if out.x is None or (best is not None and _within(value, best)):
             break
         if time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 0.0:
             break
@@ -544,7 +549,7 @@ def _solve_at(
     for _ in range(MIX_PASSES if family_bound else 0):
         got, _, better = cut_and_mix(design, pmf, L, time_left(time_limit, t0), options, scale=scale)
         bound = got if bound is None or (got is not None and got > bound) else bound
-        if better is pmf or (bound is not None and relative_gap(float(t["cost"] @ better), bound) <= OPTIMAL_GAP / 2):
+        if better is pmf or (bound is not None and _within(float(t["cost"] @ better), bound)):
             pmf = better
             break
         # the cutting planes found a cheaper feasible point: the sequential LP resumes from it
@@ -572,8 +577,8 @@ def solve_renyi(
     a = math.exp(-design.tail_eps)
     family = f"noises on -L..L with staircase tails of factor a = {a:.6g} per period"
     first = design.renyi_support if given is None else min(given, _start(design))
-    kw = {"family_bound": family_bound and (given is None or given == first)}
-    res, scale = _solve_at(design, first, time_limit, options, verbose, **kw)
+    at_first = family_bound and (given is None or given == first)
+    res, scale = _solve_at(design, first, time_limit, options, verbose, family_bound=at_first)
     if given is not None or not family_bound:
         if given is not None and given > first and res.pmf is not None:
             wide = extend(design, res.pmf, first, given)
