@@ -54,8 +54,8 @@ def _brute_rho(res, periods: int = 300) -> float:
 def test_a_wider_given_support_is_never_worse(at5, at6):
     # the old code solved L = 6 by the conic route alone: 0.99168069 > 0.99167163 at L = 5 (its tail factor
     # also changed with L, so the families were not nested)
-    assert at5.design.tail_eps == at6.design.tail_eps
     assert at6.distortion <= at5.distortion + 1e-12
+    assert at5.design.tail_eps == at6.design.tail_eps
     for res in (at5, at6):
         assert res.status == "optimal" and res.gap <= 1e-6
         assert _brute_rho(res) <= RHO * (1 + 1e-9)
