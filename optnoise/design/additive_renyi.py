@@ -338,14 +338,7 @@ def polish(
         if out.status != "optimal" or out.x is None:
             break
         step = f * np.clip(out.x[: f.size], 0.0, None)
-        theta, new = 1.0, None
-        for _ in range(30):
-            cand = (1.0 - theta) * f + theta * step
-            cand = cand / float(t["mass"] @ cand)
-            if np.all(cand > 0) and _grid_excess(design, t, cand, orders, eps_inf) <= -1e-13:
-                new = cand
-                break
-            theta *= 0.5
+        new, theta = _mix(design, t, f, step, orders, eps_inf, 30)
         if new is None or float(t["cost"] @ new) >= val:
             margin, trust = min(margin * 10.0, 1e-6), trust * 0.5
             if trust < 1e-6:
@@ -415,17 +408,34 @@ def _within(value: float, bound: float) -> bool:
     return gap is not None and gap <= OPTIMAL_GAP / 2
 
 
-def _mixed(design: Any, t: dict[str, np.ndarray], f: np.ndarray, x: np.ndarray, scale: float) -> np.ndarray | None:
-    """The cheapest feasible ``(1 - theta) f + theta x`` of a halving search from ``theta = 1`` (``None``: none)."""
-    orders, eps_inf = orders_of(design, scale)
+def _mix(
+    design: Any,
+    t: dict[str, np.ndarray],
+    f: np.ndarray,
+    x: np.ndarray,
+    orders: list[tuple[float, float]],
+    eps_inf: float | None,
+    tries: int,
+) -> tuple[np.ndarray | None, float]:
+    """The first feasible ``(1 - theta) f + theta x`` (normalised) of a halving search from ``theta = 1``.
+
+    Feasible: every order (and ``D_inf``) met by :func:`_grid_excess`; the feasible set is convex, so a
+    feasible ``f`` leaves some ``theta > 0`` feasible. Returns ``(None, theta)`` after ``tries`` halvings.
+    """
     theta = 1.0
-    for _ in range(MIX_TRIES):
+    for _ in range(tries):
         cand = (1.0 - theta) * f + theta * x
         cand = cand / float(t["mass"] @ cand)
         if np.all(cand > 0) and _grid_excess(design, t, cand, orders, eps_inf) <= -1e-13:
-            return cand if float(t["cost"] @ cand) < float(t["cost"] @ f) else None
+            return cand, theta
         theta *= 0.5
-    return None
+    return None, theta
+
+
+def _mixed(design: Any, t: dict[str, np.ndarray], f: np.ndarray, x: np.ndarray, scale: float) -> np.ndarray | None:
+    """:func:`_mix` at the solve's budget ``scale``, when it is cheaper than ``f`` (else ``None``)."""
+    cand, _ = _mix(design, t, f, x, *orders_of(design, scale), MIX_TRIES)
+    return cand if cand is not None and float(t["cost"] @ cand) < float(t["cost"] @ f) else None
 
 
 #: Rounds of :func:`polish` then :func:`cut_and_mix` of a solve at one support.
