@@ -104,3 +104,18 @@ def test_rdp_mae_at_a_wider_given_support_is_never_worse():
                 assert float(renyi_divergence(f[keep], g[keep], alpha)) <= eps * (1 + 1e-9)
         assert float(res.pmf_at(x) @ np.abs(x)) == pytest.approx(res.distortion, rel=1e-12)
     assert "warm-started" in wide.message and "given" in wide.support_note
+
+
+def test_extend_keeps_the_noise_and_its_cost_with_a_period_of_three():
+    from optnoise.design.additive_eval import settled_result
+
+    d = NoiseDesign(
+        release="additive", neighborhood=Neighborhood.bd(3), privacy="rdp", rdp=[(2, 2.0)], metric="mae", support=9
+    )
+    f = np.random.default_rng(0).random(19)
+    f /= terms(d, 9)["mass"] @ f
+    res = settled_result(d, f, 9, "feasible", None, "")  # its tails by the result's own route (pmf_at)
+    wide = extend(d, f, 9, 16)
+    x = np.arange(-16, 17)
+    np.testing.assert_allclose(wide, res.pmf_at(x), rtol=1e-12, atol=0.0)
+    assert float(terms(d, 16)["cost"] @ wide) == pytest.approx(res.distortion, rel=1e-12)
