@@ -74,7 +74,15 @@ from optnoise.design.continuous_renyi import (
     setup_renyi_budget,
     solve_upper_renyi,
 )
-from optnoise.design.continuous_result import CONTINUOUS, ContinuousResult, describe, is_composed, is_renyi, spec
+from optnoise.design.continuous_result import (
+    CONTINUOUS,
+    ContinuousResult,
+    describe,
+    from_spec,
+    is_composed,
+    is_renyi,
+    spec,
+)
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
@@ -92,6 +100,7 @@ __all__ = [
     "MAX_RESOLUTION",
     "ContinuousResult",
     "describe",
+    "from_spec",
     "model_size",
     "setup",
     "solve",

@@ -17,7 +17,7 @@ from optnoise.design.grid import installed_real_baselines
 from optnoise.design.result import Accountable
 from optnoise.privacy.notions import get_notion
 
-__all__ = ["CONTINUOUS", "ContinuousResult", "describe", "is_composed", "is_renyi", "spec"]
+__all__ = ["CONTINUOUS", "ContinuousResult", "describe", "from_spec", "is_composed", "is_renyi", "spec"]
 
 #: The release's name.
 CONTINUOUS = "continuous"
@@ -240,6 +240,20 @@ def spec(design: Any) -> dict[str, Any]:
         ),
         **({"max_distortion": design.max_distortion} if design.objective == "epsilon" else {}),
     }
+
+
+def from_spec(data: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`NoiseDesign` keyword arguments of :func:`spec` output (``KeyError`` for a missing field)."""
+    if not isinstance(data["metric"], str) or data["metric"] == "custom":
+        raise ValueError(
+            "spec 'metric' must be a metric name: a continuous design with a cost function cannot be rebuilt"
+        )
+    kw = {k: data[k] for k in ("sensitivity", "metric", "privacy")}
+    optional = ("resolution", "gap", "eps", "delta", "profile", "rdp", "rho", "alphas")
+    for k in (*optional, "compositions", "discretization", "objective", "max_distortion"):
+        if data.get(k) is not None:
+            kw[k] = data[k]
+    return kw
 
 
 def _renyi_spec(design: Any) -> dict[str, Any]:

@@ -215,3 +215,28 @@ def test_baselines_are_never_below_the_lower_bound(solved):
     assert set(base) >= {"laplace", "gaussian", "truncated_laplace"}
     assert all(v >= solved.bound - 1e-9 for v in base.values())
     assert min(base.values()) >= solved.distortion - 1e-3  # the upper bound beats them (or nearly, at m = 4)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(eps=1.0, delta=0.1, metric="mae"),
+        dict(eps=1.0, delta=0.1, metric="mse", resolution=0.25, gap=0.01),
+        dict(privacy="zcdp", rho=0.5, metric="mse"),
+        dict(privacy="composed", compositions=3, delta=1e-6, metric="mse", objective="epsilon", max_distortion=25.0),
+        dict(privacy="profile", profile=[(0.5, 0.1), (1.0, 0.01)], metric="mae"),
+        dict(privacy="rdp", rdp=[(2, 0.5), (8, 1.0)], metric="mse"),
+    ],
+)
+def test_spec_round_trip_and_replace(kw):
+    # replace() used to fail for every continuous design ("spec lacks the field 'neighborhood'")
+    d = NoiseDesign(release="continuous", sensitivity=2.0, **kw)
+    assert NoiseDesign.from_spec(d.spec()).spec() == d.spec()
+    half = d.replace(sensitivity=1.0)
+    assert half.sensitivity == 1.0 and half.privacy == d.privacy and half.metric == d.metric
+
+
+def test_replace_refuses_a_cost_function():
+    d = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric=lambda e: abs(e) ** 1.5)
+    with pytest.raises(ValueError, match="metric"):
+        d.replace(eps=0.5)
