@@ -341,8 +341,10 @@ def solve_composed(
 
     sol = solve_composed_search(design, solver="highs", time_limit=time_limit, options=options, problem=make)
     if sol.pmf is None:  # a time limit before the first candidate's accounting (objective epsilon): no noise
-        args: tuple[Any, ...] = (None, None, {}, {}, sol.bound, None, time.perf_counter() - t0, "composed")
-        return AdditiveResult(design, sol.status, np.arange(-L, L + 1), None, *args, message=sol.message)
+        return AdditiveResult(
+            design, sol.status, np.arange(-L, L + 1), None, None, None, {}, {}, sol.bound, None,
+            time.perf_counter() - t0, "composed", sol.message,
+        )  # fmt: skip
     pmf = normalised(design, sol.pmf * _wscale(design, L), L)  # the search's vector u as the noise f
     out = settled_result(design, pmf, L, sol.status, sol.bound, sol.message)
     out.solve_time, out.backend = time.perf_counter() - t0, "composed"
