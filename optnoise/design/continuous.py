@@ -104,8 +104,12 @@ __all__ = [
 RELEASE_FIELDS = ("sensitivity", "resolution", "gap")
 #: The problem's required flags on the command line (its sensitivity fixes the neighbourhood).
 REQUIRED_FLAGS = ("eps", "sensitivity")
-#: ``optnoise sweep`` runs it (each point refines over resolutions unless --resolution fixes one; not cached).
+#: ``optnoise sweep`` runs it (each point refines over resolutions unless --resolution fixes one; the points of
+#: :data:`CACHED_NOTIONS` are cached, :func:`read_back`).
 SWEEPABLE = True
+#: The notions whose results a sweep's cache reads back (:func:`read_back` re-proves their bound); the others'
+#: bounds (a composed ring bound, a Renyi profile's) are not re-proved from stored data: solved again.
+CACHED_NOTIONS = ("dp", "profile")
 #: Notions the continuous release supports today (rdp, zcdp: :mod:`optnoise.design.continuous_renyi`;
 #: composed: :mod:`optnoise.design.continuous_composed`).
 CONTINUOUS_NOTIONS = ("dp", "profile", "rdp", "zcdp", "composed")
@@ -387,6 +391,7 @@ def solve(
     best_up: Any = None
     best_m = ms[0]
     best_lb: float | None = None
+    proof: dict[str, Any] | None = None
     history: list[dict[str, Any]] = []
     message = ""
     prev: tuple[int, np.ndarray | None] | None = None
@@ -420,6 +425,7 @@ def solve(
         prev = (m, lb.active)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):
             best_lb = lb.bound
+            proof = None if renyi else lower_proof(m, lb)
         history.append(
             {
                 "m": m,
@@ -444,7 +450,9 @@ def solve(
         if _out_of_time(time_limit, t0):
             message = "time limit reached"
             break
-    return _result(design, best_up, best_m, best_lb, history, message, time.perf_counter() - t0)
+    res = _result(design, best_up, best_m, best_lb, history, message, time.perf_counter() - t0)
+    res.proof = proof
+    return res
 
 
 def composed_resolutions(design: Any) -> list[int]:
@@ -570,3 +578,77 @@ def _result(
         message=message,
         solve_time=elapsed,
     )
+
+
+def lower_proof(m: int, lb: LowerBound) -> dict[str, Any] | None:
+    """What re-proves ``lb`` at resolution ``m`` (:func:`read_back`): its truncation and its active entries."""
+    if lb.bound is None or lb.active is None:
+        return None
+    return {"kind": "continuous-lp", "m": int(m), "K": (int(lb.cells) - 1) // 2, "active": lb.active.tolist()}
+
+
+def read_back(
+    data: Any, *, design: Any, recheck: bool = True, proof: Any = None, backend: str = ""
+) -> ContinuousResult:
+    """A continuous result of ``design`` rebuilt from :meth:`ContinuousResult.to_dict` output; no stored number is
+    trusted (the sweep cache's and the result files' reader, :data:`RESULT`).
+
+    The mechanism: its cell masses are read and re-verified as the cells' integer design at the stored ``m``
+    (:meth:`~optnoise.design.additive_eval.AdditiveResult.from_dict`: tails, distortion and the privacy of every
+    shift ``1..m`` recomputed). The bound: the lower-bound LP of ``proof`` (:func:`lower_proof`: its ``m``, its
+    truncation ``K`` and its active entries as the starting rows) is solved again, its rows generated lazily as
+    ever, so the bound is a fresh weak-duality bound whatever the stored entries; without a proof (or with
+    ``recheck`` and none) there is no bound. The status is settled again from the re-proved gap. Only the
+    notions of :data:`CACHED_NOTIONS` are read back (``ValueError`` otherwise, as for a malformed field).
+    """
+    from optnoise.design.additive_eval import AdditiveResult
+
+    if design.privacy not in CACHED_NOTIONS:
+        raise ValueError(f"privacy={design.privacy!r} continuous results are not read back (solved again)")
+    if not isinstance(data, dict) or data.get("release") != CONTINUOUS:
+        raise ValueError(f"a continuous result must be a JSON object with release {CONTINUOUS!r}")
+    missing = [k for k in ("m", "status", "support", "pmf") if k not in data]
+    if missing:
+        raise ValueError(f"result lacks the field {shown(missing[0])}")
+    m = data["m"]
+    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= MAX_RESOLUTION:
+        raise ValueError(f"result field 'm' must be an integer in 1..{MAX_RESOLUTION}; got {shown(m)}")
+    if design.m_fixed is not None and m != design.m_fixed:
+        raise ValueError(f"result field 'm' must be the design's {design.m_fixed}; got {m}")
+    if data["pmf"] is None:
+        raise ValueError("result field 'pmf' is missing: a result without a mechanism is not read back")
+    cells = _upper_design(design, m)
+    support = data["support"]
+    if (
+        not isinstance(support, list)
+        or not support
+        or isinstance(support[-1], bool)
+        or not isinstance(support[-1], int)
+    ):
+        raise ValueError("result field 'support' must be the list of cells -L..L")
+    cells.support = support[-1]  # the masses are read at their own L (from_dict checks the list is -L..L)
+    raw = {"release": additive.ADDITIVE, "status": "feasible", "support": data["support"], "pmf": data["pmf"]}
+    up = AdditiveResult.from_dict(raw, design=cells, recheck=False, backend=backend)
+    if up.status != "feasible" or up.distortion is None:
+        raise ValueError(f"the stored cell masses do not re-verify ({up.status}: {up.message})")
+    bound: float | None = None
+    if isinstance(proof, dict) and proof.get("kind") == "continuous-lp":
+        bm, K = proof.get("m"), proof.get("K")
+        if not (isinstance(bm, int) and isinstance(K, int) and 1 <= bm <= MAX_RESOLUTION and 1 <= K <= MAX_CELLS):
+            raise ValueError(f"proof fields 'm' and 'K' must be integers in 1..{MAX_RESOLUTION} and 1..{MAX_CELLS}")
+        active = np.asarray(proof.get("active") or [], dtype=np.int64).reshape(-1, 4)
+        w = design.sensitivity / bm
+        # the mechanism's cells seed the rows at its own resolution; at another, only the stored entries do
+        seed = up.pmf_at(np.arange(-K, K + 1)) if bm == m else np.full(2 * K + 1, 1.0 / (2 * K + 1))
+        lb = lower_bound(design.cost_of, _budget(design), bm, w, K, seed, "auto", None, None, warm=active)
+        bound = lb.bound
+    res = _result(design, up, m, bound, [], "read back: the cell masses re-verified, the bound re-proved", 0.0)
+    history = data.get("history")
+    res.history = history if isinstance(history, list) else []
+    res.proof = proof if bound is not None else None
+    res.backend = backend
+    return res
+
+
+#: How results of this release are read back (:attr:`optnoise.design.releases.Release.result_class`).
+RESULT = SimpleNamespace(from_dict=read_back)
