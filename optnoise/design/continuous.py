@@ -37,7 +37,9 @@ Metrics (of the real error): ``"mse"``, ``"mae"``, ``"abs^p"``, ``"exceed:t"`` (
 real ``t >= 0``) and a function of real arrays (its cell averages by Gauss-Legendre
 quadrature; a lower bound only when it is nondecreasing in ``|e|``). Notions: ``"dp"`` (pure at
 ``delta = 0``), ``"profile"``, ``"rdp"``/``"zcdp"`` (both bounds in
-:mod:`optnoise.design.continuous_renyi`; its lower bound is loose, so those end ``"feasible"``) and
+:mod:`optnoise.design.continuous_renyi`, the lower bound the larger of its conversion's and the Renyi
+tangent-cut bound of :mod:`optnoise.design.continuous_renyi_bound`; still short of the upper bound, so those
+end ``"feasible"``) and
 ``"composed"`` (both objectives: :mod:`optnoise.design.continuous_composed` states why the cells' integer
 design is a mechanism on the reals and why its ring bound holds for every density; refined over
 ``m = 1, 2, 4, ...`` up to :data:`MAX_AUTO_RESOLUTION_COMPOSED`, stopping early when a doubling improves the
@@ -51,6 +53,7 @@ refuse and name the deployable grid release, which :meth:`ContinuousResult.to_gr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from types import SimpleNamespace
@@ -59,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from optnoise.design import additive
+from optnoise.design.additive_renyi import orders_of
 from optnoise.design.continuous_bound import LowerBound, lower_bound, warm_entries
 from optnoise.design.continuous_composed import (
     COMPOSED_RESOLUTION,
@@ -76,6 +80,7 @@ from optnoise.design.continuous_renyi import (
     setup_renyi_budget,
     solve_upper_renyi,
 )
+from optnoise.design.continuous_renyi_bound import renyi_cell_bound
 from optnoise.design.continuous_result import CONTINUOUS, ContinuousResult, describe, is_composed, is_renyi, spec
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
@@ -423,6 +428,13 @@ def solve(
         warm = None if prev is None or prev[1] is None else warm_entries(prev[1], m // prev[0])
         lb = _lower_at(target, m, up, "auto" if renyi else solver, time_left(time_limit, t0), options, warm)
         prev = (m, lb.active)
+        if renyi:  # the Renyi sums of the cells with tangent cuts: tighter than the conversion (module docstring)
+            tb = renyi_cell_bound(
+                design.cost_of, orders_of(cells)[0], m, w=design.sensitivity / m, K=(lb.cells - 1) // 2,
+                time_limit=time_left(time_limit, t0),
+            )  # fmt: skip
+            if tb is not None and (lb.bound is None or tb > lb.bound):
+                lb = dataclasses.replace(lb, bound=tb)
         if lb.bound is not None and (best_lb is None or lb.bound > best_lb):
             best_lb = lb.bound
             proof = None if renyi else lower_proof(m, lb)
