@@ -21,6 +21,7 @@ LP; D = 100 solved, time reported (no full LP there: about 200 x 3000 rows).
 Usage::
 
     python benchmarks/bench_additive.py            # D = 32 side by side, D = 100 (minutes on a loaded machine)
+    python benchmarks/bench_additive.py --renyi    # additive rdp/zcdp: support grown vs given (a few minutes)
     python benchmarks/bench_additive.py --quick    # D = 4 side by side, for a smoke run
 """
 
@@ -61,6 +62,58 @@ def optnoise_run(D: int, time_limit: float) -> dict:
         "size": res.model_size,
         "verified": res.status in ("optimal", "feasible") and res.verify(),
     }
+
+
+#: Renyi budgets of ``--renyi``: (label, design keywords), each solved with its support grown and at its first L.
+RENYI_CASES = (
+    ("zcdp rho=0.5, bd(1), mse", {"neighborhood": Neighborhood.bd(1), "privacy": "zcdp", "rho": 0.5, "metric": "mse"}),
+    (
+        "rdp [(2,.5),(8,2)], bd(1), mse",
+        {"neighborhood": Neighborhood.bd(1), "privacy": "rdp", "rdp": [(2, 0.5), (8, 2.0)], "metric": "mse"},
+    ),
+)
+
+
+def renyi_section(time_limit: float) -> str:
+    """Additive rdp/zcdp designs: the support grown automatically beside the first support given."""
+    lines = [
+        "## Additive Renyi-DP / zCDP designs on the integers (`benchmarks/bench_additive.py --renyi`)",
+        "",
+        f"Machine: {machine()}.",
+        f"Command: `python benchmarks/bench_additive.py --renyi` (time limit {time_limit:g} s per solve). "
+        "q + eta on Z; `support` unset (grown from the reference Gaussian's L0 until the proven bound at the "
+        "wider L is within 1e-6, at most 2 L0) beside `support=L0` (one solve). Wall-clock seconds, every solve "
+        "and the re-verification counted.",
+        "",
+        fmt_row(["budget", "support", "status", "gap", "wall s", "distortion", "L", "note"]),
+        fmt_row(["---"] * 8),
+    ]
+    for label, kw in RENYI_CASES:
+        for support in (None, "L0"):
+            d = NoiseDesign(release="additive", **kw)
+            given = None if support is None else d.renyi_support
+            t0 = time.perf_counter()
+            res = NoiseDesign(release="additive", support=given, **kw).solve(time_limit=time_limit)
+            secs = time.perf_counter() - t0
+            note = res.support_note.split(";")[0] if res.support_note else ""
+            row = [label, "grown" if given is None else f"given {given}", res.status]
+            row += ["n/a" if res.gap is None else f"{res.gap:.1e}", f"{secs:.1f}"]
+            row += ["-" if res.distortion is None else f"{res.distortion:.9f}", res.L, note]
+            lines.append(fmt_row(row))
+            print(fmt_row(row), flush=True)
+    lines += ["", "### Notes", "", *RENYI_NOTES]
+    return "\n".join(lines)
+
+
+RENYI_NOTES = [
+    "- The families at every L >= L0 share the tail factor of L0, so they are nested: a wider support is",
+    "  solved from the smaller one's optimum (extended by its tails) and is never worse. zcdp: L = 6 lowers",
+    "  the L0 = 5 optimum by 8e-6 relative, and the bound at L = 7 proves the boundary inactive.",
+    "- rdp at two orders keeps the boundary active (the value falls at every L tried), and at L = 12 the",
+    "  cutting-plane bound does not close within its rounds: the growth stops with status feasible and",
+    "  a note that a larger L may lower the optimum. Each wider solve is tens of seconds.",
+    "- Wall times from a shared 2-core machine with other jobs running (a load of 7-9): noisy.",
+]
 
 
 def full_lp(D: int, L: int, time_limit: float) -> dict:
@@ -104,7 +157,14 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=900.0, help="seconds per solve (default 900)")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--bounds", type=int, nargs="*", help="only these D (a full LP beside D <= 32)")
+    ap.add_argument("--renyi", action="store_true", help="only the additive rdp/zcdp designs (their own section)")
     a = ap.parse_args(argv)
+    if a.renyi:
+        text = renyi_section(a.time_limit)
+        if not a.no_write:
+            write_section("additive-renyi", text)
+            print(f"wrote {RESULTS}")
+        return 0
 
     side = [4] if a.quick else [32]
     alone = [] if a.quick else [100]

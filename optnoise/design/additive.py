@@ -31,8 +31,8 @@ tail mass falls to delta) and grows by a quarter until the proven lower bound at
 inactive and the result says so (:attr:`AdditiveResult.support_note`). As the families are
 nested, every ``L`` gives a valid design; the optimum is proven for the family (staircase
 tails beyond ``L``), which for pure DP and MSE/MAE contains the optimum over all noises. The
-loop is :func:`optnoise.design.additive_support.grow_support`, shared with ``objective="delta"``;
-the rdp/zcdp designs keep the reference Gaussian's support (:mod:`optnoise.design.additive_renyi`).
+loop is :func:`optnoise.design.additive_support.grow_support`, shared with ``objective="delta"``
+and the rdp/zcdp designs (:mod:`optnoise.design.additive_renyi`, from the reference Gaussian's support).
 
 Metrics (on the released error ``eta``): ``"mse"``, ``"mae"``, ``"er"`` (``P(eta != 0)``),
 ``"abs^p"`` (``E|eta|^p``, e.g. ``"abs^3"`` or ``"abs^1.5"``), ``"exceed:t"``

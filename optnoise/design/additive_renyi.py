@@ -17,9 +17,22 @@ zCDP asks ``D_alpha <= rho alpha`` on an order grid up to ``alpha_max`` plus the
 
 Choices. The reference discrete Gaussian has variance ``sigma^2 = max_alpha alpha P^2 / (2 eps_alpha)``
 (rdp) or ``P^2 / (2 rho)`` (zcdp), which meets the budget (Canonne, Kamath and Steinke 2020). The
-default support is ``L = P + ceil(sigma sqrt(2 TAIL_NATS))``, where the reference's mass has fallen
-by ``e^-TAIL_NATS``; the tail factor is the reference's decay over the last period,
-``a = exp(-P (2L - P) / (2 sigma^2))``.
+first support is ``L0 = P + ceil(sigma sqrt(2 TAIL_NATS))``, where the reference's mass has fallen
+by ``e^-TAIL_NATS``; the tail factor is the reference's decay over the last period at ``min(L, L0)``,
+``a = exp(-P (2 min(L, L0) - P) / (2 sigma^2))``: one factor for every ``L >= L0``, so that those
+families are nested (a noise on ``-L..L`` with its tails is one on ``-L'..L'``, :func:`extend`) and the
+optimum only falls as ``L`` grows (with a factor that fell with ``L`` they were not, and a wider support
+could cost more). The zCDP order grid depends on ``a`` alone, so it is the same for every ``L >= L0``.
+
+The support. A given ``support > L0`` is solved at ``L0`` by the conic route, then from that optimum
+extended to ``L`` (the conic solver is unreliable on wider supports). Without ``support``, ``L`` grows
+from ``L0`` by a quarter at a time (:func:`optnoise.design.additive_support.grow_support`), each wider
+solve warm-started the same way, until the proven lower bound at the wider support is within the
+optimality gap of the optimum: the boundary is inactive, and ``support_note`` says so and gives that
+bound. Growth stops at ``GROWTH * L0`` (the note then says the boundary was not proven inactive).
+Each solve alternates :func:`polish` (a sequential LP) with :func:`cut_and_mix` (Kelley's cutting
+planes, whose LP solutions, mixed into the point, also lower it: the sequential LP alone stalled 1e-5
+above the optimum at L = 6 for zcdp rho = 0.5 bd(1)).
 
 Re-verification and status. ``achieved`` is computed from the PMF alone on all of Z (exact lumped
 sums): rdp, ``{"rdp": max_j D_alpha_j / eps_j, "rdp@<alpha>": D}``; zcdp, the certified
@@ -51,6 +64,7 @@ from optnoise.design.additive_eval import (
     settled_result,
     tail_weights,
 )
+from optnoise.design.additive_support import grow_support
 from optnoise.design.settle import backend_solve, proof_dual
 from optnoise.engine.model import ModelBuilder
 from optnoise.engine.output import relative_gap
@@ -72,6 +86,7 @@ __all__ = [
     "RENYI_NOTIONS",
     "TAIL_NATS",
     "divergence_pairs",
+    "extend",
     "orders_of",
     "setup_renyi",
     "solve_renyi",
@@ -83,6 +98,9 @@ __all__ = [
 RENYI_NOTIONS = ("rdp", "zcdp")
 #: The default support ends where the reference Gaussian's mass has fallen by ``e^-TAIL_NATS``.
 TAIL_NATS = 8.0
+#: The support grows to at most this many times the first one (each wider solve is a warm-started sequential LP
+#: and cutting planes, tens of seconds at L ~ 10; an rdp budget at few orders can keep the boundary active).
+GROWTH = 2
 #: Re-solves with a budget scaled down by the measured excess, when a point misses its budget.
 RETRIES = 3
 
@@ -112,9 +130,12 @@ def setup_renyi(design: Any, kw: dict[str, Any]) -> None:
         if kw["alphas"] is not None:
             design.alphas = check_alphas(kw["alphas"])
     support = kw["support"]
-    L = support if support is not None else P + int(math.ceil(math.sqrt(2.0 * TAIL_NATS * design.sigma2)))
+    start = _start(design)
+    L = support if support is not None else start
     design.renyi_support = L
-    design.tail_eps = P * (2 * L - P) / (2.0 * design.sigma2)
+    # the tail factor is the reference's at min(L, start): fixed for every L >= start, so that the families
+    # there are nested (a noise on -L..L with its tails is one on -L'..L' too) and the optimum falls with L
+    design.tail_eps = P * (2 * min(L, start) - P) / (2.0 * design.sigma2)
 
 
 def orders_of(design: Any, scale: float = 1.0) -> tuple[list[tuple[float, float]], float | None]:
@@ -145,8 +166,8 @@ def terms(design: Any, L: int) -> dict[str, np.ndarray]:
     k, p, q, win = entries(L, P, design.shifts)
 
     def base(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        periods = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # ceil((|x| - L) / P)
-        return x - np.sign(x) * periods * P + L, periods * math.log(a)
+        index, periods = _fold(x, L, P)
+        return index, periods * math.log(a)
 
     (I, lp), (J, lq) = base(p), base(q)  # noqa: E741
     lw = np.where(win, -math.log1p(-a), 0.0)
@@ -159,6 +180,22 @@ def terms(design: Any, L: int) -> dict[str, np.ndarray]:
     cost[-P:] += a * tail_weights(design.cost_of, np.arange(L + 1, L + P + 1), P, a)
     cost[:P] += a * tail_weights(design.cost_of, np.arange(-L - P, -L), P, a)
     return {"group": k, "I": I, "J": J, "lu": lp + lw, "lv": lq + lw, "mass": mass, "cost": cost}
+
+
+def _fold(x: np.ndarray, L: int, P: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index in ``-L..L`` (from 0) of the mass ``x`` repeats, and how many periods out it lies."""
+    periods = np.where(np.abs(x) > L, -((L - np.abs(x)) // P), 0)  # ceil((|x| - L) / P)
+    return x - np.sign(x) * periods * P + L, periods
+
+
+def extend(design: Any, pmf: np.ndarray, L: int, wide: int) -> np.ndarray:
+    """The same noise on ``-wide..wide`` (``wide >= L``): its tail masses ``a^k f`` written out, renormalised.
+
+    With the design's one tail factor (:func:`setup_renyi`) it is a member of the family at ``wide``.
+    """
+    index, periods = _fold(np.arange(-wide, wide + 1), L, design.period)
+    f = pmf[index] * math.exp(-design.tail_eps) ** periods
+    return f / float(terms(design, wide)["mass"] @ f)
 
 
 def divergence_pairs(design: Any, pmf: np.ndarray, L: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -301,14 +338,7 @@ def polish(
         if out.status != "optimal" or out.x is None:
             break
         step = f * np.clip(out.x[: f.size], 0.0, None)
-        theta, new = 1.0, None
-        for _ in range(30):
-            cand = (1.0 - theta) * f + theta * step
-            cand = cand / float(t["mass"] @ cand)
-            if np.all(cand > 0) and _grid_excess(design, t, cand, orders, eps_inf) <= -1e-13:
-                new = cand
-                break
-            theta *= 0.5
+        new, theta = _mix(design, t, f, step, orders, eps_inf, 30)
         if new is None or float(t["cost"] @ new) >= val:
             margin, trust = min(margin * 10.0, 1e-6), trust * 0.5
             if trust < 1e-6:
@@ -345,6 +375,21 @@ def _lp_bound(model: Any, dual: Any) -> float | None:
     return model.dual_bound(y)
 
 
+def _cutting(
+    cuts: tuple[np.ndarray, np.ndarray, np.ndarray], x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of ``cuts`` that ``x`` violates: a cut ``x`` meets leaves the next LP's solution where it was.
+
+    Any subset of valid cuts is a valid relaxation; keeping only these keeps each round's LP small (the
+    zCDP grid has over a hundred orders, of which a few bind).
+    """
+    r, c, v = cuts
+    with np.errstate(over="ignore", invalid="ignore"):
+        act = np.bincount(r, weights=v * x[c], minlength=int(r.max()) + 1)
+    keep = ~(act <= 0.0)[r]  # NaN activity (overflowing slopes) is kept: the LP rescales its rows
+    return r[keep], c[keep], v[keep]
+
+
 #: Most rounds of cuts of :func:`tangent_bound`.
 CUT_ROUNDS = 80
 
@@ -352,96 +397,234 @@ CUT_ROUNDS = 80
 def tangent_bound(
     design: Any, pmf: np.ndarray, L: int, time_limit: float | None, options: Any
 ) -> tuple[float | None, dict[str, int]]:
-    """A proven lower bound over the family at ``L``: an LP with tangent cuts (:func:`_cuts`).
+    """A proven lower bound over the family at ``L``: an LP with tangent cuts (:func:`_cuts`, :func:`cut_and_mix`)."""
+    bound, size, _ = cut_and_mix(design, pmf, L, time_limit, options)
+    return bound, size
+
+
+def _within(value: float, bound: float) -> bool:
+    """Whether ``bound`` proves ``value`` within half the optimality gap (the status needs the whole of it)."""
+    gap = relative_gap(value, bound)
+    return gap is not None and gap <= OPTIMAL_GAP / 2
+
+
+def _mix(
+    design: Any,
+    t: dict[str, np.ndarray],
+    f: np.ndarray,
+    x: np.ndarray,
+    orders: list[tuple[float, float]],
+    eps_inf: float | None,
+    tries: int,
+) -> tuple[np.ndarray | None, float]:
+    """The first feasible ``(1 - theta) f + theta x`` (normalised) of a halving search from ``theta = 1``.
+
+    Feasible: every order (and ``D_inf``) met by :func:`_grid_excess`; the feasible set is convex, so a
+    feasible ``f`` leaves some ``theta > 0`` feasible. Returns ``(None, theta)`` after ``tries`` halvings.
+    """
+    theta = 1.0
+    for _ in range(tries):
+        cand = (1.0 - theta) * f + theta * x
+        cand = cand / float(t["mass"] @ cand)
+        if np.all(cand > 0) and _grid_excess(design, t, cand, orders, eps_inf) <= -1e-13:
+            return cand, theta
+        theta *= 0.5
+    return None, theta
+
+
+def _mixed(design: Any, t: dict[str, np.ndarray], f: np.ndarray, x: np.ndarray, scale: float) -> np.ndarray | None:
+    """:func:`_mix` at the solve's budget ``scale``, when it is cheaper than ``f`` (else ``None``)."""
+    cand, _ = _mix(design, t, f, x, *orders_of(design, scale), MIX_TRIES)
+    return cand if cand is not None and float(t["cost"] @ cand) < float(t["cost"] @ f) else None
+
+
+#: Rounds of :func:`polish` then :func:`cut_and_mix` of a solve at one support.
+MIX_PASSES = 3
+#: Halvings of the mixing weight :func:`cut_and_mix` tries.
+MIX_TRIES = 20
+
+
+def cut_and_mix(
+    design: Any, pmf: np.ndarray, L: int, time_limit: float | None, options: Any, *, scale: float | None = None
+) -> tuple[float | None, dict[str, int], np.ndarray]:
+    """A proven lower bound over the family at ``L`` (Kelley's cutting planes), and a point no worse than ``pmf``.
 
     At the true budgets and orders (zcdp: the grid, without the ``D_inf`` rows: a relaxation of
     rho-zCDP). Cuts at ``pmf`` alone are loose: their slopes at the tiny tail masses are steep, so the LP
-    moves mass there (by factors of 1e7) to relax them. Kelley's cutting planes close that: each round adds
-    the cuts at the midpoint of ``pmf`` and the last LP's solution, where those masses are large, for
-    :data:`CUT_ROUNDS` rounds or until the gap meets ``OPTIMAL_GAP``. Every LP's value is proven by weak
-    duality on the built model (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, in the columns
-    ``z = f / pmf``), whatever the solver did; the best is returned.
+    moves mass there (by factors of 1e7) to relax them. Each round adds the cuts at the midpoint of the
+    point and the last LP's solution ``x`` (those ``x`` violates), for :data:`CUT_ROUNDS` rounds or until
+    the gap meets ``OPTIMAL_GAP``. Every LP's value is proven by weak duality on the built model
+    (:meth:`~optnoise.engine.model.LinearModel.dual_bound`, in the columns ``z = f / pmf``), whatever the
+    solver did; the best is returned.
+
+    With ``scale`` (the solve's budget scale), each round also replaces the point by its cheapest feasible
+    mix with ``x`` (:func:`_mixed`; the feasible set is convex): the sequential LP of :func:`polish` stalls
+    where its linearisation is poor (zcdp rho = 0.5 bd(1) at L = 6, 1e-5 above the optimum), while the
+    midpoints of a fixed point never cut the LP's limit, so the bound stalled there too.
     """
     t0 = time.perf_counter()
     t = terms(design, L)
     f = np.maximum(pmf, 1e-300)
-    value = float(t["cost"] @ f)
+    start = f
     orders, _ = orders_of(design)
     parts = [_cuts(design, t, f, orders)]
     best: float | None = None
     size: dict[str, int] = {}
-    for _ in range(CUT_ROUNDS):
+    for round_ in range(CUT_ROUNDS):
+        value = float(t["cost"] @ f)
         model, out = _lp(t, f, parts, None, time_left(time_limit, t0), options)
         size = model.size
         cands = [] if out.dual is None else [model.dual_bound(out.dual), _lp_bound(model, out.dual)]
-        proof = proof_dual(model, out.x) if out.status == "optimal" else None
-        if proof is not None:
-            cands.append(proof[0])
         got = [b for b in cands if b is not None]
+        # the basis' bound costs a second solve: only where it can decide (the LP's value meets the target
+        # and the solver's multipliers do not prove it), or in the last round
+        near = out.objective is not None and _within(value, out.objective)
+        short = not got or not _within(value, max(got))
+        if out.status == "optimal" and short and (near or round_ == CUT_ROUNDS - 1):
+            proof = proof_dual(model, out.x)
+            got += [] if proof is None else [proof[0]]
         if got and (best is None or max(got) > best):
             best = max(got)
-        gap = None if best is None else relative_gap(value, best)
-        if out.x is None or (gap is not None and gap <= OPTIMAL_GAP / 2):
+        if out.x is None or (best is not None and _within(value, best)):
             break
         if time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 0.0:
             break
         x = f * np.clip(out.x[: f.size], 0.0, None)
-        mid = 0.5 * (f + x / max(float(t["mass"] @ x), 1e-300))
-        parts.append(_cuts(design, t, np.maximum(mid, 1e-300), orders))
-    return best, size
+        x = x / max(float(t["mass"] @ x), 1e-300)
+        if scale is not None:
+            better = _mixed(design, t, f, x, scale)
+            f = f if better is None else better
+        mid = 0.5 * (f + x)
+        cut = _cutting(_cuts(design, t, np.maximum(mid, 1e-300), orders), x)
+        if cut[0].size:
+            parts.append(cut)
+    return best, size, (pmf if f is start else f)
+
+
+def _solve_at(
+    design: Any,
+    L: int,
+    time_limit: float | None,
+    options: Any,
+    verbose: bool,
+    *,
+    family_bound: bool,
+    start: np.ndarray | None = None,
+    scale: float = 1.0,
+) -> tuple[AdditiveResult, float]:
+    """The design at support ``L`` and the budget scale its search ended at.
+
+    From the conic model (``start=None``), or from ``start``, a re-verified point of the family at ``L``
+    (a smaller support's result, :func:`extend`-ed), which :func:`polish` only lowers: the conic solver is
+    unreliable on wider supports (zcdp rho = 0.5 bd(1): 0.99172 at L = 7, worse than 0.991672 at L = 5).
+    """
+    t0 = time.perf_counter()
+    t = terms(design, L)
+    out, spent, size = None, 0.0, {}
+    if start is None:
+        log_ref = _log_ref(design, L, t["mass"])
+        res = None
+        for _ in range(1 + RETRIES):
+            orders, eps_inf = orders_of(design, scale)
+            model = build_renyi_terms_model(
+                t["cost"], t["mass"], t["I"], t["J"], t["group"], orders, log_ref,
+                log_scale=(t["lu"], t["lv"]), eps_inf=eps_inf,
+            )  # fmt: skip
+            size = model.size
+            out, logf = solve_conic_scaled(
+                model, log_ref, mass=t["mass"], time_limit=time_left(time_limit, t0), verbose=verbose
+            )
+            spent += out.solve_time or 0.0
+            if logf is None:
+                break
+            pmf = np.exp(logf)
+            excess = renyi_excess(design, evaluate(design, pmf, L)["achieved"])
+            res = pmf
+            if excess <= 0.0:
+                break
+            scale *= (1.0 - 1e-9) / (1.0 + excess)  # the next solve aims below the budget by the measured excess
+        if res is None:
+            assert out is not None
+            failed = AdditiveResult(
+                design, out.status, np.arange(-L, L + 1), None, None, None, {}, {}, None, None,
+                spent, out.solver, out.message, model_size=size,
+            )  # fmt: skip
+            return failed, scale
+        pmf = res
+    else:
+        pmf = start
+    orders, eps_inf = orders_of(design, scale)
+    pmf = polish(design, t, pmf, orders, eps_inf, time_left(time_limit, t0), options)
+    bound = None
+    for _ in range(MIX_PASSES if family_bound else 0):
+        got, _, better = cut_and_mix(design, pmf, L, time_left(time_limit, t0), options, scale=scale)
+        bound = got if bound is None or (got is not None and got > bound) else bound
+        if better is pmf or (bound is not None and _within(float(t["cost"] @ better), bound)):
+            pmf = better
+            break
+        # the cutting planes found a cheaper feasible point: the sequential LP resumes from it
+        pmf = polish(design, t, better, orders, eps_inf, time_left(time_limit, t0), options)
+    # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
+    # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
+    status = "optimal" if bound is not None else "feasible"
+    result = settled_result(design, pmf, L, status, bound, "" if out is None else out.message)
+    result.solve_time = time.perf_counter() - t0
+    result.backend = "sequential LP (warm start)" if out is None else out.solver
+    result.model_size = size
+    return result, scale
 
 
 def solve_renyi(
     design: Any, time_limit: float | None, options: Any, verbose: bool, *, family_bound: bool = True
 ) -> AdditiveResult:
-    """Solve an rdp/zcdp additive design at its support (module docstring).
+    """Solve an rdp/zcdp additive design; its support grown when not given (module docstring).
 
-    ``family_bound=False`` skips :func:`tangent_bound` (status ``"feasible"``, no bound): for a caller
-    whose bound must hold over a larger family (:mod:`optnoise.design.continuous_renyi`).
+    ``family_bound=False`` skips :func:`tangent_bound` and the growth (status ``"feasible"``, no bound):
+    for a caller whose bound must hold over a larger family (:mod:`optnoise.design.continuous_renyi`).
     """
     t0 = time.perf_counter()
-    L = design.renyi_support
-    t = terms(design, L)
-    log_ref = _log_ref(design, L, t["mass"])
-    scale, res, spent, size = 1.0, None, 0.0, {}
-    for _ in range(1 + RETRIES):
-        orders, eps_inf = orders_of(design, scale)
-        model = build_renyi_terms_model(
-            t["cost"], t["mass"], t["I"], t["J"], t["group"], orders, log_ref,
-            log_scale=(t["lu"], t["lv"]), eps_inf=eps_inf,
-        )  # fmt: skip
-        size = model.size
-        out, logf = solve_conic_scaled(
-            model, log_ref, mass=t["mass"], time_limit=time_left(time_limit, t0), verbose=verbose
+    given, P = design.support, design.period
+    a = math.exp(-design.tail_eps)
+    family = f"noises on -L..L with staircase tails of factor a = {a:.6g} per period"
+    first = design.renyi_support if given is None else min(given, _start(design))
+    at_first = family_bound and (given is None or given == first)
+    res, scale = _solve_at(design, first, time_limit, options, verbose, family_bound=at_first)
+    if given is not None or not family_bound:
+        if given is not None and given > first and res.pmf is not None:
+            wide = extend(design, res.pmf, first, given)
+            res, _ = _solve_at(
+                design, given, time_left(time_limit, t0), options, verbose,
+                family_bound=family_bound, start=wide, scale=scale,
+            )  # fmt: skip
+            res.message = f"warm-started from the design at L = {first}; {res.message}".rstrip("; ")
+        res.solve_time = time.perf_counter() - t0
+        res.support_note = f"support L = {res.L} {'given' if given is not None else 'chosen'}: " + (
+            f"optimal among {family}" if res.status == "optimal" else f"among {family}"
         )
-        spent += out.solve_time or 0.0
-        if logf is None:
-            break
-        pmf = np.exp(logf)
-        got = evaluate(design, pmf, L)["achieved"]
-        excess = renyi_excess(design, got)
-        res = (pmf, out, got)
-        if excess <= 0.0:
-            break
-        scale *= (1.0 - 1e-9) / (1.0 + excess)  # the next solve aims below the budget by the measured excess
-    if res is None:
-        return AdditiveResult(
-            design, out.status, np.arange(-L, L + 1), None, None, None, {}, {}, None, None,
-            spent, out.solver, out.message, model_size=size,
+        return res
+    last = [res, first]
+
+    def solve_at(wide: int) -> AdditiveResult:
+        prev, L = last
+        if prev.pmf is None:
+            return prev
+        out, _ = _solve_at(
+            design, wide, time_left(time_limit, t0), options, verbose,
+            family_bound=True, start=extend(design, prev.pmf, L, wide), scale=scale,
         )  # fmt: skip
-    pmf, out, _ = res
-    orders, eps_inf = orders_of(design, scale)
-    pmf = polish(design, t, pmf, orders, eps_inf, time_left(time_limit, t0), options)
-    bound = tangent_bound(design, pmf, L, time_left(time_limit, t0), options)[0] if family_bound else None
-    # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
-    # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
-    status = "optimal" if bound is not None else "feasible"
-    result = settled_result(design, pmf, L, status, bound, out.message)
-    result.solve_time, result.backend, result.model_size = time.perf_counter() - t0, out.solver, size
-    given = design.support is not None
-    result.support_note = (
-        f"support L = {L} {'given' if given else 'chosen from the reference discrete Gaussian'}: optimal among "
-        f"noises on -L..L with staircase tails of factor a = {math.exp(-design.tail_eps):.6g} per period"
-        + ("" if given else f" (its mass beyond L is below e^-{TAIL_NATS:g})")
+        last[:] = [out, wide]
+        return out
+
+    res = grow_support(
+        first, res, solve_at, period=P, value=lambda r: r.distortion, time_limit=time_limit, t0=t0,
+        cap=GROWTH * first,
+    )  # fmt: skip
+    res.support_note += (
+        f"; the family: {family}, the factor of the reference discrete Gaussian at L = {first} for every L"
     )
-    return result
+    return res
+
+
+def _start(design: Any) -> int:
+    """The first support tried: where the reference Gaussian's mass has fallen by ``e^-TAIL_NATS``."""
+    return design.period + int(math.ceil(math.sqrt(2.0 * TAIL_NATS * design.sigma2)))

@@ -47,6 +47,7 @@ def grow_support(
     relaxed: Relaxed | None = None,
     time_limit: float | None = None,
     t0: float | None = None,
+    cap: int = MAX_SUPPORT,
 ) -> Any:
     """Grow ``L`` from ``res`` (the result at ``L``) by a quarter at a time until the boundary is inactive.
 
@@ -61,13 +62,15 @@ def grow_support(
         ``max(1, |value|)``.
     relaxed : callable, optional
         A cheaper proven bound at the wider support, tried before solving there.
+    cap : int
+        The largest ``L`` tried (at most :data:`MAX_SUPPORT`; a solve whose cost grows fast with ``L`` passes less).
 
     Returns
     -------
     Any
         The result at the last ``L`` with ``support_note`` saying why growing stopped: the boundary
-        inactive (a proven bound at the wider support within :data:`SUPPORT_RTOL`), :data:`MAX_SUPPORT`
-        reached, the time limit, or a solve that ended without a better optimum or a proof.
+        inactive (a proven bound at the wider support within :data:`SUPPORT_RTOL`), ``cap`` reached,
+        the time limit, or a solve that ended without a better optimum or a proof.
     """
     t0 = time.perf_counter() if t0 is None else t0
     spent = res.solve_time or 0.0
@@ -79,18 +82,18 @@ def grow_support(
     while True:
         wide = L + max(L // 4, period)  # a quarter more: the proof LP stays small
         out_of_time = time_limit is not None and (time_left(time_limit, t0) or 0.0) <= 1e-3
-        if res.status not in ("optimal", "feasible") or wide > MAX_SUPPORT or out_of_time:
+        if res.status not in ("optimal", "feasible") or wide > min(cap, MAX_SUPPORT) or out_of_time:
             return done(
                 f"support L = {L}: not grown further (status {res.status!r}"
-                + (", MAX_SUPPORT reached" if wide > MAX_SUPPORT else "")
+                + (f", the support cap {min(cap, MAX_SUPPORT)} reached" if wide > min(cap, MAX_SUPPORT) else "")
                 + (", time limit reached" if out_of_time else "")
                 + "); a larger L may lower the optimum"
             )
         v = value(res)
         slack = SUPPORT_RTOL * abs(v) + DELTA_FLOOR if relative else SUPPORT_RTOL * max(1.0, abs(v))
         inactive = (
-            f"support L = {L} chosen automatically: the proven lower bound at L = {wide}{{how}} is within "
-            f"{SUPPORT_RTOL:g} relative of this {'optimum' if res.status == 'optimal' else 'value'} (the "
+            f"support L = {L} chosen automatically: the proven lower bound {{bound:.10g}} at L = {wide}{{how}} "
+            f"is within {SUPPORT_RTOL:g} relative of this {'optimum' if res.status == 'optimal' else 'value'} (the "
             "boundary is inactive; the optimum does not depend on L)"
         )
         if relaxed is not None:
@@ -99,11 +102,11 @@ def grow_support(
             spent += time.perf_counter() - t1
             if bound is not None and v - bound <= slack:
                 how = f" (an LP relaxation with the {size['rows']} rows that can bind)"
-                return done(inactive.format(how=how))
+                return done(inactive.format(bound=bound, how=how))
         wider = solve_at(wide)
         spent += wider.solve_time or 0.0
         if wider.bound is not None and v - wider.bound <= slack:
-            return done(inactive.format(how=""))
+            return done(inactive.format(bound=wider.bound, how=""))
         if wider.status in ("optimal", "feasible") and wider.pmf is not None and value(wider) < v - slack:
             res, L = wider, wide
             continue

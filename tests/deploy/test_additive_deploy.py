@@ -197,7 +197,9 @@ def test_certify_refusals():
     with pytest.raises(CertificationError, match="delta"):
         res.certify(delta=1e-2)
     # a Renyi budget has no (eps, delta) pair to check exactly: refused by name
-    rdp = NoiseDesign(release="additive", neighborhood=Neighborhood.bd(1), privacy="rdp", rdp=[(2.0, 0.5)]).solve()
+    # (support given: the refusal is the subject, not the support's growth, minutes for one order)
+    nb = Neighborhood.bd(1)
+    rdp = NoiseDesign(release="additive", neighborhood=nb, privacy="rdp", rdp=[(2.0, 0.5)], support=7).solve()
     with pytest.raises(CertificationError, match="privacy='rdp'.*not yet supported"):
         rdp.certify()
 

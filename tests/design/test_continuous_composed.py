@@ -56,10 +56,10 @@ def test_least_eps_on_the_reals_is_certified_and_bracketed(continuous_eps):
     assert res.distortion <= CAP * (1 + 1e-9)
     assert res.bound is not None and 0.0 < res.bound <= eps
     assert res.gap == pytest.approx((eps - res.bound) / max(1.0, eps), rel=1e-9)
-    # the Gaussian and the Laplace of variance 25 composed twice (closed form; dp-accounting): never better
+    # the Gaussian, the Laplace and their best convolution of variance 25 composed twice: never better
     base = res.baselines
-    assert set(base) == {"gaussian", "laplace"}
-    assert eps <= base["laplace"] and eps <= base["gaussian"]
+    assert set(base) == {"gaussian", "laplace", "laplace_gaussian"}
+    assert eps <= base["laplace"] and eps <= base["gaussian"] and eps <= base["laplace_gaussian"]
     # and the proven bound holds for them too (they are densities within the cap)
     assert res.bound <= min(base.values())
 

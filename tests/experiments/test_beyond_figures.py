@@ -74,6 +74,31 @@ def test_committed_error_rates_equal_closed_forms():
         assert r["modulo_er"] == pytest.approx(1 - 1 / np.sum(a**d), rel=2e-6)
 
 
+def test_real_valued_composed_claims():
+    """The committed real_valued_composed.csv (variance 25, delta = 1e-6): optnoise under every baseline at every
+    k, its bound under it, the Gaussian column the closed form, and the README's numbers at k = 10."""
+    import math
+
+    from optnoise.mechanisms.gaussian import analytic_gaussian_epsilon
+
+    rows = {int(r["k"]): {c: float(v) for c, v in r.items()} for r in _rows("real_valued_composed")}
+    assert sorted(rows) == [1, 2, 3, 5, 7, 10]
+    for k, r in rows.items():
+        assert r["bound"] <= r["eps_optnoise"] <= min(r["gaussian"], r["laplace"], r["laplace_gaussian"])
+        assert r["mse"] <= 25.0 * (1 + 1e-6)
+        # k Gaussian releases are one at sensitivity sqrt(k): the closed form, independently of the script
+        assert r["gaussian"] == pytest.approx(analytic_gaussian_epsilon(5.0, 1e-6, sensitivity=math.sqrt(k)), rel=1e-9)
+        # shares 0 and 1 are candidates: the convolution is the better part, up to its accounting grid (k h)
+        assert r["laplace_gaussian"] <= min(r["laplace"], r["gaussian"]) + 2 * k * 1e-4
+    assert all(rows[k]["laplace_gaussian_share"] == 1.0 for k in (1, 2, 3, 5, 7))
+    ten = rows[10]
+    assert 0.5 < ten["laplace_gaussian_share"] < 0.75
+    readme = {"eps_optnoise": 2.6673, "laplace_gaussian": 2.7144, "laplace": 2.8274, "gaussian": 2.9216}
+    for name, value in readme.items():
+        assert ten[name] == pytest.approx(value, abs=1e-4), name
+    assert ten["laplace_gaussian"] / ten["eps_optnoise"] - 1 == pytest.approx(0.0177, abs=1e-4)
+
+
 def _rows(stem):
     with open(FIGURES / f"{stem}.csv") as fh:
         return list(csv.DictReader(fh))
