@@ -11,7 +11,9 @@ The cache (the folder of :func:`~optnoise.cli.sweeps.run_sweep`, one entry per d
 the other rows: :func:`optnoise.engine.cache.load_entry`) stores the result's ``to_dict()`` and,
 for an LP notion, the row multipliers of the LP at the result's support as the proof of its status.
 It is read back with the release's :attr:`~optnoise.design.releases.Release.result_class`; a release
-without one (``continuous``) is solved again every time. On load no stored number is used: the PMF is
+without one, or a notion outside its ``CACHED_NOTIONS`` (``continuous``: ``dp`` and ``profile``, whose bound
+:func:`optnoise.design.continuous.read_back` re-proves by solving its lower-bound LP again from the stored
+active entries), is solved again every time. On load no stored number is used: the PMF is
 re-verified, the bound re-derived by weak duality on the rebuilt model
 (:meth:`~optnoise.design.additive_eval.AdditiveResult.from_dict`) and the baselines computed afresh; an
 entry that no longer proves its stored status is solved again. An ``"optimal"`` that stored data cannot
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from optnoise.design.additive_eval import AdditiveResult, notion_of
+from optnoise.design.additive_eval import notion_of
 from optnoise.design.noise import DESIGN_NOTIONS
 from optnoise.design.releases import Release, get_release
 from optnoise.design.settle import backend_solve, proof_dual
@@ -116,19 +118,28 @@ def cell(value: Any) -> Any:
 
 def reproved_from_cache(row: dict[str, Any]) -> bool:
     """Whether a finished row of these releases is read back from the cache (module docstring)."""
-    if row.get("status") in ("unverified", "error") or get_release(row.get("release")).result_class is None:
+    release = get_release(row.get("release"))
+    if row.get("status") in ("unverified", "error") or not _reads_back(release, row.get("privacy")):
         return False
     notion = get_notion(row.get("privacy"))
     # an "optimal" proven by a MILP, a conic program or a composed search: no stored proof re-proves it
     return row.get("status") != "optimal" or not (notion.indicators or notion.renyi or notion.composed)
 
 
-def _proof(res: AdditiveResult, options: dict[str, Any] | None) -> dict[str, Any] | None:
+def _reads_back(release: Release, privacy: Any) -> bool:
+    """Whether the release reads its results back (a ``result_class``) for this notion (its ``cached_notions``)."""
+    notions = release.cached_notions
+    return release.result_class is not None and (notions is None or privacy in notions)
+
+
+def _proof(res: Any, options: dict[str, Any] | None) -> dict[str, Any] | None:
     """Row multipliers proving ``res``'s bound on the LP at its support (``None`` for a MILP or no solution).
 
     The LP at ``L`` is solved again with HiGHS; its row duals, or the multipliers of the optimal basis
     in scaled variables (:func:`~optnoise.design.settle.proof_dual`), whichever proves more.
     """
+    if res.release == "continuous":  # its bound's LP, recorded by the solve (continuous.lower_proof)
+        return getattr(res, "proof", None)
     notion = notion_of(res.design)
     if res.pmf is None or res.status != "optimal" or notion.renyi or notion.composed:
         return None  # the LP at L is not the problem of a conic or composed design: it proves nothing there
@@ -152,7 +163,7 @@ def _proof(res: AdditiveResult, options: dict[str, Any] | None) -> dict[str, Any
 def solve_cached(design: Any, cache: str | None, **solve: Any) -> Any:
     """``design.solve(**solve)``, or its cache entry re-proved (module docstring); a fresh result is stored."""
     result_class = design.rel.result_class
-    if result_class is None:  # results this release cannot read back: solved every time
+    if not _reads_back(design.rel, design.privacy):  # results this release cannot read back: solved every time
         return design.solve(**solve)
     opts = {k: solve.get(k) for k in ("solver", "time_limit", "mip_gap", "options")}
     path = entry_path(cache, design.key(**opts))
@@ -218,7 +229,7 @@ def release_row(point: dict[str, Any], design: Any, res: Any, solver: str) -> di
         **{f"baseline_{name}": base.get(name) for name in BASELINE_NAMES},
         "baselines": json.dumps(base),
         "solver": solver,
-        "backend": getattr(res, "backend", solver),
+        "backend": getattr(res, "backend", None) or solver,
         "solve_time_s": res.solve_time,
         "support_note": getattr(res, "support_note", ""),
         "pmf": json.dumps(res.to_dict()["pmf"]),

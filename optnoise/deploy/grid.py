@@ -76,12 +76,12 @@ class CertifiedGrid(CertifiedAdditive):
     def to_opendp(
         self, *, rng: np.random.Generator | None = None, T: str = "f64", compositions: int | None = None
     ) -> Any:
-        """An OpenDP measurement on real answers (:func:`grid_to_opendp`); one release (``compositions=None``)."""
-        if compositions is not None:
-            raise ValueError(
-                f"compositions must be None for a grid design's export (one release); got {shown(compositions)}"
-            )
-        return grid_to_opendp(self, rng=rng, T=T)
+        """An OpenDP measurement on real answers (:func:`grid_to_opendp`).
+
+        ``compositions=k`` (a certified composed design): one measurement releasing k answers with the
+        composed guarantee; a composed design exported for one release warns, as the additive export does.
+        """
+        return grid_to_opendp(self, rng=rng, T=T, compositions=compositions)
 
     def summary(self) -> str:
         d = self.design
@@ -90,7 +90,9 @@ class CertifiedGrid(CertifiedAdditive):
             f"notion={self.notion}  metric={d.metric} (rounding included)"
         )
         lines = super().summary().split("\n")[1:]
-        lines[-1] = (
+        # the additive summary's distortion line, restated in query units (a composed or profile line may follow)
+        at = next(i for i, line in enumerate(lines) if line.startswith("distortion "))
+        lines[at] = (
             f"distortion {self.repair.get('distortion_solver', float('nan')):.10g} -> {self.distortion:.10g} "
             "(query units)"
         )
@@ -117,7 +119,13 @@ def certify_grid(result: Any, certify: Callable[[Any], CertifiedAdditive]) -> Ce
     return out
 
 
-def grid_to_opendp(certified: CertifiedGrid, *, rng: np.random.Generator | None = None, T: str = "f64") -> Any:
+def grid_to_opendp(
+    certified: CertifiedGrid,
+    *,
+    rng: np.random.Generator | None = None,
+    T: str = "f64",
+    compositions: int | None = None,
+) -> Any:
     """An OpenDP measurement releasing a real answer on the certified grid.
 
     Input: ``atom_domain(T="f64")`` under ``absolute_distance(T="f64")``, so it chains after a
@@ -127,15 +135,25 @@ def grid_to_opendp(certified: CertifiedGrid, *, rng: np.random.Generator | None 
     (:meth:`~optnoise.deploy.additive.CertifiedAdditive.symmetric_delta`, rounded up; ``eps``
     when it is 0): answers at distance ``<= Delta`` are at most ``m`` cells apart, every shift
     ``1..m`` is certified. A larger ``d_in`` is refused (the certificate says nothing about it).
+
+    ``compositions=k`` (a certified composed design, :mod:`optnoise.deploy.composed`): the input is a
+    vector of k answers, ``vector_domain(atom_domain(T="f64"), size=k)`` under ``linf_distance``
+    (neighbouring datasets move every answer by at most ``d_in``), each released with its own draw,
+    and ``0 < d_in <= Delta`` maps to the composed ``(eps, delta)``
+    (:func:`~optnoise.deploy.opendp.composed_map`: every coordinate's pair is one of the shifts
+    ``1..m`` in cells, dominated by the accounted pair). Without it a composed design exports its
+    single-release certificate and warns (OpenDP's composition would add the epsilons).
     """
-    from optnoise.deploy.opendp import certified_opendp
+    from optnoise.deploy.opendp import certified_opendp, check_compositions, composed_map
 
     rng = check_rng(rng)
+    k = check_compositions(certified, compositions)
     if not isinstance(T, str) or T != "f64":
         raise ValueError(f"T must be 'f64' for a grid design (a real-valued query); got {shown(T)}")
     dp, eps, delta = certified_opendp(certified)
-    pure = delta == 0.0
+    pure = delta == 0.0 and k is None
     sens = float(certified.design.sensitivity)
+    loss = (eps if pure else (eps, delta)) if k is None else composed_map(certified, lambda d: None)(1)
 
     def privacy_map(d_in: Any) -> Any:
         d = float(d_in)
@@ -148,7 +166,7 @@ def grid_to_opendp(certified: CertifiedGrid, *, rng: np.random.Generator | None 
                 f"d_in = {d!r} is not covered by the certificate: it covers answers differing by at most the "
                 f"sensitivity {sens!r}; certify a design with sensitivity >= d_in"
             )
-        return eps if pure else (eps, delta)
+        return loss
 
     def release(x: Any) -> float:
         v = float(x)
@@ -156,6 +174,15 @@ def grid_to_opendp(certified: CertifiedGrid, *, rng: np.random.Generator | None 
             raise ValueError(f"the answer must be a finite float; got {shown(x)}")
         return float(certified.release(v, rng=rng))
 
+    if k is not None:
+        return dp.m.make_user_measurement(
+            dp.vector_domain(dp.atom_domain(T=T, nan=False), size=k),
+            dp.linf_distance(T=T),
+            output_measure=dp.approximate(dp.max_divergence()),
+            function=lambda x: [release(v) for v in x],
+            privacy_map=privacy_map,
+            TO=f"Vec<{T}>",
+        )
     return dp.m.make_user_measurement(
         dp.atom_domain(T=T, nan=False),  # the output domain of OpenDP's float sums
         dp.absolute_distance(T=T),

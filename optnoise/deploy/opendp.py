@@ -204,7 +204,7 @@ def composed_map(certified: Any, uncovered: Callable[[int], str | None] | None =
     return privacy_map
 
 
-def _check_compositions(certified: Any, compositions: Any) -> int | None:
+def check_compositions(certified: Any, compositions: Any) -> int | None:
     """``compositions``: ``None`` (one release), or the k of a certified composed design."""
     c = getattr(certified, "composed", None)
     if compositions is None:
@@ -268,7 +268,7 @@ def to_opendp(
         ``compositions`` is given for a design not certified for that many releases.
     """
     rng = check_rng(rng)
-    k = _check_compositions(certified, compositions)
+    k = check_compositions(certified, compositions)
     if not isinstance(T, str) or T not in INTEGER_TYPES:
         raise ValueError(f"T must be one of {', '.join(INTEGER_TYPES)}; got {shown(T)}")
     try:
@@ -350,7 +350,7 @@ def additive_to_opendp(
     its map (:func:`composed_map`), as :func:`to_opendp` does for modulo designs.
     """
     rng = check_rng(rng)
-    k = _check_compositions(certified, compositions)
+    k = check_compositions(certified, compositions)
     if not isinstance(T, str) or T not in ("i32", "i64"):
         raise ValueError(f"T must be 'i32' or 'i64' for an additive design; got {shown(T)}")
     dp, eps, delta = certified_opendp(certified)

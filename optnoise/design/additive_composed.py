@@ -346,8 +346,11 @@ def solve_composed(
         return prob
 
     sol = solve_composed_search(design, solver="highs", time_limit=time_limit, options=options, problem=make)
-    if sol.pmf is None:
-        raise RuntimeError(f"the composed search returned no PMF: {sol.message}")  # the Laplace is a candidate
+    if sol.pmf is None:  # a time limit before the first candidate's accounting (objective epsilon): no noise
+        return AdditiveResult(
+            design, sol.status, np.arange(-L, L + 1), None, None, None, {}, {}, sol.bound, None,
+            time.perf_counter() - t0, "composed", sol.message,
+        )  # fmt: skip
     pmf = normalised(design, sol.pmf * _wscale(design, L), L)  # the search's vector u as the noise f
     out = settled_result(design, pmf, L, sol.status, sol.bound, sol.message)
     out.solve_time, out.backend = time.perf_counter() - t0, "composed"

@@ -73,7 +73,7 @@ from optnoise.engine.lazy import solve_with_cuts
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
 
-__all__ = ["LowerBound", "lower_bound", "warm_entries"]
+__all__ = ["LowerBound", "cell_lp", "lower_bound", "warm_entries"]
 
 #: The families of privacy entries in the LP (module docstring: "qq" (1), "rr" (2), "qr" (3)). Each tightens
 #: the bound: (1, 0.1), l1, m = 16: 0.68948 with all three, 0.68457 without (3), 0.67050 without (2);
@@ -356,3 +356,8 @@ def lower_bound(
         message,
         ent.where[active],
     )
+
+
+#: The LP of the module docstring before its privacy rows (cells, moments, ``r``, cost cuts), for other notions'
+#: bounds over all densities (:mod:`optnoise.design.continuous_renyi_bound`).
+cell_lp = _base

@@ -43,10 +43,15 @@ single-release lower bound of :mod:`optnoise.design.continuous_bound` at the sam
 too (one release is a post-processing of the composition) and the larger is kept. A user cost that is
 not nondecreasing in ``|x|`` has no ``c_low``: no bound.
 
-Resolution. ``resolution=w`` fixes ``m``; by default :data:`COMPOSED_RESOLUTION` (one cell per unit of
-sensitivity): the composed search is slow at large k, and the bracket of a composed design is set by
-its search and bound more than by ``w``, so no refinement runs (the result reports ``gap``; the status
-is ``"optimal"`` only when the gap is within the requested ``gap``).
+Resolution. ``resolution=w`` fixes ``m``. Otherwise ``m`` runs ``COMPOSED_RESOLUTION = 1, 2, 4, ...`` up to
+:data:`~optnoise.design.continuous.MAX_AUTO_RESOLUTION_COMPOSED` (:func:`~optnoise.design.continuous._solve_composed`):
+every resolution's bound holds over all densities, so the largest is kept, and the best mechanism over
+them. The bracket of a composed design is set by its search and its bound more than by ``w`` (the ring
+bound rises slowly with ``m``; the mechanism barely moves and can even be worse at a finer grid, whose
+centred cells do not nest the coarser ones), so the refinement stops as soon as a doubling improves the
+mechanism by less than :data:`~optnoise.design.continuous.COMPOSED_STALL` (relative), and the message says
+so; also at the requested ``gap`` (status ``"optimal"``) and at ``time_limit``. The composed search is
+slow at large ``k``: ``resolution=`` or ``time_limit=`` bound the work.
 """
 
 from __future__ import annotations

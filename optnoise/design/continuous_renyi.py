@@ -24,12 +24,13 @@ density meeting the budget at every real shift meets the (eps, delta) profile :f
 there, and the proven lower bound of the continuous release for that profile
 (:mod:`optnoise.design.continuous_bound`: cell masses and first moments, Jensen cuts, no shape assumed)
 is a lower bound over all rdp/zcdp densities. It is valid and cheap, but loose: the conversion loses
-the divergences' shape, and the bound sits well below the upper bound (measured: zcdp, rho = 0.5, mse,
-m = 2: upper 1.0146, lower 0.521, Gaussian 1.0), so these designs end ``"feasible"`` with that gap. The
-additive Renyi design's own bound (tangent cuts) is over its family (noises on ``-L..L`` with fixed
-staircase tails) and is *not* used: it is not a bound over all densities. Another bound over all
-densities (tangent cuts of the window's Renyi sums, valid for ``alpha > 1`` since the terms are
-nonnegative) was tried: slower, and at most 0.47 in the same instance.
+the divergences' shape (measured: zcdp, rho = 0.5, mse, m = 2: upper 1.0146, lower 0.521, Gaussian 1.0).
+The solve (:func:`optnoise.design.continuous.solve`) keeps the larger of it and the bound of
+:mod:`optnoise.design.continuous_renyi_bound` (the Renyi sums of the cells and of the offset cells, by data
+processing and joint convexity, relaxed by tangent planes; with the cells' first moments and Jensen cost
+cuts): 0.779 in the same instance. The designs still end ``"feasible"`` with that gap. The additive Renyi
+design's own bound (tangent cuts) is over its family (noises on ``-L..L`` with fixed staircase tails) and
+is *not* used: it is not a bound over all densities.
 
 Against the Gaussian (``res.baselines``, the same budget): zcdp, rho = 0.5, mse, upper 1.0146 at m = 2
 and 1.00019 at m = 4 against 1.0 (the cell average charges ``w^2 / 12`` that the polish must win back;

@@ -83,6 +83,13 @@ class ContinuousResult(Accountable):
     message: str = ""
     solve_time: float = 0.0
     _baselines: dict[str, float] | None = None
+    #: What re-proves :attr:`bound` from stored data (a sweep's cache; :func:`optnoise.design.continuous.read_back`):
+    #: the lower-bound LP's resolution ``m``, truncation ``K`` and active entries; ``None``: not re-provable.
+    proof: dict[str, Any] | None = None
+    #: ``"cache"`` for a result read back from a sweep's cache (empty for a fresh solve).
+    backend: str = ""
+    #: How the result was obtained beyond its history (a sweep's cache says it was read back).
+    support_note: str = ""
 
     @property
     def release(self) -> str:

@@ -103,7 +103,7 @@ def test_grid_sweep_over_resolutions(capsys, tmp_path):
     assert [r["distortion"] for r in again] == pytest.approx([r["distortion"] for r in first], rel=1e-12)
 
 
-def test_continuous_sweep_rows_bracket_and_are_not_cached(capsys, tmp_path):
+def test_continuous_sweep_rows_bracket_and_are_cached(capsys, tmp_path):
     argv = ["--release", "continuous", "--sensitivity", "1", "--resolution", "0.25", "--gap", "0.05"]
     argv += ["--eps", "1", "--delta", "0.1", "--metric", "mae"]
     (row,) = rows_of(capsys, tmp_path, argv)
@@ -111,7 +111,15 @@ def test_continuous_sweep_rows_bracket_and_are_not_cached(capsys, tmp_path):
     # Selvi et al.'s (1, 0.1) l1 instance: upper bounds 0.6924 / 0.6912 at m = 8 / 16 (issue 31), our m = 4 above
     assert row["bound"] <= 0.6909 <= row["distortion"] and row["gap"] <= 0.05
     assert row["achieved_dp"] <= 0.1 * (1 + 1e-9)
-    assert not is_cached(row)  # no result class reads it back: a re-run solves it again, and says so
+    assert is_cached(row) and row["backend"] != "cache"
+    # a second run reads it back: the cell masses re-verified, the bound re-proved by its LP (same to 1e-9)
+    (again,) = rows_of(capsys, tmp_path, argv)
+    assert again["backend"] == "cache" and again["status"] == row["status"]
+    assert again["distortion"] == pytest.approx(row["distortion"], rel=1e-12)
+    assert again["bound"] == pytest.approx(row["bound"], rel=1e-9) and again["gap"] == pytest.approx(
+        row["gap"], abs=1e-9
+    )
+    assert again["achieved_dp"] == pytest.approx(row["achieved_dp"], rel=1e-9)
 
 
 def test_composed_points_carry_their_compositions():

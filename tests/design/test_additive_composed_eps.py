@@ -111,3 +111,24 @@ def test_agrees_with_the_modulo_ring(least_eps):
     assert ring.eps_objective is not None
     assert ring.eps_objective * (1 - 1e-2) <= ours <= ring.eps_objective * (1 + 1e-2)
     assert ring.bound is None or ring.bound <= ours
+
+
+@pytest.mark.parametrize("release", ["additive", "grid"])
+def test_time_limit_before_any_candidate_is_a_status_not_an_error(release):
+    """A time limit too short for the first candidate's accounting ends ``time_limit`` with no noise (it raised a
+    RuntimeError, exit 70 in the CLI); the status is what the timed-out LPs report."""
+    where = dict(neighborhood=Neighborhood.bd(1)) if release == "additive" else dict(sensitivity=1.0, resolution=1.0)
+    d = NoiseDesign(
+        release=release,
+        privacy="composed",
+        compositions=K,
+        delta=DELTA,
+        objective="epsilon",
+        max_distortion=CAP,
+        metric="mse",
+        **where,
+    )
+    res = d.solve(time_limit=1e-3)
+    assert res.status == "time_limit"
+    assert res.pmf is None and res.distortion is None
+    assert "no candidate" in res.message

@@ -80,6 +80,8 @@ class Release:
     #: The class of this release's results read back from a file or a sweep's cache (its ``from_dict``);
     #: ``None``: the release's results are not read back that way (a sweep solves its points again).
     result_class: Any = None
+    #: The notions whose results :attr:`result_class` reads back (``None``: every notion).
+    cached_notions: tuple[str, ...] | None = None
     #: The answers are real numbers rounded by the release (``optnoise release --value 3.7``), not integers.
     real_answers = False
     #: Whether its results can be certified and deployed (``optnoise certify``).
@@ -168,6 +170,8 @@ class ModuleRelease(Release):
         self.sweepable = bool(getattr(module, "SWEEPABLE", True))
         self.integer_fields = tuple(getattr(module, "INTEGER_FIELDS", ()))
         self.result_class = getattr(module, "RESULT", None)
+        notions = getattr(module, "CACHED_NOTIONS", None)
+        self.cached_notions = None if notions is None else tuple(notions)
         self.real_answers = bool(getattr(module, "REAL_ANSWERS", False))
         self.deployable = bool(getattr(module, "DEPLOYABLE", True))
         self.summary = summary or (module.__doc__ or name).strip().splitlines()[0]
