@@ -261,6 +261,8 @@ def _upper_design(design: Any, m: int) -> Any:
         kw.update(composed_fields(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
+    # a warm start (continuous_warm) holds cell masses at the fixed resolution only
+    cells.warm_start = getattr(design, "warm_start", None) if m == design.m_fixed else None
     return cells
 
 
@@ -512,9 +514,7 @@ def _solve_composed(design: Any, solver: str, time_limit: float | None, options:
     stop = ""
     for m in composed_resolutions(design):
         t1 = time.perf_counter()
-        cells = _upper_design(design, m)
-        cells.warm_start = getattr(design, "warm_start", None) if m == design.m_fixed else None
-        up = _solve_upper(cells, solver, time_left(time_limit, t0), options)
+        up = _solve_upper(_upper_design(design, m), solver, time_left(time_limit, t0), options)
         t_up = time.perf_counter() - t1
         if up.status not in ("optimal", "feasible") or up.pmf is None:
             stop = f"the upper bound at m = {m} ended {up.status!r}: {up.message}"
