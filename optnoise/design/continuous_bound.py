@@ -79,8 +79,12 @@ __all__ = ["LowerBound", "lower_bound", "warm_entries"]
 #: the bound: (1, 0.1), l1, m = 16: 0.68948 with all three, 0.68457 without (3), 0.67050 without (2);
 #: keeping only the largest 4 of 16 shifts gives 0.68788 (any subset is valid; all are kept).
 FAMILIES = ("qq", "rr", "qr")
-#: Entries kept from the seed: term above ``-SEED_RTOL * P(o)``.
+#: Entries kept from the seed: term above ``-SEED_RTOL * P(o)``, in a group (shift) whose hockey stick at the seed
+#: is at least ``SEED_GROUP * delta`` (a shift with slack needs none of its rows: :func:`_violated`). (1, 0.1), l1,
+#: m = 32, fixed K = 139: 18018 entries and 11.6 s CPU without the group rule, 7967 and 3.8 s with it (0.9: 9225,
+#: 3.9 s; 0.99: 7259, 3.7 s), the same bound.
 SEED_RTOL = 0.05
+SEED_GROUP = 0.95
 #: An entry is active at a solution (and handed to the next resolution) when its term is above ``-ACTIVE_TOL``.
 ACTIVE_TOL = 1e-9
 #: The basis' proof (:func:`~optnoise.design.settle.proof_dual`) is tried only when HiGHS' multipliers prove less
@@ -240,6 +244,36 @@ def _base(
     return mb, q, mm, r, far
 
 
+def _near_budget(excess: np.ndarray, group: np.ndarray, delta: float, share: float) -> np.ndarray:
+    """Per group: whether its hockey stick, the sum of the entries' ``excess``, is at least ``share * delta``."""
+    return np.bincount(group, weights=excess, minlength=int(group.max(initial=-1)) + 1) >= share * delta
+
+
+def _violated(
+    x: np.ndarray, ent: _Entries, budget: list[tuple[float, float]], excess_cols: list[np.ndarray | None]
+) -> list[np.ndarray]:
+    """Per budget pair, the entries whose rows to add at ``x``: those above their excess ``s_e`` in an over-budget group.
+
+    Completing ``x`` by ``s_e = max(s_e, term_e)`` on every entry (the rows present already hold
+    ``s_e >= term_e``) gives a point of the full LP at the same objective (``s`` costs nothing)
+    unless a group's completed sum exceeds its budget. So only the entries of such groups are
+    added; the others may stay out although their term is positive (their shift has slack).
+    Pure DP (no ``s``, budget 0): every entry with a positive term.
+    """
+    out = []
+    for (eps, delta), cols in zip(budget, excess_cols, strict=True):
+        term = x[ent.first] - math.exp(eps) * x[ent.second]
+        s = np.zeros_like(term) if cols is None else x[cols]
+        above = term - s > CUT_TOL
+        if cols is None:
+            out.append(above)
+            continue
+        over = np.bincount(ent.group, weights=np.maximum(term - s, 0.0), minlength=int(ent.group.max()) + 1)
+        slack = delta - np.bincount(ent.group, weights=s, minlength=over.size)
+        out.append(above & (over > np.maximum(slack, 0.0) + CUT_TOL)[ent.group])
+    return out
+
+
 def lower_bound(
     cost: RealCost,
     budget: list[tuple[float, float]],
@@ -279,14 +313,16 @@ def lower_bound(
         x_seed[q] = seed
         x_seed[mm] = seed / 2.0
         x_seed[r] = (seed[:-1] + seed[1:]) / 2.0
-        for eps, _ in budget:
-            start |= x_seed[ent.first] - math.exp(eps) * x_seed[ent.second] >= -SEED_RTOL * x_seed[ent.first]
+        for eps, delta in budget:
+            term = x_seed[ent.first] - math.exp(eps) * x_seed[ent.second]
+            near = _near_budget(np.maximum(term, 0.0), ent.group, delta, SEED_GROUP)
+            start |= (term >= -SEED_RTOL * x_seed[ent.first]) & near[ent.group]
     if warm is not None and len(warm):
         start |= np.isin(_keys(ent.where, m, n), _keys(np.asarray(warm).reshape(-1, 4), m, n))
     # every entry's row, for each (eps, delta) of the budget: add_pair_rows writes the E entry rows first
-    entry_rows = []
+    entry_rows, excess_cols = [], []
     for eps, delta in budget:
-        first_row = mb.num_rows
+        first_row, first_col = mb.num_rows, mb.num_vars
         add_pair_rows(
             mb,
             ent.first,
@@ -297,6 +333,8 @@ def lower_bound(
             delta=delta if delta > 0.0 else None,
         )
         entry_rows.append(np.arange(first_row, first_row + E))
+        # the excess columns s_e, written first (none for pure DP)
+        excess_cols.append(np.arange(first_col, first_col + E) if delta > 0.0 else None)
     full: LinearModel = mb.build()
     lazy = np.concatenate([rows[~start] for rows in entry_rows])
     keep = np.setdiff1d(np.arange(full.shape[0]), lazy)
@@ -304,9 +342,19 @@ def lower_bound(
         raise AssertionError("entry rows must be one-sided (<=)")
     model = replace(full, A=full.A[keep], row_lower=full.row_lower[keep], row_upper=full.row_upper[keep])
     cuts = full.A[lazy]
+    dropped = [~start] * len(budget)  # per budget pair: its entries whose rows are cut rows, in the order of ``cuts``
+
+    def separate(x: np.ndarray) -> np.ndarray:
+        return np.concatenate(
+            [
+                np.nonzero(v[d])[0] + offset
+                for v, d, offset in zip(
+                    _violated(x, ent, budget, excess_cols), dropped, np.cumsum([0] + [int(d.sum()) for d in dropped])
+                )
+            ]
+        )
+
     # HiGHS keeps one instance across rounds (dual simplex warm starts); other backends re-solve.
-    # ``options`` (raw HiGHS options) are not handed on: solve_with_cuts takes none.
-    del options
     out, added, rounds = solve_with_cuts(
         model,
         cuts,
@@ -315,6 +363,8 @@ def lower_bound(
         time_limit=time_left(time_limit, t0),
         tol=CUT_TOL,
         concurrent=False,
+        separate=separate,
+        options=options,
     )
     final = replace(
         model,
@@ -337,13 +387,15 @@ def lower_bound(
         if proof is not None and (best is None or proof[0] > best):
             best = proof[0]
     x = out.x
-    complete = out.status == "optimal" and not np.any(cuts @ x - full.row_upper[lazy] > CUT_TOL)
+    complete = out.status == "optimal" and not separate(x).size
     if out.status != "optimal":
         message = f"the LP ended {out.status!r} during row generation (the bound is valid, maybe loose)"
     edge = np.abs(np.arange(-K, K + 1)) > K - m
     active = np.zeros(E, dtype=bool)
-    for eps, _ in budget:
-        active |= (x[ent.first] - math.exp(eps) * x[ent.second] > -ACTIVE_TOL) & (x[ent.first] > ACTIVE_TOL)
+    for eps, delta in budget:
+        term = x[ent.first] - math.exp(eps) * x[ent.second]
+        near = _near_budget(np.maximum(term, 0.0), ent.group, delta, SEED_GROUP)
+        active |= (term > -ACTIVE_TOL) & (x[ent.first] > ACTIVE_TOL) & near[ent.group]
     return LowerBound(
         best,
         n,
