@@ -85,6 +85,7 @@ FAMILIES = ("qq", "rr", "qr")
 #: 3.9 s; 0.99: 7259, 3.7 s), the same bound.
 SEED_RTOL = 0.05
 SEED_GROUP = 0.95
+EDGE_ROWS = True
 #: An entry is active at a solution (and handed to the next resolution) when its term is above ``-ACTIVE_TOL``.
 ACTIVE_TOL = 1e-9
 #: The basis' proof (:func:`~optnoise.design.settle.proof_dual`) is tried only when HiGHS' multipliers prove less
@@ -152,6 +153,84 @@ def _entries(n: int, m: int, Q: np.ndarray, R: np.ndarray, symmetric: bool) -> _
                 add(Q, R, iq, iq + off, 2, s, j)  # (3): q_k against r_{k-j-1} (r_{k+j})
                 add(R, Q, iq + off, iq, 3, s, j)  # (3), the other order: r_{k-j-1} (r_{k+j}) against q_k
     return _Entries(np.concatenate(firsts), np.concatenate(seconds), np.concatenate(groups), np.concatenate(wheres))
+
+
+def _with_edges(
+    mb: ModelBuilder,
+    ent: _Entries,
+    m: int,
+    K: int,
+    q: np.ndarray,
+    mm: np.ndarray,
+    r: np.ndarray,
+    far: np.ndarray,
+    symmetric: bool,
+) -> _Entries:
+    """``ent`` and one entry per shift for the outputs past the truncation, merged (module docstring, edges)."""
+    n = 2 * K + 1
+
+    def expr() -> dict[str, np.ndarray]:
+        return {"q": np.zeros(n), "m": np.zeros(n), "r": np.zeros(n - 1), "far": np.zeros(2)}
+
+    def mirror(e: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        # x -> -x: q_k -> q_{-k}, m_k -> q_{-k} - m_{-k}, r_k -> r_{-k-1}, far- <-> far+
+        return {"q": e["q"][::-1] + e["m"][::-1], "m": -e["m"][::-1], "r": e["r"][::-1], "far": e["far"][::-1]}
+
+    cols = {"q": q, "m": mm, "r": r, "far": far}
+
+    def column(e: dict[str, np.ndarray]) -> int:
+        """A new column equal to the expression ``e`` (an equality row)."""
+        z = int(mb.add_vars(1, lb=0.0, ub=1.0, name="edge")[0])
+        idx = np.concatenate([[z], *(cols[k][np.nonzero(v)[0]] for k, v in e.items())])
+        val = np.concatenate([[1.0], *(-v[np.nonzero(v)[0]] for v in e.values())])
+        mb.add_row(idx, val, lower=0.0, upper=0.0)
+        return z
+
+    # the laws' masses past the truncation: X below cell -K (far-), Y = X - U below cell -K, Y from cell K on
+    y_left = expr()
+    y_left["far"][0], y_left["q"][0], y_left["m"][0] = 1.0, 1.0, -1.0
+    rows: list[tuple[int, int, int, dict[str, np.ndarray], dict[str, np.ndarray]]] = []
+    for j in range(1, m + 1):
+        a = expr()  # qq: outputs -K .. -K+j-1 and below, against X + jw there (= far-)
+        a["q"][:j], a["far"][0] = 1.0, 1.0
+        b = expr()
+        b["far"][0] = 1.0
+        rows.append((0, 1, j, a, b))
+        a = expr()  # rr: Y's outputs -K .. -K+j-1 and below, against Y + jw there
+        a["r"][:j] = 1.0
+        a = {k: a[k] + y_left[k] for k in a}
+        rows.append((1, 1, j, a, y_left))
+    for j in range(m):
+        a = expr()  # qr: X's outputs -K .. -K+j and below, against Y + (j+1)w there
+        a["q"][: j + 1], a["far"][0] = 1.0, 1.0
+        rows.append((2, 1, j, a, y_left))
+        a = expr()  # rq: Y + (j+1)w's outputs K+1 and above (Y from cell K-j on), against X there (far+)
+        if j:
+            a["r"][-j:] = 1.0
+        a["m"][-1], a["far"][1] = 1.0, 1.0
+        b = expr()
+        b["far"][1] = 1.0
+        rows.append((3, 1, j, a, b))
+    if not symmetric:
+        rows += [(f, -1, j, mirror(a), mirror(b)) for f, _, j, a, b in rows]
+    keys = np.array([[f, s, j] for f, s, j, _, _ in rows], dtype=np.int64)
+    known = {tuple(w): g for w, g in zip(ent.where[:, :3].tolist(), ent.group.tolist(), strict=True)}
+    group = np.array([known[tuple(k)] for k in keys.tolist()], dtype=np.int64)
+    seconds: dict[bytes, int] = {}
+    first, second = [], []
+    for _, _, _, a, b in rows:
+        first.append(column(a))
+        key = b"".join(v.tobytes() for v in b.values())
+        if key not in seconds:
+            seconds[key] = column(b)
+        second.append(seconds[key])
+    where = np.concatenate([keys, np.full((len(rows), 1), K + 1, dtype=np.int64)], axis=1)
+    return _Entries(
+        np.concatenate([ent.first, first]),
+        np.concatenate([ent.second, second]),
+        np.concatenate([ent.group, group]),
+        np.concatenate([ent.where, where]),
+    )
 
 
 def _keys(where: np.ndarray, m: int, n: int) -> np.ndarray:
@@ -306,6 +385,8 @@ def lower_bound(
     n = 2 * K + 1
     mb, q, mm, r, far = _base(cost, m, w, K, symmetric)
     ent = _entries(n, m, q, r, symmetric)
+    if EDGE_ROWS:
+        ent = _with_edges(mb, ent, m, K, q, mm, r, far, symmetric)
     E = ent.first.size
     start = np.zeros(E, dtype=bool) if seed is not None else np.ones(E, dtype=bool)
     if seed is not None:
@@ -317,6 +398,7 @@ def lower_bound(
             term = x_seed[ent.first] - math.exp(eps) * x_seed[ent.second]
             near = _near_budget(np.maximum(term, 0.0), ent.group, delta, SEED_GROUP)
             start |= (term >= -SEED_RTOL * x_seed[ent.first]) & near[ent.group]
+    start |= ent.where[:, 3] == K + 1  # the merged edge entries (few, one per shift): always in
     if warm is not None and len(warm):
         start |= np.isin(_keys(ent.where, m, n), _keys(np.asarray(warm).reshape(-1, 4), m, n))
     # every entry's row, for each (eps, delta) of the budget: add_pair_rows writes the E entry rows first
