@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,50 @@ def test_refinement_hands_the_active_entries_on(monkeypatch):
     first_at = {m: w for m, w in reversed(seen)}  # the first call at each m
     assert first_at[ms[0]] is None
     assert all(first_at[m] for m in set(ms) if m != ms[0])
+
+
+def _fixed_at(density_q: np.ndarray, density_m: np.ndarray, far: float):
+    """A ``solve_with_cuts`` that solves the LP with its cells' masses, moments and far masses fixed to a density's."""
+    from optnoise.design import continuous_bound
+
+    real = continuous_bound.solve_with_cuts
+
+    def fixed(model, cuts, cut_upper, **kw):
+        n = density_q.size
+        lo, hi = model.col_lower.copy(), model.col_upper.copy()
+        # columns: q (n), m (n), t (n), far (2), then the rest (continuous_bound._base)
+        cols = np.concatenate([np.arange(2 * n), [3 * n, 3 * n + 1]])
+        lo[cols] = hi[cols] = np.concatenate([density_q, density_m, [far, far]])
+        return real(dataclasses.replace(model, col_lower=lo, col_upper=hi), cuts, cut_upper, **kw)
+
+    return fixed
+
+
+@pytest.mark.parametrize(("metric", "symmetric"), [("mae", True), ("mse", True), ("mae", False)])
+def test_a_dp_density_meets_every_row_of_the_lp(monkeypatch, metric, symmetric):
+    # A finer mechanism is an (eps, delta)-DP density; its cell masses and moments at a coarse grid, and its
+    # mass past a narrow truncation, must meet every row (the LP is a relaxation), and the LP's optimum with
+    # them fixed is at most the density's cost. A row that is not valid for every DP density fails this.
+    from optnoise.design import continuous_bound
+
+    m, ratio, K = 4, 3, 6  # the truncation at 1.5 Delta leaves mass in the far cells and the edge entries
+    fine = NoiseDesign(
+        release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric=metric, resolution=1 / (ratio * m)
+    ).solve()
+    c = np.arange(-4000, 4001)
+    f = fine.upper.pmf_at(c)
+    f = (f + f[::-1]) / 2.0  # its mirror image is DP too: the symmetric LP's points are symmetric
+    assert f.sum() == pytest.approx(1.0, abs=1e-12)
+    n = 2 * K + 1
+    cells = np.arange(-K, K + 1)
+    # coarse cell k = fine cells ratio k - 1, ratio k, ratio k + 1 (odd ratio: the edges line up)
+    idx = ratio * cells[:, None] + np.arange(-1, 2)[None, :] + 4000
+    q = f[idx].sum(axis=1)
+    mom = (f[idx] * (np.arange(3) + 0.5)[None, :] / 3.0).sum(axis=1)  # int p(x) (x - left edge) / w over the cell
+    far = f[: idx[0, 0]].sum()
+    assert far > 1e-4 and q[0] > 1e-4  # the merged edge entries are exercised
+    monkeypatch.setattr(continuous_bound, "solve_with_cuts", _fixed_at(q, mom, far))
+    cost = parse_real_metric(metric, 1.0)
+    lb = lower_bound(cost, [(1.0, 0.1)], m, 1.0 / m, K, None, symmetric=symmetric)
+    assert lb.bound is not None, lb.message
+    assert lb.bound <= fine.distortion + 1e-9
