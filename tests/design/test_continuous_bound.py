@@ -128,3 +128,52 @@ def test_a_dp_density_meets_every_row_of_the_lp(monkeypatch, metric, symmetric):
     lb = lower_bound(cost, [(1.0, 0.1)], m, 1.0 / m, K, None, symmetric=symmetric)
     assert lb.bound is not None, lb.message
     assert lb.bound <= fine.distortion + 1e-9
+
+
+@pytest.mark.parametrize(
+    "budget", [[(1.0, 0.1)], [(1.0, 0.0)], [(1.0, 0.1), (0.5, 0.2)]], ids=["dp", "pure", "profile"]
+)
+def test_rows_only_for_shifts_over_budget_give_every_rows_bound(budget):
+    # the lazy LP adds a dropped entry only in a shift whose completed hockey stick exceeds its budget;
+    # its optimum must still be the LP with every row's (solved at once, no seed)
+    cost = parse_real_metric("mae", 1.0)
+    d, up, K = _setup(8)
+    seed = up.pmf_at(np.arange(-K, K + 1))
+    lazy = lower_bound(cost, budget, 8, 0.125, K, seed)
+    every = lower_bound(cost, budget, 8, 0.125, K, None)
+    assert lazy.complete and every.complete
+    assert lazy.bound == pytest.approx(every.bound, abs=1e-9)
+    assert lazy.rows < every.rows
+
+
+def test_merged_edges_reach_the_wide_truncations_bound_at_a_narrow_one():
+    # without the merged edge entries a narrow truncation loses (mass piles into the last cells); with them the
+    # narrow LP proves no wider one does better (no far or outermost mass) and meets the wide LP's bound
+    cost = parse_real_metric("mae", 1.0)
+    m = 8
+    d, up, K = _setup(m)
+    narrow, wide = K - m // 2, K + 2 * m
+    seed = lambda k: up.pmf_at(np.arange(-k, k + 1))  # noqa: E731
+    merged = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, narrow, seed(narrow))
+    plain = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, narrow, seed(narrow), edges=False)
+    reference = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, wide, seed(wide), edges=False)
+    assert merged.far_mass <= 1e-9 and merged.outer_mass <= 1e-9
+    assert merged.bound == pytest.approx(reference.bound, abs=1e-9)
+    assert plain.bound < reference.bound - 1e-3
+
+
+def test_raw_highs_options_reach_the_lower_bound_lp(monkeypatch):
+    from optnoise.design import continuous_bound
+
+    seen = []
+    real = continuous_bound.solve_with_cuts
+
+    def spy(*args, **kw):
+        seen.append(kw.get("options"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(continuous_bound, "solve_with_cuts", spy)
+    d = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae", resolution=0.25)
+    res = d.solve(solver="highs", options={"random_seed": 5})
+    assert seen and all(o == {"random_seed": 5} for o in seen)
+    assert res.bound is not None and res.bound <= res.distortion
