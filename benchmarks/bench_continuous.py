@@ -97,7 +97,9 @@ def side_by_side(m: int, time_limit: float | None = None) -> list[str]:
     note = "" if full.complete else f" (not finished: {full.message or 'time limit'})"
     mine = "-" if h["lower"] is None else f"{h['lower']:.6f}"
     return [
-        fmt_row([m, "optnoise (sym, lazy)", mine, h["lp_rows"], f"{h['lower_time']:.1f}", f"{ours:.1f} / {ours_cpu:.1f}"]),
+        fmt_row(
+            [m, "optnoise (sym, lazy)", mine, h["lp_rows"], f"{h['lower_time']:.1f}", f"{ours:.1f} / {ours_cpu:.1f}"]
+        ),
         fmt_row([m, "full LP" + note, shown, full.rows, f"{tf:.1f}", f"{tf:.1f} / {tf_cpu:.1f}"]),
     ]
 

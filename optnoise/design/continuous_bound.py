@@ -44,7 +44,9 @@ entry of its shift (an auxiliary column per law); the other terms involving a fa
 cells ``+-K`` hold no mass, the solution extended by zeros meets every row of any wider truncation
 (the merged terms are then exactly the terms they replace), so no wider ``K`` raises the bound;
 without the merged entries the solution piles mass into the last ``m`` cells instead ((1, 0.1), l1,
-m = 16: 0.6831 at K = 54, against 0.68948 with them at K = 40 as at K = 70). The cost: ``t_k >= a q_k + b mu_k`` for every cut of
+m = 16: 0.6831 at K = 54, against 0.68948 with them at K = 40 as at K = 70).
+
+The cost: ``t_k >= a q_k + b mu_k`` for every cut of
 :meth:`~optnoise.design.continuous_cost.RealCost.cuts` (``mu_k = (k - 1/2) w q_k + w m_k``),
 which by Jensen's inequality holds for every density on the cell. Nothing here restricts
 the shape of the density (no monotonicity, no staircase).
@@ -347,7 +349,7 @@ def _near_budget(excess: np.ndarray, group: np.ndarray, delta: float, share: flo
 def _violated(
     x: np.ndarray, ent: _Entries, budget: list[tuple[float, float]], excess_cols: list[np.ndarray | None]
 ) -> list[np.ndarray]:
-    """Per budget pair, the entries whose rows to add at ``x``: those above their excess ``s_e`` in an over-budget group.
+    """Per budget pair, the entries whose rows to add at ``x``: above their excess ``s_e``, in an over-budget group.
 
     Completing ``x`` by ``s_e = max(s_e, term_e)`` on every entry (the rows present already hold
     ``s_e >= term_e``) gives a point of the full LP at the same objective (``s`` costs nothing)
@@ -441,17 +443,11 @@ def lower_bound(
         raise AssertionError("entry rows must be one-sided (<=)")
     model = replace(full, A=full.A[keep], row_lower=full.row_lower[keep], row_upper=full.row_upper[keep])
     cuts = full.A[lazy]
-    dropped = [~start] * len(budget)  # per budget pair: its entries whose rows are cut rows, in the order of ``cuts``
+    dropped = np.nonzero(~start)[0]  # the entries whose rows are cut rows: in ``cuts`` once per budget pair
 
     def separate(x: np.ndarray) -> np.ndarray:
-        return np.concatenate(
-            [
-                np.nonzero(v[d])[0] + offset
-                for v, d, offset in zip(
-                    _violated(x, ent, budget, excess_cols), dropped, np.cumsum([0] + [int(d.sum()) for d in dropped])
-                )
-            ]
-        )
+        need = _violated(x, ent, budget, excess_cols)
+        return np.concatenate([np.nonzero(v[dropped])[0] + b * dropped.size for b, v in enumerate(need)])
 
     # HiGHS keeps one instance across rounds (dual simplex warm starts); other backends re-solve.
     out, added, rounds = solve_with_cuts(

@@ -115,7 +115,6 @@ def test_a_dp_density_meets_every_row_of_the_lp(monkeypatch, metric, symmetric):
     f = fine.upper.pmf_at(c)
     f = (f + f[::-1]) / 2.0  # its mirror image is DP too: the symmetric LP's points are symmetric
     assert f.sum() == pytest.approx(1.0, abs=1e-12)
-    n = 2 * K + 1
     cells = np.arange(-K, K + 1)
     # coarse cell k = fine cells ratio k - 1, ratio k, ratio k + 1 (odd ratio: the edges line up)
     idx = ratio * cells[:, None] + np.arange(-1, 2)[None, :] + 4000
