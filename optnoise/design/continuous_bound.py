@@ -392,6 +392,9 @@ def lower_bound(
     ``warm``: entries ``(family, sign, shift, cell)`` to start with besides the seed's (a coarser
     resolution's :attr:`LowerBound.active` through :func:`warm_entries`); it changes the rows the
     LP starts with, never the LP.
+    ``options``: raw HiGHS options for the LP's first solve (:func:`~optnoise.engine.lazy.solve_with_cuts`).
+    ``edges``: add the merged edge entries (module docstring); ``False`` only drops them (a looser LP at
+    the same ``K``, for comparison).
     """
     import scipy.sparse as sp
 
