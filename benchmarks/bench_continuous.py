@@ -88,6 +88,8 @@ def side_by_side(m: int, time_limit: float | None = None) -> list[str]:
     r = d.solve(time_limit=time_limit)
     ours, ours_cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"m = {m}: ours {r.distortion} / {r.bound} in {ours:.1f} s, CPU {ours_cpu:.1f} s ({r.message})", flush=True)
+    if not r.history:  # the upper bound did not finish: no lower-bound LP to set beside the full one
+        return [fmt_row([m, f"optnoise: {r.message}", "-", "-", "-", f"{ours:.1f} / {ours_cpu:.1f}"])]
     h = r.history[-1]
     K = (h["cells"] - 1) // 2
     t1, c1 = time.perf_counter(), time.process_time()
