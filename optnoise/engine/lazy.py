@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +29,8 @@ def solve_with_cuts(
     time_limit: float | None = None,
     tol: float = 1e-9,
     concurrent: bool = True,
+    separate: Callable[[np.ndarray], np.ndarray] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> tuple[SolverOutput, np.ndarray, int]:
     """Solve the LP ``model`` plus the rows ``cuts @ x <= cut_upper``, adding a row only once it is violated.
 
@@ -45,6 +48,18 @@ def solve_with_cuts(
     (permute-and-flip at eps >= 0.5), all rows at once when the rounds need many dual simplex
     iterations (eps = 0.1); see ``benchmarks/RESULTS.md``. ``concurrent=False`` keeps it in
     this process.
+
+    ``separate(x)``, when given, replaces the rule "every row violated by more than ``tol``": it
+    returns the indices of the cut rows to add at the solution ``x`` (those already added are
+    ignored), and the rounds end when it returns none. Every round still solves a relaxation of
+    the full LP, so its weak-duality bound is valid whatever ``separate`` returns; the final
+    solution is the full LP's optimum only if ``separate`` returns nothing only when ``x`` can be
+    completed into a feasible point of the full LP at the same objective (the caller's claim).
+
+    ``options`` are raw HiGHS options (:func:`~optnoise.engine.highs.highs_instance`) for the
+    first round, or for every solve with another backend; a ``"solver"`` among them replaces
+    the model's LP algorithm in the first round. Later HiGHS rounds always use the dual simplex
+    (the warm start needs it).
 
     Returns
     -------
@@ -81,9 +96,9 @@ def solve_with_cuts(
     racing = solver == "auto" and concurrent and cuts.shape[0] > 0
     other: race.ChildSolve | None = None
     if solver in ("highs", "auto"):
-        h = highs.highs_instance(model, time_limit=time_limit)
+        h = highs.highs_instance(model, time_limit=time_limit, options=options)
         h.HandleUserInterrupt = True
-        if solver == "auto":
+        if solver == "auto" and "solver" not in (options or {}):
             h.setOptionValue("solver", LP_ALGORITHMS[model.lp_algorithm or "simplex"])
 
     def run_highs() -> SolverOutput | None:
@@ -127,12 +142,15 @@ def solve_with_cuts(
                     break
                 out = got
             else:
-                out = solve_model(with_rows(added), solver=solver, time_limit=remaining)
+                out = solve_model(with_rows(added), solver=solver, time_limit=remaining, options=options)
             spent += out.solve_time
             rounds += 1
             if out.status != "optimal" or out.x is None:
                 break
-            viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+            if separate is None:
+                viol = np.nonzero(cuts @ out.x - cut_upper > tol)[0]
+            else:
+                viol = np.asarray(separate(out.x), dtype=np.int64)
             new = np.setdiff1d(viol, added)
             if not new.size:
                 break

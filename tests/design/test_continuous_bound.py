@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,98 @@ def test_refinement_hands_the_active_entries_on(monkeypatch):
     first_at = {m: w for m, w in reversed(seen)}  # the first call at each m
     assert first_at[ms[0]] is None
     assert all(first_at[m] for m in set(ms) if m != ms[0])
+
+
+def _fixed_at(density_q: np.ndarray, density_m: np.ndarray, far: float):
+    """A ``solve_with_cuts`` that solves the LP with its cells' masses, moments and far masses fixed to a density's."""
+    from optnoise.design import continuous_bound
+
+    real = continuous_bound.solve_with_cuts
+
+    def fixed(model, cuts, cut_upper, **kw):
+        n = density_q.size
+        lo, hi = model.col_lower.copy(), model.col_upper.copy()
+        # columns: q (n), m (n), t (n), far (2), then the rest (continuous_bound._base)
+        cols = np.concatenate([np.arange(2 * n), [3 * n, 3 * n + 1]])
+        lo[cols] = hi[cols] = np.concatenate([density_q, density_m, [far, far]])
+        return real(dataclasses.replace(model, col_lower=lo, col_upper=hi), cuts, cut_upper, **kw)
+
+    return fixed
+
+
+@pytest.mark.parametrize(("metric", "symmetric"), [("mae", True), ("mse", True), ("mae", False)])
+def test_a_dp_density_meets_every_row_of_the_lp(monkeypatch, metric, symmetric):
+    # A finer mechanism is an (eps, delta)-DP density; its cell masses and moments at a coarse grid, and its
+    # mass past a narrow truncation, must meet every row (the LP is a relaxation), and the LP's optimum with
+    # them fixed is at most the density's cost. A row that is not valid for every DP density fails this.
+    from optnoise.design import continuous_bound
+
+    m, ratio, K = 4, 3, 6  # the truncation at 1.5 Delta leaves mass in the far cells and the edge entries
+    fine = NoiseDesign(
+        release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric=metric, resolution=1 / (ratio * m)
+    ).solve()
+    c = np.arange(-4000, 4001)
+    f = fine.upper.pmf_at(c)
+    f = (f + f[::-1]) / 2.0  # its mirror image is DP too: the symmetric LP's points are symmetric
+    assert f.sum() == pytest.approx(1.0, abs=1e-12)
+    cells = np.arange(-K, K + 1)
+    # coarse cell k = fine cells ratio k - 1, ratio k, ratio k + 1 (odd ratio: the edges line up)
+    idx = ratio * cells[:, None] + np.arange(-1, 2)[None, :] + 4000
+    q = f[idx].sum(axis=1)
+    mom = (f[idx] * (np.arange(3) + 0.5)[None, :] / 3.0).sum(axis=1)  # int p(x) (x - left edge) / w over the cell
+    far = f[: idx[0, 0]].sum()
+    assert far > 1e-4 and q[0] > 1e-4  # the merged edge entries are exercised
+    monkeypatch.setattr(continuous_bound, "solve_with_cuts", _fixed_at(q, mom, far))
+    cost = parse_real_metric(metric, 1.0)
+    lb = lower_bound(cost, [(1.0, 0.1)], m, 1.0 / m, K, None, symmetric=symmetric)
+    assert lb.bound is not None, lb.message
+    assert lb.bound <= fine.distortion + 1e-9
+
+
+@pytest.mark.parametrize(
+    "budget", [[(1.0, 0.1)], [(1.0, 0.0)], [(1.0, 0.1), (0.5, 0.2)]], ids=["dp", "pure", "profile"]
+)
+def test_rows_only_for_shifts_over_budget_give_every_rows_bound(budget):
+    # the lazy LP adds a dropped entry only in a shift whose completed hockey stick exceeds its budget;
+    # its optimum must still be the LP with every row's (solved at once, no seed)
+    cost = parse_real_metric("mae", 1.0)
+    d, up, K = _setup(8)
+    seed = up.pmf_at(np.arange(-K, K + 1))
+    lazy = lower_bound(cost, budget, 8, 0.125, K, seed)
+    every = lower_bound(cost, budget, 8, 0.125, K, None)
+    assert lazy.complete and every.complete
+    assert lazy.bound == pytest.approx(every.bound, abs=1e-9)
+    assert lazy.rows < every.rows
+
+
+def test_merged_edges_reach_the_wide_truncations_bound_at_a_narrow_one():
+    # without the merged edge entries a narrow truncation loses (mass piles into the last cells); with them the
+    # narrow LP proves no wider one does better (no far or outermost mass) and meets the wide LP's bound
+    cost = parse_real_metric("mae", 1.0)
+    m = 8
+    d, up, K = _setup(m)
+    narrow, wide = K - m // 2, K + 2 * m
+    seed = lambda k: up.pmf_at(np.arange(-k, k + 1))  # noqa: E731
+    merged = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, narrow, seed(narrow))
+    plain = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, narrow, seed(narrow), edges=False)
+    reference = lower_bound(cost, [(1.0, 0.1)], m, 1 / m, wide, seed(wide), edges=False)
+    assert merged.far_mass <= 1e-9 and merged.outer_mass <= 1e-9
+    assert merged.bound == pytest.approx(reference.bound, abs=1e-9)
+    assert plain.bound < reference.bound - 1e-3
+
+
+def test_raw_highs_options_reach_the_lower_bound_lp(monkeypatch):
+    from optnoise.design import continuous_bound
+
+    seen = []
+    real = continuous_bound.solve_with_cuts
+
+    def spy(*args, **kw):
+        seen.append(kw.get("options"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(continuous_bound, "solve_with_cuts", spy)
+    d = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae", resolution=0.25)
+    res = d.solve(solver="highs", options={"random_seed": 5})
+    assert seen and all(o == {"random_seed": 5} for o in seen)
+    assert res.bound is not None and res.bound <= res.distortion

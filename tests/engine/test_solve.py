@@ -422,3 +422,39 @@ def test_cut_rows_come_back_in_model_order():
     )
     assert rounds >= 2 and added[0] == 2
     assert final.dual_bound(out.dual) == pytest.approx(-1.0, abs=1e-9)
+
+
+def test_cuts_follow_a_separation_rule_and_raw_options(monkeypatch):
+    # separate(x) decides which cut rows to add (here never cut 1, though violated): the rounds end when it returns
+    # none; raw HiGHS options reach the instance, their "solver" replacing the model's LP algorithm in round one
+    import scipy.sparse as sp
+
+    given = []
+    real = highs.highs_instance
+
+    def recording(model, **kw):
+        given.append(kw.get("options"))
+        return real(model, **kw)
+
+    monkeypatch.setattr(highs, "highs_instance", recording)
+    mb = ModelBuilder()
+    x = mb.add_vars(2, lb=0.0, ub=1.0)
+    mb.set_objective(x, [-1.0, -1.0])
+    model = mb.build()
+    cuts = sp.csr_matrix(np.array([[1.0, 1.0], [1.0, 0.0]]))
+    upper = np.array([1.5, 0.25])
+    seen = []
+
+    def only_the_first(xv):
+        seen.append(xv.copy())
+        return np.nonzero(cuts[:1] @ xv - upper[:1] > 1e-9)[0]
+
+    options = {"solver": "ipm", "random_seed": 3}
+    out, added, rounds = lazy.solve_with_cuts(
+        model, cuts, upper, solver="auto", concurrent=False, separate=only_the_first, options=options
+    )
+    assert out.status == "optimal" and out.objective == pytest.approx(-1.5)
+    assert added.tolist() == [0] and rounds == 2 and len(seen) == 2
+    assert given == [options]
+    with pytest.raises(ValueError, match="not a HiGHS option"):
+        lazy.solve_with_cuts(model, cuts, upper, solver="highs", options={"no_such_option": 1})
