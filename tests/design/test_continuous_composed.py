@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -32,23 +30,6 @@ def continuous_eps():
     return _design("continuous", objective="epsilon", max_distortion=CAP).solve()
 
 
-def _dp_accounting_eps(p: np.ndarray, q: np.ndarray, k: int, delta: float) -> float:
-    """dp-accounting's pessimistic eps of k releases of the pair (p, q) (masses on a common grid), both orders."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    worst = 0.0
-    for a, b in ((p, q), (q, p)):
-        one = pld.from_two_probability_mass_functions(
-            {i: math.log(v) for i, v in enumerate(a) if v > 0},
-            {i: math.log(v) for i, v in enumerate(b) if v > 0},
-            pessimistic_estimate=True,
-            symmetric=False,
-            value_discretization_interval=1e-4,
-        )
-        worst = max(worst, float(one.self_compose(k).get_epsilon_for_delta(delta)))
-    return worst
-
-
 def test_least_eps_on_the_reals_is_certified_and_bracketed(continuous_eps):
     res = continuous_eps
     assert res.status in ("optimal", "feasible") and res.verify()
@@ -65,7 +46,7 @@ def test_least_eps_on_the_reals_is_certified_and_bracketed(continuous_eps):
 
 
 @pytest.mark.parametrize("theta", [0.5, 0.25, 1.0])
-def test_real_shifts_by_dp_accounting_on_sub_cells(continuous_eps, theta):
+def test_real_shifts_by_dp_accounting_on_sub_cells(continuous_eps, theta, dp_eps):
     """The mixture argument checked without it: the piecewise-constant density and its copy shifted by a real
     ``s = theta w`` are constant on sub-cells of width w / 4, so their sub-cell masses are an exact pair for the
     shift; dp-accounting composes that pair k times and its eps at delta is at most the eps certified."""
@@ -77,7 +58,7 @@ def test_real_shifts_by_dp_accounting_on_sub_cells(continuous_eps, theta):
     j = int(round(theta * r))
     p = np.concatenate([sub, np.zeros(j)])
     q = np.concatenate([np.zeros(j), sub])  # s + X
-    eps = _dp_accounting_eps(p, q, K, DELTA * (1 - 1e-6))
+    eps = dp_eps(p, q, K, DELTA * (1 - 1e-6))
     assert eps <= res.achieved["composed_eps"] * (1 + 1e-3)
 
 
