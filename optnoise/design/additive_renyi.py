@@ -520,7 +520,7 @@ def _solve_at(
     """
     t0 = time.perf_counter()
     t = terms(design, L)
-    out, spent, size = None, 0.0, {}
+    out, spent, size, note = None, 0.0, {}, ""
     if start is None:
         log_ref = _log_ref(design, L, t["mass"])
         res = None
@@ -545,6 +545,14 @@ def _solve_at(
             scale *= (1.0 - 1e-9) / (1.0 + excess)  # the next solve aims below the budget by the measured excess
         if res is None:
             assert out is not None
+            # the conic solver can fail outright (zcdp rho = 2, bd(2): Clarabel errors at L = 6); the reference
+            # discrete Gaussian, whose variance meets the budget, is then the start when it passes on Z
+            ref = np.exp(log_ref)
+            if renyi_excess(design, evaluate(design, ref, L)["achieved"]) <= 0.0:
+                res = ref
+                note = f"the conic solve ended {out.status!r}; started from the reference discrete Gaussian"
+        if res is None:
+            assert out is not None
             failed = AdditiveResult(
                 design, out.status, np.arange(-L, L + 1), None, None, None, {}, {}, None, None,
                 spent, out.solver, out.message, model_size=size,
@@ -567,7 +575,7 @@ def _solve_at(
     # the PMF is re-verified on Z by settled_result, which keeps "optimal" only with a proven gap: the conic
     # solver's own status (often "optimal_inaccurate" on these scales) says nothing about either
     status = "optimal" if bound is not None else "feasible"
-    result = settled_result(design, pmf, L, status, bound, "" if out is None else out.message)
+    result = settled_result(design, pmf, L, status, bound, note or ("" if out is None else out.message))
     result.solve_time = time.perf_counter() - t0
     result.backend = "sequential LP (warm start)" if out is None else out.solver
     result.model_size = size

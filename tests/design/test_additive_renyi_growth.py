@@ -7,6 +7,7 @@ factor, so they are nested and the optimum can only fall as L grows (optnoise.de
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -119,3 +120,20 @@ def test_extend_keeps_the_noise_and_its_cost_with_a_period_of_three():
     x = np.arange(-16, 17)
     np.testing.assert_allclose(wide, res.pmf_at(x), rtol=1e-12, atol=0.0)
     assert float(terms(d, 16)["cost"] @ wide) == pytest.approx(res.distortion, rel=1e-12)
+
+
+def test_a_failed_conic_solve_starts_from_the_reference_gaussian(at5, monkeypatch):
+    """Clarabel can fail outright (zcdp rho = 2, bd(2) at L = 6: status 'error', no noise, on the old code);
+    the reference discrete Gaussian meets the budget and is then the start: the same optimum, re-verified."""
+    from optnoise.design import additive_renyi
+
+    def failed(model, log_ref, **kw):
+        out, _ = real(model, log_ref, **kw)
+        return dataclasses.replace(out, status="error", message="solver failed (simulated)"), None
+
+    real = additive_renyi.solve_conic_scaled
+    monkeypatch.setattr(additive_renyi, "solve_conic_scaled", failed)
+    res = _zcdp(support=5).solve()
+    assert res.status == "optimal" and "reference discrete Gaussian" in res.message
+    assert res.distortion == pytest.approx(at5.distortion, rel=2e-6)
+    assert _brute_rho(res) <= RHO * (1 + 1e-9)
