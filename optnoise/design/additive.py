@@ -234,6 +234,9 @@ def initial_support(design: Any) -> int:
         L = max(L, int(math.ceil(design.period * (math.log(1.0 / min(deltas)) + 2.0) / eps)))
     if design.cost_of.beyond is not None:
         L = max(L, design.cost_of.threshold + design.period)
+    hint = getattr(design, "first_support", None)  # a caller's scale of the noise (continuous: compact at large delta)
+    if hint is not None:
+        L = min(L, max(int(hint), 2 * design.period, 8))
     return min(L, MAX_SUPPORT)
 
 

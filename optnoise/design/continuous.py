@@ -90,6 +90,14 @@ from optnoise.design.continuous_result import (
     is_renyi,
     spec,
 )
+from optnoise.design.continuous_start import (
+    FIRST_RESOLUTION,
+    MAX_CELLS,
+    first_resolution,
+    first_support,
+)
+from optnoise.design.continuous_start import budget_pairs as _budget
+from optnoise.design.continuous_start import truncation as _truncation
 from optnoise.design.grid import installed_real_baselines
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
@@ -135,12 +143,7 @@ COMPOSED_BUDGET = ("compositions", "discretization")
 DEPLOYABLE = False
 #: Largest ``m = sensitivity / resolution`` accepted for a given ``resolution``.
 MAX_RESOLUTION = 512
-#: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
-#: to :data:`MAX_AUTO_RESOLUTION`.
-FIRST_RESOLUTION = 4
 MAX_AUTO_RESOLUTION = 256
-#: Largest number of cells on a side of the lower-bound LP (the upper bound's support plus margins).
-MAX_CELLS = 20_000
 #: Largest number of privacy entries (candidate rows) of the lower-bound LP; beyond it the refinement stops.
 MAX_ENTRIES = 2_000_000
 #: The automatic refinement of a composed design: ``m = COMPOSED_RESOLUTION, 2 m, ...`` up to this
@@ -218,10 +221,6 @@ def resolution_cells(sensitivity: float, resolution: Any) -> int:
     return int(round(ratio))
 
 
-def _budget(design: Any) -> list[tuple[float, float]]:
-    return list(design.profile) if design.profile is not None else [(float(design.eps), float(design.delta))]
-
-
 def model_size(design: Any) -> dict[str, int]:
     """Size of the upper-bound (additive) model at the first resolution tried."""
     cells = _upper_design(design, design.m_fixed or FIRST_RESOLUTION)
@@ -261,6 +260,7 @@ def _upper_design(design: Any, m: int) -> Any:
         kw.update(composed_fields(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
+    cells.first_support = first_support(design, m)
     # a warm start (continuous_warm) holds cell masses at the fixed resolution only
     cells.warm_start = getattr(design, "warm_start", None) if m == design.m_fixed else None
     return cells
@@ -290,42 +290,6 @@ def _rel_gap(upper: float | None, lower: float | None) -> float | None:
     """:func:`~optnoise.engine.output.relative_gap`, never negative (both bounds are proven)."""
     g = relative_gap(upper, lower)
     return None if g is None else max(0.0, g)
-
-
-def first_resolution(design: Any) -> int:
-    """The first ``m`` of the automatic refinement: :data:`FIRST_RESOLUTION`, fewer cells at small eps.
-
-    The noise spreads over about ``Delta / eps``: at small eps a coarse grid already resolves it
-    (the bracket's width is a small fraction of the distortion), while the support in cells, and so
-    the LPs, grow like ``m / eps``.
-    """
-    eps = min(e for e, _ in _budget(design))
-    return FIRST_RESOLUTION if eps >= 1.0 else (2 if eps >= 0.2 else 1)
-
-
-def _truncation(design: Any, m: int, up: Any) -> int:
-    """The first number of cells a side of the lower-bound LP: where the mechanism's tail stops mattering, plus m.
-
-    The bound is valid at any ``K``. Beyond ``K`` the mechanism's cells should cost at most 1% of
-    the requested gap and (delta > 0) hold at most 1% of gap x delta of mass, so that the LP's
-    optimum need not live there; the last ``m`` cells, whose rows reaching past ``K`` are dropped,
-    are a margin (:func:`_lower_at` widens it while the LP's solution uses it).
-    """
-    k = np.arange(0, MAX_CELLS + 1)
-    w = design.sensitivity / m
-    right, left = up.pmf_at(k), up.pmf_at(-k)
-    cost = right * design.cost_of.average(k, w) + left * design.cost_of.average(-k, w)
-
-    def first_below(values: np.ndarray, level: float) -> int:
-        beyond = np.cumsum(values[::-1])[::-1]  # beyond[K] = sum over |k| >= K
-        small = np.nonzero(beyond <= level)[0]
-        return int(small[0]) if small.size else MAX_CELLS
-
-    K = first_below(cost, 1e-2 * design.target_gap * max(up.distortion, 1.0))  # the gap's scale
-    deltas = [d for _, d in _budget(design) if d > 0.0]
-    if deltas:
-        K = max(K, first_below(right + left, 1e-2 * design.target_gap * min(deltas)))
-    return int(min(MAX_CELLS, K + m))
 
 
 def _lower_at(
