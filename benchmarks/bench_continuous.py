@@ -229,8 +229,8 @@ def selvi_section(
     """The RESULTS.md section of a resumable grid run (its own section: the hand-written notes stay)."""
     body = ["## Continuous designs: Selvi et al.'s 10 x 10 grid (issue 31)", "", machine(), ""]
     body += [
-        f"Delta = 1, gap = 2e-3, a wall-clock limit of {time_limit:g} s each (checked between LPs), at `nice -n 10`",
-        "beside other jobs (the wall clock mostly measures them). The CPU time is the benchmark process's own",
+        f"Delta = 1, gap = 2e-3, a wall-clock limit of {time_limit:g} s each (passed to every LP), one instance at a",
+        "time on one of the 2 cores (the other core ran one other job). The CPU time is the benchmark process's own",
         "(its threads): a child process that `solver='auto'` may start for the upper bound is not counted;",
         "gap = (u-l)/max(1,u) (optnoise's relative_gap, Selvi et al.'s scale), (u-l)/u the plain ratio;",
         "m = the largest resolution tried; the last column: upper bound <= truncated Laplace and analytic Gaussian.",
