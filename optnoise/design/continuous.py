@@ -93,6 +93,7 @@ from optnoise.design.continuous_result import (
 from optnoise.design.continuous_start import (
     FIRST_RESOLUTION,
     MAX_CELLS,
+    finer_seed,
     first_resolution,
     first_support,
 )
@@ -381,9 +382,12 @@ def solve(
     history: list[dict[str, Any]] = []
     message = ""
     prev: tuple[int, np.ndarray | None] | None = None
+    last_up: tuple[int, Any] | None = None
     for m in ms:
         t1 = time.perf_counter()
         cells = _upper_design(design, m)
+        if last_up is not None and m == 2 * last_up[0] and not renyi:  # the previous mechanism picks the first rows
+            cells.lazy_seed = finer_seed(last_up[1])
         if renyi:
             up = solve_upper_renyi(cells, time_left(time_limit, t0), options)
         else:
@@ -394,6 +398,7 @@ def solve(
             if best_up is None:
                 best_up, best_m = up, m
             break
+        last_up = (m, up)
         if best_up is None or up.distortion < best_up.distortion:
             best_up, best_m = up, m
         if up.L + 2 * m > MAX_CELLS:
