@@ -70,8 +70,8 @@ from optnoise.design.additive_eval import (
     tail_weights,  # noqa: F401 (reached here by callers)
 )
 from optnoise.design.additive_lp import (  # noqa: F401 (build, model_size, relaxed_bound: callers reach them here)
-    _lazy_solve,
     build,
+    lazy_solve,
     model_size,
     relaxed_bound,
 )
@@ -254,14 +254,14 @@ def _solve_at(
     """Solve the model at support ``L``; re-verify; settle the status.
 
     With a ``seed`` (a PMF as a function of the integers, near the optimum) the rows that cannot
-    bind there are left out until a solution makes them positive (:func:`_lazy_solve`).
+    bind there are left out until a solution needs them (:func:`~optnoise.design.additive_lp.lazy_solve`;
+    ``design.lazy_seed``, a caller's nearby mechanism, starts it with the looser rule of a seed that is not an
+    optimum at ``L``).
     """
     check_model_size(model_size(design, L), what=f"the {design.privacy!r} model of this design at support {L}")
     if seed is not None and not notion_of(design).indicators:
         loose = seed is getattr(design, "lazy_seed", None)
-        model, cols, out = _lazy_solve(
-            design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent, loose
-        )
+        model, cols, out = lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent, loose)
     else:
         model, cols = build(design, L)
         out = backend_solve(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)

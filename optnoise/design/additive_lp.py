@@ -2,7 +2,7 @@
 
 :mod:`optnoise.design.additive` (module docstring there: the staircase tails, the aggregated entries, the
 symmetry) builds and solves these. :func:`build` writes every privacy entry; :func:`relaxed_bound` proves a
-bound at a wider support from the entries that can bind at a smaller support's optimum; :func:`_lazy_solve`
+bound at a wider support from the entries that can bind at a smaller support's optimum; :func:`lazy_solve`
 starts from the entries that can bind at a seed and adds the rows its solutions need, in one HiGHS instance.
 """
 
@@ -26,7 +26,7 @@ from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 
-__all__ = ["RELAX_ATOL", "RELAX_RTOL", "SEED_GROUP", "SEED_RTOL", "build", "model_size", "relaxed_bound"]
+__all__ = ["RELAX_ATOL", "RELAX_RTOL", "SEED_GROUP", "SEED_RTOL", "build", "lazy_solve", "model_size", "relaxed_bound"]
 
 
 def _symmetric(design: Any, L: int) -> bool:
@@ -142,7 +142,7 @@ def _base(design: Any, L: int) -> tuple[ModelBuilder, _Columns, tuple[np.ndarray
 RELAX_RTOL, RELAX_ATOL = 1e-9, 1e-12
 
 
-#: Starting rows of :func:`_lazy_solve` from a caller's seed (``lazy_seed``: a nearby mechanism, not an optimum at
+#: Starting rows of :func:`lazy_solve` from a caller's seed (``lazy_seed``: a nearby mechanism, not an optimum at
 #: ``L``): entries whose term is above ``-SEED_RTOL * p`` in shifts whose hockey stick there is at least
 #: ``SEED_GROUP * delta`` (a shift with slack needs none of its rows: :func:`_needed`). Any choice only changes
 #: the rows the solve starts with, never its optimum; these are the lower-bound LP's
@@ -239,7 +239,7 @@ def _needed(term: np.ndarray, group: np.ndarray, dropped: np.ndarray, delta: flo
     return (term > 1e-9 * delta / max(1, term.size)) & dropped & near
 
 
-def _lazy_solve(
+def lazy_solve(
     design: Any,
     L: int,
     seed: Any,
