@@ -52,7 +52,6 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,21 +63,22 @@ from optnoise.design.additive_eval import (
     ADDITIVE_METRICS,
     AdditiveResult,
     Tail,
-    entries,
     normalised,
     notion_of,
-    pair_rows,
     parse_metric,
     settled_result,
-    tail_weights,
+    tail_weights,  # noqa: F401 (reached here by callers)
 )
-from optnoise.design.additive_renyi import RENYI_NOTIONS, orders_of, setup_renyi, solve_renyi
+from optnoise.design.additive_lp import (  # noqa: F401 (build, model_size, relaxed_bound: callers reach them here)
+    build,
+    lazy_solve,
+    model_size,
+    relaxed_bound,
+)
+from optnoise.design.additive_renyi import RENYI_NOTIONS, setup_renyi, solve_renyi
 from optnoise.design.additive_spec import budget_text, describe, problem_lines, spec  # noqa: F401 (NoiseDesign and the CLI call them here)
 from optnoise.design.additive_support import MAX_SUPPORT, grow_support
-from optnoise.design.rows import add_pair_rows
 from optnoise.design.settle import backend_solve, proof_dual
-from optnoise.engine.model import LinearModel, ModelBuilder
-from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.solve import check_solve_args
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
@@ -240,229 +240,6 @@ def initial_support(design: Any) -> int:
     return min(L, MAX_SUPPORT)
 
 
-# --------------------------------------------------------------------------------------------
-# the model
-# --------------------------------------------------------------------------------------------
-
-
-def _symmetric(design: Any, L: int) -> bool:
-    """Solve for a symmetric PMF only (LP notions, symmetric shifts and costs; module docstring)."""
-    s = design.shifts
-    return not notion_of(design).indicators and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
-
-
-def _budget(design: Any) -> list[tuple[float, Any]]:
-    """``[(eps, delta)]``; delta ``None`` when it is minimised (``objective="delta"``)."""
-    return list(design.profile) if design.profile is not None else [(float(design.eps), design.delta)]
-
-
-def model_size(design: Any, L: int) -> dict[str, int]:
-    """Rows, columns, integers and nonzeros of the model at support ``L`` (an upper estimate, before building)."""
-    K, P = design.shifts.size, design.period
-    E = K * (2 * L + 4 * P + 1)  # entries, at most
-    pairs = len(orders_of(design)[0]) if notion_of(design).renyi else len(_budget(design))
-    per = (3, 2, 1, 8) if notion_of(design).indicators else (1, 1, 0, 3)  # a leak indicator per entry: a MILP
-    rows, cols = 1 + 8 * P + pairs * (per[0] * E + K), 2 * L + 1 + 8 * P + pairs * per[1] * E
-    return {
-        "rows": rows,
-        "cols": cols,
-        "integers": pairs * per[2] * E,
-        "nonzeros": 2 * L + 1 + 24 * P + pairs * (per[3] + 1) * E,
-    }
-
-
-@dataclass
-class _Columns:
-    """Model columns of one support ``L``: ``F(x)`` and ``G(x) = F(x) / (1 - a)`` on ``-L-2P..L+2P``."""
-
-    L: int
-    F: np.ndarray
-    G: np.ndarray
-    f: np.ndarray  # the finite variables (x = -L..L, or 0..L when symmetric)
-    symmetric: bool
-    objective: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0))  # the distortion's columns
-
-
-def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
-    """The LP/MILP at support ``L`` (module docstring) and where its columns are."""
-    mb, cols, (k, first_c, second_c) = _base(design, L)
-    t = None
-    if design.objective == "delta":  # delta a column, the distortion a row (optnoise.design.additive_delta)
-        t = int(mb.add_vars(1, lb=0.0, ub=1.0, name="delta")[0])
-        mb.add_row(*cols.objective, upper=design.max_distortion)
-        mb.set_objective([t], [1.0])
-    for eps, delta in _budget(design):
-        rows = "pure" if delta == 0.0 else pair_rows(design)
-        budget = None if delta == 0.0 or t is not None else delta
-        add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=rows, delta=budget, t=t)
-    return mb.build(), cols
-
-
-def _base(design: Any, L: int) -> tuple[ModelBuilder, _Columns, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The model at support ``L`` before its privacy rows, and every privacy entry's shift and columns."""
-    P, a = design.period, math.exp(-design.tail_eps)
-    sym = _symmetric(design, L)
-    mb = ModelBuilder()
-    X = 2 * L + 4 * P + 1
-    xs = np.arange(-L - 2 * P, L + 2 * P + 1)
-    F = np.full(X, -1, dtype=np.int64)
-    G = np.full(X, -1, dtype=np.int64)
-    fin = np.abs(xs) <= L
-    if sym:
-        f = mb.add_vars(L + 1, lb=0.0, ub=1.0, name="f")
-        F[fin] = f[np.abs(xs[fin])]
-    else:
-        f = mb.add_vars(2 * L + 1, lb=0.0, ub=1.0, name="f")
-        F[fin] = f
-    right = np.arange(L + 1, L + 2 * P + 1)
-    sides = [right] if sym else [right, -right]
-    for side in sides:
-        Ft = mb.add_vars(2 * P, lb=0.0, ub=1.0, name="tail")
-        Gt = mb.add_vars(2 * P, lb=0.0, ub=1.0 / (1.0 - a), name="tail_sum")
-        F[side + L + 2 * P], G[side + L + 2 * P] = Ft, Gt
-        back = side - P * np.sign(side)
-        j = np.arange(2 * P)
-        # F(x) = a F(x -+ P) and (1 - a) G(x) = F(x): the staircase and its geometric sum
-        mb.add_rows(
-            np.repeat(j, 2),
-            np.stack([Ft, F[back + L + 2 * P]], 1).ravel(),
-            np.tile([1.0, -a], 2 * P),
-            lower=0.0,
-            upper=0.0,
-        )
-        mb.add_rows(
-            np.repeat(j, 2), np.stack([Gt, Ft], 1).ravel(), np.tile([1.0 - a, -1.0], 2 * P), lower=0.0, upper=0.0
-        )
-    if sym:
-        F[: 2 * P] = F[::-1][: 2 * P]
-        G[: 2 * P] = G[::-1][: 2 * P]
-    cols = _Columns(L, F, G, f, sym)
-    # the mass and the cost: finite part plus the first tail period's geometric sums
-    c = design.cost_of
-    first = np.concatenate([right[:P], -right[:P]])
-    w = tail_weights(c, first, P, a)
-    mass_cols = np.concatenate([F[fin], G[first + L + 2 * P]])
-    mb.add_row(mass_cols, 1.0, lower=1.0, upper=1.0)
-    cols.objective = (np.concatenate([F[fin], F[first + L + 2 * P]]), np.concatenate([c.fn(xs[fin]), w]))
-    mb.set_objective(*cols.objective)
-    k, p, q, win = entries(L, P, design.shifts)
-    if sym:  # mu and -mu give the same rows for a symmetric PMF
-        keep = design.shifts[k] > 0
-        k, p, q, win = k[keep], p[keep], q[keep], win[keep]
-    pick = lambda x, w_: np.where(w_, G[x + L + 2 * P], F[x + L + 2 * P])  # noqa: E731
-    return mb, cols, (k, pick(p, win), pick(q, win))
-
-
-#: Entries kept in the relaxation of :func:`relaxed_bound`: hockey-stick terms of the extended optimum above
-#: ``-(RELAX_RTOL * p + RELAX_ATOL)``. Any choice keeps the bound valid; these keep it tight (measured at D = 16, 32).
-RELAX_RTOL, RELAX_ATOL = 1e-9, 1e-12
-
-
-def _restricted(
-    design: Any, L: int, x0: Any, extra: list[np.ndarray] | None = None
-) -> tuple[LinearModel, _Columns, list[np.ndarray], Any]:
-    """The model at ``L`` with the privacy entries that can bind at the PMF ``x0`` (a function of the integers).
-
-    Returns the model, its columns, the kept entries of every budget (plus ``extra``), and a
-    function giving every budget's hockey-stick terms at a point of the model's columns.
-    """
-    mb, cols, (k, first_c, second_c) = _base(design, L)
-    xs = np.arange(-L - 2 * design.period, L + 2 * design.period + 1)
-    f = x0(xs)
-    x = np.zeros(mb.num_vars)
-    x[cols.F] = f
-    has_g = cols.G >= 0
-    x[cols.G[has_g]] = f[has_g] / (1.0 - math.exp(-design.tail_eps))
-
-    def terms(v: np.ndarray) -> list[np.ndarray]:
-        return [v[first_c] - math.exp(eps) * v[second_c] for eps, _ in _budget(design)]
-
-    kept = []
-    for j, ((eps, delta), t) in enumerate(zip(_budget(design), terms(x), strict=True)):
-        rows = "pure" if delta == 0.0 else "dp"
-        keep = t >= -(RELAX_RTOL * x[first_c] + RELAX_ATOL)
-        if extra is not None:
-            keep |= extra[j]
-        kept.append(keep)
-        add_pair_rows(
-            mb,
-            first_c[keep],
-            second_c[keep],
-            k[keep],
-            eps=eps,
-            notion=rows,
-            delta=None if delta == 0.0 else delta,
-        )
-    return mb.build(), cols, kept, terms
-
-
-def relaxed_bound(
-    design: Any, res: AdditiveResult, L: int, solver: str, time_limit: float | None, options: Any, concurrent: bool
-) -> tuple[float | None, dict[str, int]]:
-    """A proven lower bound on the optimum at support ``L`` from a relaxation with the rows that can bind.
-
-    The model at ``L`` keeps only the privacy entries whose term is nonnegative or nearly so at
-    ``res``'s PMF (a smaller support's optimum, extended by its staircase tails, which lies in
-    the family at ``L``); every other row is dropped. Dropping rows relaxes the LP, so the
-    weak-duality bound of the smaller LP is a lower bound on the optimum at ``L`` whatever rows
-    are kept. When ``res``'s PMF is optimal at ``L`` too (the boundary inactive), every optimal
-    multiplier vanishes on the rows it leaves slack (complementary slackness), the dropped ones, so
-    the bound is tight then; otherwise it is merely lower and the caller solves the full model.
-    Returns ``(bound or None, model size)``.
-    """
-    model, _, _, _ = _restricted(design, L, res.pmf_at)
-    out = backend_solve(model, solver, time_limit, MIP_REL_GAP, False, options, concurrent=concurrent)
-    bound = out.bound if out.status == "optimal" else None
-    gap = None if bound is None else relative_gap(out.objective, bound)
-    if bound is not None and out.x is not None and (gap is None or gap > OPTIMAL_GAP / 10):
-        proof = proof_dual(model, out.x)
-        if proof is not None and proof[0] > bound:
-            bound = proof[0]
-    return bound, model.size
-
-
-#: Rounds of :func:`_lazy_solve` before it falls back to the full model.
-LAZY_ROUNDS = 8
-
-
-def _lazy_solve(
-    design: Any,
-    L: int,
-    seed: Any,
-    solver: str,
-    time_limit: float | None,
-    mip_gap: float,
-    verbose: bool,
-    options: Any,
-    concurrent: bool,
-) -> tuple[LinearModel, _Columns, Any]:
-    """Solve at ``L`` with the entries that can bind at ``seed``, adding every entry the solution makes positive.
-
-    Each round is a relaxation (rows dropped), so its bound is valid; once its solution leaves no dropped
-    entry positive it meets every row of the full model and is optimal for it. After :data:`LAZY_ROUNDS`
-    rounds, or on any solver trouble, the full model is solved instead.
-    """
-    t0 = time.perf_counter()
-    extra = None
-    for _ in range(LAZY_ROUNDS):
-        left = time_left(time_limit, t0)
-        model, cols, kept, terms = _restricted(design, L, seed, extra)
-        out = backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
-        if out.status != "optimal" or out.x is None:
-            break
-        # dropped entries may stay positive by a total of 1e-9 delta: far inside the re-verification rule
-        new = [
-            (t > 1e-9 * delta / max(1, t.size)) & ~keep
-            for t, keep, (_, delta) in zip(terms(out.x), kept, _budget(design), strict=True)
-        ]
-        if not any(n.any() for n in new):
-            return model, cols, out
-        extra = [keep | n for keep, n in zip(kept, new, strict=True)]
-    model, cols = build(design, L)
-    left = time_left(time_limit, t0)
-    return model, cols, backend_solve(model, solver, left, mip_gap, verbose, options, concurrent=concurrent)
-
-
 def _solve_at(
     design: Any,
     L: int,
@@ -477,11 +254,14 @@ def _solve_at(
     """Solve the model at support ``L``; re-verify; settle the status.
 
     With a ``seed`` (a PMF as a function of the integers, near the optimum) the rows that cannot
-    bind there are left out until a solution makes them positive (:func:`_lazy_solve`).
+    bind there are left out until a solution needs them (:func:`~optnoise.design.additive_lp.lazy_solve`;
+    ``design.lazy_seed``, a caller's nearby mechanism, starts it with the looser rule of a seed that is not an
+    optimum at ``L``).
     """
     check_model_size(model_size(design, L), what=f"the {design.privacy!r} model of this design at support {L}")
     if seed is not None and not notion_of(design).indicators:
-        model, cols, out = _lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent)
+        loose = seed is getattr(design, "lazy_seed", None)
+        model, cols, out = lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent, loose)
     else:
         model, cols = build(design, L)
         out = backend_solve(model, solver, time_limit, mip_gap, verbose, options, concurrent=concurrent)
@@ -631,9 +411,13 @@ def solve(
     L = initial_support(design)
     seed = None
     if notion_of(design).takes_eps and not notion_of(design).indicators and design.delta > 0.0:
-        # the pure optimum is a staircase like the (eps, delta) one: its binding rows are nearly the same
-        pure = _pure_result(design, L, solver, left(), options, concurrent)
-        seed = None if pure is None else pure.pmf_at
+        # a caller's seed (continuous: the coarser resolution's mechanism on this grid) only picks the starting
+        # rows of the lazy solve, as the pure optimum would; the pure solve is then skipped (it costs the most)
+        seed = getattr(design, "lazy_seed", None)
+        if seed is None:
+            # the pure optimum is a staircase like the (eps, delta) one: its binding rows are nearly the same
+            pure = _pure_result(design, L, solver, left(), options, concurrent)
+            seed = None if pure is None else pure.pmf_at
     res = _solve_at(design, L, args[0], left(), *args[1:], seed=seed)
 
     def relaxed(res: AdditiveResult, wide: int) -> tuple[float | None, dict[str, int]]:

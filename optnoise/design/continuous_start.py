@@ -7,13 +7,22 @@ and the truncation widens while they matter; :mod:`optnoise.design.continuous`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from optnoise.design.continuous_result import is_composed, is_renyi
 
-__all__ = ["FIRST_RESOLUTION", "MAX_CELLS", "budget_pairs", "first_resolution", "first_support", "truncation"]
+__all__ = [
+    "FIRST_RESOLUTION",
+    "MAX_CELLS",
+    "budget_pairs",
+    "finer_seed",
+    "first_resolution",
+    "first_support",
+    "truncation",
+]
 
 #: The automatic refinement starts at this ``m`` (fewer at small eps: :func:`first_resolution`) and doubles up
 #: to :data:`optnoise.design.continuous.MAX_AUTO_RESOLUTION`.
@@ -81,3 +90,21 @@ def first_support(design: Any, m: int) -> int | None:
         return None
     widths = [math.log1p(math.expm1(e) / (2.0 * min(d, 0.5))) / e for e, d in pairs]  # in units of Delta
     return int(math.ceil(2.0 * m * max(widths))) + m
+
+
+def finer_seed(up: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The cell masses at ``2 m`` of the mechanism ``up`` at ``m`` (tails included), as a function of the cells.
+
+    Centred cells: cell ``2k`` of width ``w / 2`` lies inside cell ``k`` (half its mass), cell ``2k + 1``
+    straddles cells ``k`` and ``k + 1`` (a quarter of each), as
+    :func:`~optnoise.design.composed_polish.refine_cells` maps finite arrays. The upper bound at ``2 m``
+    starts its lazy rows from this (``lazy_seed``, read by :func:`optnoise.design.additive.solve`) instead of
+    solving the pure-DP design first: it only chooses the starting rows; every violated row is added and the
+    result re-verified, so the optimum is the same. Measured at (1, 0.1), l1 (``benchmarks/RESULTS.md``).
+    """
+
+    def seed(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.int64)
+        return 0.25 * (up.pmf_at(np.floor_divide(x, 2)) + up.pmf_at(-np.floor_divide(-x, 2)))
+
+    return seed
