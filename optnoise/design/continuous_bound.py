@@ -470,13 +470,17 @@ def lower_bound(
         row_lower=np.concatenate([model.row_lower, full.row_lower[lazy][added]]),
         row_upper=np.concatenate([model.row_upper, full.row_upper[lazy][added]]),
     )
-    best: float | None = None
+    # a round cut short keeps the bound the rounds before it proved (solve_with_cuts)
+    best: float | None = None if out.status == "optimal" else out.bound
     message = ""
     if out.x is None:
         message = f"the LP ended {out.status!r}: {out.message}"
-        return LowerBound(None, n, final.shape[0], rounds, False, 0.0, 0.0, time.perf_counter() - t0, message)
+        if best is not None:
+            message += f" in round {rounds}; the bound is round {out.info.get('bound_round')}'s (valid, maybe loose)"
+        return LowerBound(best, n, final.shape[0], rounds, False, 0.0, 0.0, time.perf_counter() - t0, message)
     if out.dual is not None:
-        best = final.dual_bound(out.dual)
+        b = final.dual_bound(out.dual)
+        best = b if best is None or (b is not None and b > best) else best
     obj = out.objective if out.objective is not None else math.inf
     if out.status == "optimal" and (best is None or obj - best > PROOF_GAP * max(1.0, abs(obj))):
         # HiGHS' multipliers are accurate to an absolute tolerance; the optimal basis, found again in

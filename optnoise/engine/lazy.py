@@ -12,7 +12,7 @@ import numpy as np
 from optnoise.engine import highs, race
 from optnoise.engine.highs import LP_ALGORITHMS, highs_output
 from optnoise.engine.model import LinearModel
-from optnoise.engine.output import SolverOutput
+from optnoise.engine.output import SolverOutput, relative_gap
 from optnoise.engine.solve import SOLVERS, solve_model
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import check_choice, check_positive
@@ -60,6 +60,12 @@ def solve_with_cuts(
     first round, or for every solve with another backend; a ``"solver"`` among them replaces
     the model's LP algorithm in the first round. Later HiGHS rounds always use the dual simplex
     (the warm start needs it).
+
+    A round that ends without an optimum (a time limit) leaves the bound proved so far: every
+    round's multipliers prove a lower bound on the full LP by weak duality (its rows are a subset
+    of the full LP's), so ``out.bound`` is then the largest of the bounds proved by the last
+    optimal round and by the interrupted round's multipliers (HiGHS' dual simplex keeps them dual
+    feasible), or ``None``; ``out.info["bound_round"]`` says which round proved it.
 
     Returns
     -------
@@ -126,6 +132,7 @@ def solve_with_cuts(
         return highs_output(h, model, time.perf_counter() - t0)
 
     won: list[SolverOutput] = []
+    proved: list[tuple[int, np.ndarray, np.ndarray]] = []  # (round, multipliers, the cut rows it had)
     try:
         while True:
             remaining = None if deadline is None else max(deadline - time.time(), 1e-3)
@@ -145,6 +152,8 @@ def solve_with_cuts(
                 out = solve_model(with_rows(added), solver=solver, time_limit=remaining, options=options)
             spent += out.solve_time
             rounds += 1
+            if out.dual is not None:
+                proved.append((rounds, out.dual, added))
             if out.status != "optimal" or out.x is None:
                 break
             if separate is None:
@@ -174,4 +183,27 @@ def solve_with_cuts(
             other.stop()
     if racing and other is not None:
         spent = time.perf_counter() - t_start  # wall clock: two processes worked
+    if out.status != "optimal":
+        out = _with_proved_bound(out, proved[-2:], with_rows)
     return replace(out, solve_time=spent), added, rounds
+
+
+def _with_proved_bound(
+    out: SolverOutput,
+    proved: list[tuple[int, np.ndarray, np.ndarray]],
+    with_rows: Callable[[np.ndarray], LinearModel],
+) -> SolverOutput:
+    """``out`` with the largest weak-duality bound of the rounds in ``proved`` (:func:`solve_with_cuts`)."""
+    best: tuple[float, int] | None = None
+    for r, dual, rows in proved:
+        b = with_rows(rows).dual_bound(dual)
+        if b is not None and (best is None or b > best[0]):
+            best = (b, r)
+    if best is None:
+        return out
+    return replace(
+        out,
+        bound=best[0],
+        gap=relative_gap(out.objective, best[0]),
+        info={**out.info, "bound_round": best[1]},
+    )

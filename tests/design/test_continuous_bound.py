@@ -53,6 +53,30 @@ def test_warm_start_gives_the_cold_bound(metric):
     assert max(cold.bound, warm.bound, bare.bound) <= up8.distortion + 1e-9
 
 
+def test_a_row_round_cut_short_keeps_the_bound_proved_before_it(monkeypatch):
+    # at m = 128 a later round can outlast the time limit; the rounds before it have proved a bound by weak duality
+    from optnoise.engine import lazy
+
+    d, up, K = _setup(8)
+    start = np.zeros(2 * K + 1)  # no seed: several rounds
+    done = lower_bound(d.cost_of, [(1.0, 0.1)], 8, 0.125, K, start)
+    assert done.complete and done.rounds >= 3
+    real, calls = lazy.highs_output, []
+
+    def short(h, model, seconds):
+        out = real(h, model, seconds)
+        calls.append(out.objective)
+        if len(calls) < 3:
+            return out
+        return dataclasses.replace(out, status="time_limit", x=None, objective=None, dual=None, bound=None)
+
+    monkeypatch.setattr(lazy, "highs_output", short)
+    cut = lower_bound(d.cost_of, [(1.0, 0.1)], 8, 0.125, K, start)
+    assert cut.rounds == 3 and not cut.complete and "round 2's" in cut.message
+    # round 2's bound is its relaxation's optimum (strong duality): below the full LP's, and a proven bound
+    assert cut.bound == pytest.approx(calls[1], rel=1e-7) and cut.bound <= done.bound + 1e-9
+
+
 def test_lazy_bound_equals_every_row_at_once_and_a_fine_mechanism():
     cost = parse_real_metric("mae", 1.0)
     d, up, K = _setup(4)

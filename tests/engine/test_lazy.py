@@ -1,0 +1,71 @@
+"""Lazy-row LPs cut short: the bound the completed rounds proved survives (``engine/lazy.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from optnoise.engine import lazy
+from optnoise.engine.model import ModelBuilder
+from optnoise.engine.solve import solve_model
+
+
+def _lp():
+    """min -x0 - 2 x1 - x2 over [0, 1]^3, with cut rows that bind one after another."""
+    mb = ModelBuilder()
+    x = mb.add_vars(3, lb=0.0, ub=1.0)
+    mb.set_objective(x, [-1.0, -2.0, -1.0])
+    model = mb.build()
+    cuts = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0]]))
+    return model, cuts, np.array([1.0, 1.0, 1.2])
+
+
+def _cut_short_at(monkeypatch, round_no: int, keep_dual: bool) -> None:
+    """Make HiGHS' round ``round_no`` end at a time limit (no solution; its multipliers kept or not)."""
+    real = lazy.highs_output
+    calls = {"n": 0}
+
+    def short(h, model, seconds):
+        out = real(h, model, seconds)
+        calls["n"] += 1
+        if calls["n"] != round_no:
+            return out
+        dual = out.dual if keep_dual else None
+        return dataclasses.replace(out, status="time_limit", x=None, objective=None, dual=dual, bound=None)
+
+    monkeypatch.setattr(lazy, "highs_output", short)
+
+
+def test_a_round_cut_short_keeps_the_previous_rounds_bound(monkeypatch):
+    model, cuts, upper = _lp()
+    full = dataclasses.replace(
+        model, A=sp.vstack([model.A, cuts], format="csr"), row_lower=np.full(3, -np.inf), row_upper=upper
+    )
+    optimum = solve_model(full, solver="highs").objective
+    relaxed = solve_model(model, solver="highs").objective  # round 1 solves the LP without cut rows
+    assert relaxed == pytest.approx(-4.0) and optimum == pytest.approx(-2.0)
+    _cut_short_at(monkeypatch, 2, keep_dual=False)
+    out, added, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False)
+    assert out.status == "time_limit" and out.x is None and rounds == 2
+    # the bound of round 1 is the relaxation's optimum (strong duality), and it bounds the full LP below
+    assert out.bound == pytest.approx(relaxed, abs=1e-9) and out.bound <= optimum
+    assert out.info["bound_round"] == 1
+
+
+def test_an_interrupted_rounds_own_multipliers_count_when_they_prove_more(monkeypatch):
+    model, cuts, upper = _lp()
+    _cut_short_at(monkeypatch, 2, keep_dual=True)
+    out, _, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False)
+    # round 2's multipliers (here those of its optimum: round 1's violated rows already settle the LP) prove more
+    assert rounds == 2 and out.info["bound_round"] == 2
+    assert -4.0 < out.bound <= -2.0 + 1e-9
+
+
+def test_no_bound_when_no_round_proved_one(monkeypatch):
+    model, cuts, upper = _lp()
+    _cut_short_at(monkeypatch, 1, keep_dual=False)
+    out, _, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False)
+    assert out.status == "time_limit" and rounds == 1 and out.bound is None and "bound_round" not in out.info
