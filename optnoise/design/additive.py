@@ -103,6 +103,7 @@ __all__ = [
     "MAX_SUPPORT",
     "AdditiveResult",
     "Tail",
+    "compact_support",
     "initial_support",
     "read_eps_budget",
     "setup",
@@ -226,18 +227,42 @@ def read_eps_budget(design: Any, kw: dict[str, Any], *, minimised_delta: bool = 
 
 
 def initial_support(design: Any) -> int:
-    """The first ``L`` tried when ``support`` is unset: a few noise scales ``P / eps``, and past ``exceed:t``."""
+    """The first ``L`` tried when ``support`` is unset: a few noise scales ``P / eps``, and past ``exceed:t``.
+
+    An (eps, delta > 0) design starts no wider than :func:`compact_support`. Only the time depends on
+    the start: the support grows until its boundary is proven inactive (:func:`grow_support`).
+    """
     eps = float(design.tail_eps)
     L = max(2 * design.period, int(math.ceil(4 * design.period / max(eps, 1e-3))), 8)
     deltas = [d for _, d in design.profile] if design.profile is not None else [design.delta]
     if min(deltas) > 0:  # past where a pure staircase's tail mass falls to delta: cutting it there pays
         L = max(L, int(math.ceil(design.period * (math.log(1.0 / min(deltas)) + 2.0) / eps)))
+    compact = compact_support(design)
+    if compact is not None:
+        L = min(L, max(compact, 2 * design.period, 8))
     if design.cost_of.beyond is not None:
         L = max(L, design.cost_of.threshold + design.period)
-    hint = getattr(design, "first_support", None)  # a caller's scale of the noise (continuous: compact at large delta)
-    if hint is not None:
-        L = min(L, max(int(hint), 2 * design.period, 8))
     return min(L, MAX_SUPPORT)
+
+
+def compact_support(design: Any) -> int | None:
+    """Twice the truncated Laplace's half-width plus one period, for the hockey-stick rows at delta > 0; else ``None``.
+
+    The noise scale ``P / eps`` suits pure DP; with delta > 0 the optimal noise is compact: the
+    truncated Laplace (Geng, Ding, Guo, Kumar 2020) is (eps, delta)-DP on the half-width
+    ``(P / eps) log(1 + (e^eps - 1) / (2 delta))`` (at most ``P`` once delta >= 1/2). Measured on the
+    reals at (0.005, 0.75), l1, m = 16 (``P = 16``, idle machine): the noise-scale start is 12800 cells
+    a side and the solve took 168 s; from 48 cells it takes 4 s, the same optimum (0.2574405). ``None``
+    for pure DP, a profile with a pure pair, the MILP (pdp), Renyi and composed notions.
+    """
+    notion = notion_of(design)
+    if notion.lp != "dp" or notion.composed or notion.renyi:
+        return None
+    pairs = list(design.profile) if design.profile is not None else [(float(design.eps), float(design.delta))]
+    if any(d <= 0.0 for _, d in pairs):
+        return None
+    widths = [math.log1p(math.expm1(e) / (2.0 * min(d, 0.5))) / e for e, d in pairs]  # in periods
+    return int(math.ceil(2.0 * design.period * max(widths))) + design.period
 
 
 def _solve_at(

@@ -98,7 +98,6 @@ from optnoise.design.continuous_start import (
     MAX_CELLS,
     finer_seed,
     first_resolution,
-    first_support,
 )
 from optnoise.design.continuous_start import budget_pairs as _budget
 from optnoise.design.continuous_start import truncation as _truncation
@@ -264,7 +263,6 @@ def _upper_design(design: Any, m: int) -> Any:
         kw.update(composed_fields(design))
     cells = SimpleNamespace()
     additive.setup(cells, **kw)
-    cells.first_support = first_support(design, m)
     # a warm start (continuous_warm) holds cell masses at the fixed resolution only
     cells.warm_start = getattr(design, "warm_start", None) if m == design.m_fixed else None
     return cells

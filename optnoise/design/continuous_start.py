@@ -1,4 +1,4 @@
-"""Where a continuous design starts: its first resolution, the first support of its upper bound, its truncation.
+"""Where a continuous design starts: its first resolution, its truncation, a finer resolution's seed.
 
 Sizes only: every choice here changes how long a solve takes, never what it proves (the support grows
 and the truncation widens while they matter; :mod:`optnoise.design.continuous`).
@@ -6,13 +6,10 @@ and the truncation widens while they matter; :mod:`optnoise.design.continuous`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from optnoise.design.continuous_result import is_composed, is_renyi
 
 __all__ = [
     "FIRST_RESOLUTION",
@@ -20,7 +17,6 @@ __all__ = [
     "budget_pairs",
     "finer_seed",
     "first_resolution",
-    "first_support",
     "truncation",
 ]
 
@@ -70,26 +66,6 @@ def truncation(design: Any, m: int, up: Any) -> int:
     if deltas:
         K = max(K, first_below(right + left, 1e-2 * design.target_gap * min(deltas)))
     return int(min(MAX_CELLS, K + m))
-
-
-def first_support(design: Any, m: int) -> int | None:
-    """The first half-width (in cells) of the upper-bound LP at (eps, delta > 0): twice the truncated Laplace's, plus m.
-
-    The additive release's default start, a few noise scales ``m / eps``, suits pure DP; with
-    delta > 0 the optimal noise is compact (the truncated Laplace's half-width
-    ``(Delta / eps) log(1 + (e^eps - 1) / (2 delta))``, at most ``Delta`` once delta >= 1/2), and the
-    support growth widens a start that is too small (the result is the same, proven by the same rule).
-    Measured at (0.005, 0.75), l1, m = 16 (idle machine): the default start is 12800 cells a side and the
-    upper bound took 168 s; from 48 cells it takes 4 s, the same optimum (0.2574405). ``None`` (the
-    default start) for pure DP, a profile with a pure pair, and the Renyi and composed notions.
-    """
-    if is_renyi(design) or is_composed(design):
-        return None
-    pairs = budget_pairs(design)
-    if any(d <= 0.0 for _, d in pairs):
-        return None
-    widths = [math.log1p(math.expm1(e) / (2.0 * min(d, 0.5))) / e for e, d in pairs]  # in units of Delta
-    return int(math.ceil(2.0 * m * max(widths))) + m
 
 
 def finer_seed(up: Any) -> Callable[[np.ndarray], np.ndarray]:
