@@ -125,3 +125,29 @@ def test_dp_refinement_stops_at_the_time_limit(monkeypatch):
     res = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae").solve(time_limit=0.1)
     assert _ms(res) == [continuous.first_resolution(res.design)]
     assert "time limit reached" in res.message and res.status == "feasible"
+
+
+def test_the_lps_leave_a_share_of_the_time_limit_for_the_result(monkeypatch):
+    # the last LP stops at its limit; re-verifying and building the result come after it (Selvi's grid: 60.3 s at 60)
+    from optnoise.design.continuous_bound import LowerBound
+
+    got = []
+    monkeypatch.setattr(continuous, "_upper_design", lambda design, m: SimpleNamespace(m=m))
+
+    def upper(cells, solver, time_limit, options):
+        got.append(time_limit)
+        m = cells.m
+        return SimpleNamespace(
+            status="feasible", pmf=np.array([1.0]), support=np.array([0]), tail=None, distortion=1.0 + 1 / m, L=0,
+            achieved={}, message="scripted",
+        )  # fmt: skip
+
+    monkeypatch.setattr(continuous, "_solve_upper", upper)
+    monkeypatch.setattr(continuous, "_truncation", lambda design, m, up: 1)
+    monkeypatch.setattr(
+        continuous, "_lower_at", lambda design, m, *a: LowerBound(0.5, 3, 1, 1, True, 0.0, 0.0, 0.0, "")
+    )
+    for limit, kept in ((60.0, 0.6), (500.0, 1.0)):
+        got.clear()
+        NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae").solve(time_limit=limit)
+        assert limit - kept - 0.5 < got[0] <= limit - kept
