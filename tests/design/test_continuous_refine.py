@@ -103,18 +103,19 @@ def test_refinement_on_a_real_design():
     assert res.bound <= eps <= min(res.baselines.values())
 
 
-def test_dp_refinement_stops_at_the_time_limit(monkeypatch):
-    """The dp refinement's time check: ``time_left`` has a floor, so its ``left <= 0`` never fired and every
-    further resolution ran on a 1 ms limit; now the refinement stops once the time is spent."""
+def _scripted_dp(monkeypatch, upper_time: float = 0.0) -> list:
+    """Script the dp refinement's LPs (upper 1 + 1/m after ``upper_time`` s, lower 0.5); returns the upper's limits."""
     from optnoise.design.continuous_bound import LowerBound
 
-    monkeypatch.setattr(continuous, "_upper_design", lambda design, m: m)
+    limits: list = []
+    monkeypatch.setattr(continuous, "_upper_design", lambda design, m: SimpleNamespace(m=m))
 
-    def upper(m, solver, time_limit, options):
-        time.sleep(0.2)
+    def upper(cells, solver, time_limit, options):
+        limits.append(time_limit)
+        time.sleep(upper_time)
         return SimpleNamespace(
-            status="feasible", pmf=np.array([1.0]), support=np.array([0]), tail=None, distortion=1.0 + 1 / m, L=0,
-            achieved={}, message="scripted",
+            status="feasible", pmf=np.array([1.0]), support=np.array([0]), tail=None, distortion=1.0 + 1 / cells.m,
+            L=0, achieved={}, message="scripted",
         )  # fmt: skip
 
     monkeypatch.setattr(continuous, "_solve_upper", upper)
@@ -122,6 +123,13 @@ def test_dp_refinement_stops_at_the_time_limit(monkeypatch):
     monkeypatch.setattr(
         continuous, "_lower_at", lambda design, m, *a: LowerBound(0.5, 3, 1, 1, True, 0.0, 0.0, 0.0, "", None)
     )
+    return limits
+
+
+def test_dp_refinement_stops_at_the_time_limit(monkeypatch):
+    """The dp refinement's time check: ``time_left`` has a floor, so its ``left <= 0`` never fired and every
+    further resolution ran on a 1 ms limit; now the refinement stops once the time is spent."""
+    _scripted_dp(monkeypatch, upper_time=0.2)
     res = NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae").solve(time_limit=0.1)
     assert _ms(res) == [continuous.first_resolution(res.design)]
     assert "time limit reached" in res.message and res.status == "feasible"
@@ -129,24 +137,7 @@ def test_dp_refinement_stops_at_the_time_limit(monkeypatch):
 
 def test_the_lps_leave_a_share_of_the_time_limit_for_the_result(monkeypatch):
     # the last LP stops at its limit; re-verifying and building the result come after it (Selvi's grid: 60.3 s at 60)
-    from optnoise.design.continuous_bound import LowerBound
-
-    got = []
-    monkeypatch.setattr(continuous, "_upper_design", lambda design, m: SimpleNamespace(m=m))
-
-    def upper(cells, solver, time_limit, options):
-        got.append(time_limit)
-        m = cells.m
-        return SimpleNamespace(
-            status="feasible", pmf=np.array([1.0]), support=np.array([0]), tail=None, distortion=1.0 + 1 / m, L=0,
-            achieved={}, message="scripted",
-        )  # fmt: skip
-
-    monkeypatch.setattr(continuous, "_solve_upper", upper)
-    monkeypatch.setattr(continuous, "_truncation", lambda design, m, up: 1)
-    monkeypatch.setattr(
-        continuous, "_lower_at", lambda design, m, *a: LowerBound(0.5, 3, 1, 1, True, 0.0, 0.0, 0.0, "")
-    )
+    got = _scripted_dp(monkeypatch)
     for limit, kept in ((60.0, 0.6), (500.0, 1.0)):
         got.clear()
         NoiseDesign(release="continuous", sensitivity=1.0, eps=1.0, delta=0.1, metric="mae").solve(time_limit=limit)
