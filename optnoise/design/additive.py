@@ -275,17 +275,17 @@ def _solve_at(
     options: Any,
     concurrent: bool,
     seed: Any = None,
+    loose: bool = False,
 ) -> AdditiveResult:
     """Solve the model at support ``L``; re-verify; settle the status.
 
     With a ``seed`` (a PMF as a function of the integers, near the optimum) the rows that cannot
     bind there are left out until a solution needs them (:func:`~optnoise.design.additive_lp.lazy_solve`;
-    ``design.lazy_seed``, a caller's nearby mechanism, starts it with the looser rule of a seed that is not an
-    optimum at ``L``).
+    ``loose``: the seed is a caller's nearby mechanism (``design.lazy_seed``), not an optimum at ``L``, and
+    starts it with the looser rule).
     """
     check_model_size(model_size(design, L), what=f"the {design.privacy!r} model of this design at support {L}")
     if seed is not None and not notion_of(design).indicators:
-        loose = seed is getattr(design, "lazy_seed", None)
         model, cols, out = lazy_solve(design, L, seed, solver, time_limit, mip_gap, verbose, options, concurrent, loose)
     else:
         model, cols = build(design, L)
@@ -434,16 +434,17 @@ def solve(
         res.support_note = f"support L = {design.support} given: optimal among noises on -L..L with staircase tails"
         return res
     L = initial_support(design)
-    seed = None
+    seed, loose = None, False
     if notion_of(design).takes_eps and not notion_of(design).indicators and design.delta > 0.0:
         # a caller's seed (continuous: the coarser resolution's mechanism on this grid) only picks the starting
         # rows of the lazy solve, as the pure optimum would; the pure solve is then skipped (it costs the most)
         seed = getattr(design, "lazy_seed", None)
+        loose = seed is not None
         if seed is None:
             # the pure optimum is a staircase like the (eps, delta) one: its binding rows are nearly the same
             pure = _pure_result(design, L, solver, left(), options, concurrent)
             seed = None if pure is None else pure.pmf_at
-    res = _solve_at(design, L, args[0], left(), *args[1:], seed=seed)
+    res = _solve_at(design, L, args[0], left(), *args[1:], seed=seed, loose=loose)
 
     def relaxed(res: AdditiveResult, wide: int) -> tuple[float | None, dict[str, int]]:
         return relaxed_bound(design, res, wide, solver, left(), options, concurrent)
