@@ -485,7 +485,7 @@ def lower_bound(
     if out.status == "optimal" and (best is None or obj - best > PROOF_GAP * max(1.0, abs(obj))):
         # HiGHS' multipliers are accurate to an absolute tolerance; the optimal basis, found again in
         # variables scaled by the solution, may prove more (costly: 5.7 s of 30 at m = 32, so only when needed)
-        proof = proof_dual(final, out.x)
+        proof = proof_dual(final, out.x, time_left(time_limit, t0))
         if proof is not None and (best is None or proof[0] > best):
             best = proof[0]
     x = out.x

@@ -151,12 +151,17 @@ def normalised_rows(values: np.ndarray, rows: int = 1) -> np.ndarray | None:
     return clipped / sums
 
 
-def proof_dual(model: LinearModel, x: np.ndarray | None) -> tuple[float, np.ndarray] | None:
-    """A tight LP bound ``(bound, multipliers)`` from the optimal basis near ``x`` (:func:`~.highs.basis_dual`)."""
+def proof_dual(
+    model: LinearModel, x: np.ndarray | None, time_limit: float | None = None
+) -> tuple[float, np.ndarray] | None:
+    """A tight LP bound ``(bound, multipliers)`` from the optimal basis near ``x`` (:func:`~.highs.basis_dual`).
+
+    ``None`` also when its re-solve does not finish within ``time_limit`` seconds.
+    """
     if model.is_mip or x is None:
         return None
     scale = np.maximum(np.abs(np.asarray(x, dtype=float)), 1e-300)
-    y = basis_dual(model, scale)
+    y = basis_dual(model, scale, time_limit=time_limit)
     bound = None if y is None else model.dual_bound(y)
     return None if bound is None or y is None else (bound, y)
 

@@ -82,3 +82,20 @@ def test_a_backend_without_exact_points_has_them_refined_by_highs():
     # not a list of backend names)
     res = NoiseDesign(n=6, eps=1.0, delta=0.01, neighborhood=Neighborhood.bd(2), metric="mse").solve(solver="cvxpy")
     assert res.status == "optimal" and res.verify() and "refined by HiGHS" in res.message
+
+
+def test_the_basis_proof_keeps_to_its_time_limit(monkeypatch):
+    # the continuous lower bound runs it after its rows (m = 128: a re-solve of ~10 min); it gets the time that is left
+    model = NoiseDesign(n=8, eps=1.0, delta=0.1, neighborhood=Neighborhood.bd(1), privacy="dp").build_model()
+    seen = []
+    real = S.basis_dual
+
+    def spy(model, scale, *, time_limit=None):
+        seen.append(time_limit)
+        return real(model, scale, time_limit=time_limit)
+
+    monkeypatch.setattr(S, "basis_dual", spy)
+    x = np.full(model.shape[1], 0.1)
+    S.proof_dual(model, x, 7.5)
+    S.proof_dual(model, x)
+    assert seen == [7.5, None]
