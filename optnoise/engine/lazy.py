@@ -58,8 +58,10 @@ def solve_with_cuts(
 
     ``options`` are raw HiGHS options (:func:`~optnoise.engine.highs.highs_instance`) for the
     first round, or for every solve with another backend; a ``"solver"`` among them replaces
-    the model's LP algorithm in the first round. Later HiGHS rounds always use the dual simplex
-    (the warm start needs it).
+    the model's LP algorithm in the first round. Later HiGHS rounds use the dual simplex (the
+    warm start needs a basis), except after an interior point without crossover
+    (``{"solver": "ipm", "run_crossover": "off"}``), which leaves no basis: every round then
+    runs it (its multipliers still prove each round's bound).
 
     A round that ends without an optimum (a time limit) leaves the bound proved so far: every
     round's multipliers prove a lower bound on the full LP by weak duality (its rows are a subset
@@ -132,6 +134,8 @@ def solve_with_cuts(
         return highs_output(h, model, time.perf_counter() - t0)
 
     won: list[SolverOutput] = []
+    given = dict(options or {})
+    no_basis = given.get("solver") == "ipm" and given.get("run_crossover") == "off"
     proved: list[tuple[int, np.ndarray, np.ndarray]] = []  # (round, multipliers, the cut rows it had)
     try:
         while True:
@@ -175,9 +179,10 @@ def solve_with_cuts(
                     block.indices.astype(np.int32),
                     block.data.astype(float),
                 )
-                # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
-                h.setOptionValue("solver", "simplex")
-                h.setOptionValue("simplex_strategy", 1)
+                if not no_basis:
+                    # A basis optimal before the new rows stays dual feasible: the dual simplex resumes from it.
+                    h.setOptionValue("solver", "simplex")
+                    h.setOptionValue("simplex_strategy", 1)
     finally:
         if other is not None and other is not race.NO_CHILD:
             other.stop()

@@ -69,3 +69,23 @@ def test_no_bound_when_no_round_proved_one(monkeypatch):
     _cut_short_at(monkeypatch, 1, keep_dual=False)
     out, _, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False)
     assert out.status == "time_limit" and rounds == 1 and out.bound is None and "bound_round" not in out.info
+
+
+@pytest.mark.parametrize(("crossover", "later"), [("off", "ipm"), ("on", "simplex")])
+def test_rounds_after_an_interior_point_without_crossover_run_it_again(monkeypatch, crossover, later):
+    # without crossover there is no basis for the dual simplex to resume from: every round runs the interior point
+    from optnoise.engine import highs
+
+    made = []
+    real = highs.highs_instance
+
+    def keep(model, **kw):
+        made.append(real(model, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(highs, "highs_instance", keep)
+    model, cuts, upper = _lp()
+    options = {"solver": "ipm", "run_crossover": crossover}
+    out, _, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False, options=options)
+    assert out.status == "optimal" and rounds >= 2 and out.objective == pytest.approx(-2.0, abs=1e-7)
+    assert made[0].getOptionValue("solver")[1] == later
