@@ -70,6 +70,7 @@ from optnoise.design.additive_eval import (
     tail_weights,  # noqa: F401 (reached here by callers)
 )
 from optnoise.design.additive_lp import (  # noqa: F401 (build, model_size, relaxed_bound: callers reach them here)
+    budget_pairs,
     build,
     lazy_solve,
     model_size,
@@ -234,7 +235,7 @@ def initial_support(design: Any) -> int:
     """
     eps = float(design.tail_eps)
     L = max(2 * design.period, int(math.ceil(4 * design.period / max(eps, 1e-3))), 8)
-    deltas = [d for _, d in design.profile] if design.profile is not None else [design.delta]
+    deltas = [d for _, d in budget_pairs(design)]
     if min(deltas) > 0:  # past where a pure staircase's tail mass falls to delta: cutting it there pays
         L = max(L, int(math.ceil(design.period * (math.log(1.0 / min(deltas)) + 2.0) / eps)))
     compact = compact_support(design)
@@ -258,7 +259,7 @@ def compact_support(design: Any) -> int | None:
     notion = notion_of(design)
     if notion.lp != "dp" or notion.composed or notion.renyi:
         return None
-    pairs = list(design.profile) if design.profile is not None else [(float(design.eps), float(design.delta))]
+    pairs = budget_pairs(design)
     if any(d <= 0.0 for _, d in pairs):
         return None
     widths = [math.log1p(math.expm1(e) / (2.0 * min(d, 0.5))) / e for e, d in pairs]  # in periods
@@ -377,7 +378,7 @@ def _mixed(
     jointly convex, so ``H(mix) <= (1 - lam) H(f)``: ``lam = 1 - delta / H(f)`` repairs every
     pair with delta > 0 (and the mixture is re-verified like any PMF).
     """
-    pairs = list(design.profile) if design.profile is not None else [(design.eps, design.delta)]
+    pairs = budget_pairs(design)
     got = achieved["profile"] if design.profile is not None else [achieved["dp"]]
     lam = 0.0
     for (_, d), h in zip(pairs, got, strict=True):

@@ -18,15 +18,25 @@ import numpy as np
 
 from optnoise.design.additive_eval import AdditiveResult, entries, notion_of, pair_rows, tail_weights
 from optnoise.design.additive_renyi import orders_of
-from optnoise.design.rows import add_pair_rows
+from optnoise.design.rows import add_pair_rows, hockey_sums
 from optnoise.design.settle import backend_solve, proof_dual
-from optnoise.engine.lazy import solve_with_cuts
+from optnoise.engine.lazy import solve_with_cuts, split_rows, with_cuts
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.output import relative_gap
 from optnoise.engine.progress import time_left
 from optnoise.engine.tolerance import MIP_REL_GAP, OPTIMAL_GAP
 
-__all__ = ["RELAX_ATOL", "RELAX_RTOL", "SEED_GROUP", "SEED_RTOL", "build", "lazy_solve", "model_size", "relaxed_bound"]
+__all__ = [
+    "RELAX_ATOL",
+    "RELAX_RTOL",
+    "SEED_GROUP",
+    "SEED_RTOL",
+    "budget_pairs",
+    "build",
+    "lazy_solve",
+    "model_size",
+    "relaxed_bound",
+]
 
 
 def _symmetric(design: Any, L: int) -> bool:
@@ -35,7 +45,7 @@ def _symmetric(design: Any, L: int) -> bool:
     return not notion_of(design).indicators and np.array_equal(np.sort(-s), s) and design.cost_of.symmetric(L)
 
 
-def _budget(design: Any) -> list[tuple[float, Any]]:
+def budget_pairs(design: Any) -> list[tuple[float, Any]]:
     """``[(eps, delta)]``; delta ``None`` when it is minimised (``objective="delta"``)."""
     return list(design.profile) if design.profile is not None else [(float(design.eps), design.delta)]
 
@@ -44,7 +54,7 @@ def model_size(design: Any, L: int) -> dict[str, int]:
     """Rows, columns, integers and nonzeros of the model at support ``L`` (an upper estimate, before building)."""
     K, P = design.shifts.size, design.period
     E = K * (2 * L + 4 * P + 1)  # entries, at most
-    pairs = len(orders_of(design)[0]) if notion_of(design).renyi else len(_budget(design))
+    pairs = len(orders_of(design)[0]) if notion_of(design).renyi else len(budget_pairs(design))
     per = (3, 2, 1, 8) if notion_of(design).indicators else (1, 1, 0, 3)  # a leak indicator per entry: a MILP
     rows, cols = 1 + 8 * P + pairs * (per[0] * E + K), 2 * L + 1 + 8 * P + pairs * per[1] * E
     return {
@@ -75,7 +85,7 @@ def build(design: Any, L: int) -> tuple[LinearModel, _Columns]:
         t = int(mb.add_vars(1, lb=0.0, ub=1.0, name="delta")[0])
         mb.add_row(*cols.objective, upper=design.max_distortion)
         mb.set_objective([t], [1.0])
-    for eps, delta in _budget(design):
+    for eps, delta in budget_pairs(design):
         rows = "pure" if delta == 0.0 else pair_rows(design)
         budget = None if delta == 0.0 or t is not None else delta
         add_pair_rows(mb, first_c, second_c, k, eps=eps, notion=rows, delta=budget, t=t)
@@ -143,10 +153,11 @@ RELAX_RTOL, RELAX_ATOL = 1e-9, 1e-12
 
 
 #: Starting rows of :func:`lazy_solve` from a caller's seed (``lazy_seed``: a nearby mechanism, not an optimum at
-#: ``L``): entries whose term is above ``-SEED_RTOL * p`` in shifts whose hockey stick there is at least
-#: ``SEED_GROUP * delta`` (a shift with slack needs none of its rows: :func:`_needed`). Any choice only changes
-#: the rows the solve starts with, never its optimum; these are the lower-bound LP's
-#: (:mod:`optnoise.design.continuous_bound`).
+#: ``L``), and of the continuous lower-bound LP (:mod:`optnoise.design.continuous_bound`): entries whose term is
+#: above ``-SEED_RTOL * p`` in shifts whose hockey stick there is at least ``SEED_GROUP * delta`` (a shift with
+#: slack needs none of its rows: :func:`_needed`). Any choice only changes the rows a solve starts with, never its
+#: optimum. Measured on the lower bound at (1, 0.1), l1, m = 32, fixed K = 139: 18018 entries and 11.6 s CPU
+#: without the group rule, 7967 and 3.8 s with it (0.9: 9225, 3.9 s; 0.99: 7259, 3.7 s), the same bound.
 SEED_RTOL, SEED_GROUP = 0.05, 0.95
 
 
@@ -159,11 +170,6 @@ def _point(design: Any, n: int, cols: _Columns, x0: Any) -> np.ndarray:
     has_g = cols.G >= 0
     x[cols.G[has_g]] = f[has_g] / (1.0 - math.exp(-design.tail_eps))
     return x
-
-
-def _hockey(term: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Per group (shift), the sum of its entries' positive terms (its hockey stick over the entries listed)."""
-    return np.bincount(group, weights=np.maximum(term, 0.0), minlength=int(group.max(initial=-1)) + 1)
 
 
 def _restricted(
@@ -180,13 +186,13 @@ def _restricted(
     x = _point(design, mb.num_vars, cols, x0)
 
     def terms(v: np.ndarray) -> list[np.ndarray]:
-        return [v[first_c] - math.exp(eps) * v[second_c] for eps, _ in _budget(design)]
+        return [v[first_c] - math.exp(eps) * v[second_c] for eps, _ in budget_pairs(design)]
 
     kept = []
-    for (eps, delta), t in zip(_budget(design), terms(x), strict=True):
+    for (eps, delta), t in zip(budget_pairs(design), terms(x), strict=True):
         keep = t >= -(RELAX_RTOL * x[first_c] + RELAX_ATOL)
         if group is not None and delta > 0.0:
-            keep &= (_hockey(t, k) >= group * delta)[k]
+            keep &= (hockey_sums(t, k) >= group * delta)[k]
         kept.append(keep)
         add_pair_rows(
             mb,
@@ -235,7 +241,7 @@ def _needed(term: np.ndarray, group: np.ndarray, dropped: np.ndarray, delta: flo
     entries of shifts within ``1e-9 delta`` of their budget are added (pure DP: every positive term).
     Those may stay positive by a total of ``1e-9 delta``: far inside the re-verification rule.
     """
-    near = (_hockey(term, group) > delta * (1.0 - 1e-9))[group] if delta > 0.0 else True
+    near = (hockey_sums(term, group) > delta * (1.0 - 1e-9))[group] if delta > 0.0 else True
     return (term > 1e-9 * delta / max(1, term.size)) & dropped & near
 
 
@@ -263,19 +269,18 @@ def lazy_solve(
     completes to a point of the full model at the same cost, which is then optimal. On any solver
     trouble the full model is solved instead.
     """
-    import scipy.sparse as sp
 
     t0 = time.perf_counter()
     mb, cols, (k, first_c, second_c) = _base(design, L)
     x = _point(design, mb.num_vars, cols, seed)
     E = k.size
     start, entry_rows = [], []
-    for eps, delta in _budget(design):
+    for eps, delta in budget_pairs(design):
         t = x[first_c] - math.exp(eps) * x[second_c]
         if loose:
             keep = t >= -SEED_RTOL * x[first_c]
             if delta > 0.0:
-                keep &= (_hockey(t, k) >= SEED_GROUP * delta)[k]
+                keep &= (hockey_sums(t, k) >= SEED_GROUP * delta)[k]
         else:
             keep = t >= -(RELAX_RTOL * x[first_c] + RELAX_ATOL)
         start.append(keep)
@@ -283,24 +288,22 @@ def lazy_solve(
         add_pair_rows(mb, first_c, second_c, k, eps=eps, notion="pure" if delta == 0.0 else "dp", delta=delta or None)
         entry_rows.append(np.arange(first_row, first_row + E))
     full = mb.build()
-    lazy = np.concatenate([rows[~keep] for rows, keep in zip(entry_rows, start, strict=True)])
-    if not np.all(np.isneginf(full.row_lower[lazy])):
-        raise AssertionError("entry rows must be one-sided (<=)")
-    on = np.setdiff1d(np.arange(full.shape[0]), lazy)
-    model = dataclasses.replace(full, A=full.A[on], row_lower=full.row_lower[on], row_upper=full.row_upper[on])
+    model, cuts, cut_upper = split_rows(
+        full, np.concatenate([rows[~keep] for rows, keep in zip(entry_rows, start, strict=True)])
+    )
     offsets = np.cumsum([0] + [int((~keep).sum()) for keep in start])
 
     def separate(v: np.ndarray) -> np.ndarray:
         out = []
-        for b, ((eps, delta), keep) in enumerate(zip(_budget(design), start, strict=True)):
+        for b, ((eps, delta), keep) in enumerate(zip(budget_pairs(design), start, strict=True)):
             need = _needed(v[first_c] - math.exp(eps) * v[second_c], k, ~keep, delta)
             out.append(offsets[b] + np.nonzero(need[~keep])[0])
         return np.concatenate(out)
 
     out, added, _ = solve_with_cuts(
         model,
-        full.A[lazy],
-        full.row_upper[lazy],
+        cuts,
+        cut_upper,
         solver=solver,
         time_limit=time_limit,
         tol=1e-12,
@@ -309,12 +312,7 @@ def lazy_solve(
         options=options,
     )
     if out.status == "optimal" and out.x is not None:
-        final = dataclasses.replace(
-            model,
-            A=sp.vstack([model.A, full.A[lazy][added]], format="csr"),
-            row_lower=np.concatenate([model.row_lower, full.row_lower[lazy][added]]),
-            row_upper=np.concatenate([model.row_upper, full.row_upper[lazy][added]]),
-        )
+        final = with_cuts(model, cuts, cut_upper, added)
         bound = None if out.dual is None else final.dual_bound(out.dual)
         return final, cols, dataclasses.replace(out, bound=bound, gap=relative_gap(out.objective, bound))
     left = time_left(time_limit, t0)

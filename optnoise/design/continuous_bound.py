@@ -77,15 +77,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from optnoise.design.additive_lp import SEED_GROUP, SEED_RTOL
 from optnoise.design.continuous_cost import RealCost
-from optnoise.design.rows import add_pair_rows
+from optnoise.design.rows import add_pair_rows, hockey_sums
 from optnoise.design.settle import proof_dual
-from optnoise.engine.lazy import solve_with_cuts
+from optnoise.engine.lazy import solve_with_cuts, split_rows, with_cuts
 from optnoise.engine.model import LinearModel, ModelBuilder
 from optnoise.engine.progress import time_left
 
@@ -95,12 +96,6 @@ __all__ = ["LowerBound", "cell_lp", "lower_bound", "warm_entries"]
 #: the bound: (1, 0.1), l1, m = 16: 0.68948 with all three, 0.68457 without (3), 0.67050 without (2);
 #: keeping only the largest 4 of 16 shifts gives 0.68788 (any subset is valid; all are kept).
 FAMILIES = ("qq", "rr", "qr")
-#: Entries kept from the seed: term above ``-SEED_RTOL * P(o)``, in a group (shift) whose hockey stick at the seed
-#: is at least ``SEED_GROUP * delta`` (a shift with slack needs none of its rows: :func:`_violated`). (1, 0.1), l1,
-#: m = 32, fixed K = 139: 18018 entries and 11.6 s CPU without the group rule, 7967 and 3.8 s with it (0.9: 9225,
-#: 3.9 s; 0.99: 7259, 3.7 s), the same bound.
-SEED_RTOL = 0.05
-SEED_GROUP = 0.95
 #: An entry is active at a solution (and handed to the next resolution) when its term is above ``-ACTIVE_TOL``.
 ACTIVE_TOL = 1e-9
 #: The basis' proof (:func:`~optnoise.design.settle.proof_dual`) is tried only when HiGHS' multipliers prove less
@@ -341,11 +336,6 @@ def _base(
     return mb, q, mm, r, far
 
 
-def _near_budget(excess: np.ndarray, group: np.ndarray, delta: float, share: float) -> np.ndarray:
-    """Per group: whether its hockey stick, the sum of the entries' ``excess``, is at least ``share * delta``."""
-    return np.bincount(group, weights=excess, minlength=int(group.max(initial=-1)) + 1) >= share * delta
-
-
 def _violated(
     x: np.ndarray, ent: _Entries, budget: list[tuple[float, float]], excess_cols: list[np.ndarray | None]
 ) -> list[np.ndarray]:
@@ -396,7 +386,6 @@ def lower_bound(
     ``edges``: add the merged edge entries (module docstring); ``False`` only drops them (a looser LP at
     the same ``K``, for comparison).
     """
-    import scipy.sparse as sp
 
     t0 = time.perf_counter()
     if cost.far((K + 0.5) * w) is None:
@@ -418,7 +407,7 @@ def lower_bound(
         x_seed[r] = (seed[:-1] + seed[1:]) / 2.0
         for eps, delta in budget:
             term = x_seed[ent.first] - math.exp(eps) * x_seed[ent.second]
-            near = _near_budget(np.maximum(term, 0.0), ent.group, delta, SEED_GROUP)
+            near = hockey_sums(term, ent.group) >= SEED_GROUP * delta
             start |= (term >= -SEED_RTOL * x_seed[ent.first]) & near[ent.group]
     start |= ent.where[:, 3] == K + 1  # the merged edge entries (few, one per shift): always in
     if warm is not None and len(warm):
@@ -440,12 +429,7 @@ def lower_bound(
         # the excess columns s_e, written first (none for pure DP)
         excess_cols.append(np.arange(first_col, first_col + E) if delta > 0.0 else None)
     full: LinearModel = mb.build()
-    lazy = np.concatenate([rows[~start] for rows in entry_rows])
-    keep = np.setdiff1d(np.arange(full.shape[0]), lazy)
-    if not np.all(np.isneginf(full.row_lower[lazy])):
-        raise AssertionError("entry rows must be one-sided (<=)")
-    model = replace(full, A=full.A[keep], row_lower=full.row_lower[keep], row_upper=full.row_upper[keep])
-    cuts = full.A[lazy]
+    model, cuts, cut_upper = split_rows(full, np.concatenate([rows[~start] for rows in entry_rows]))
     dropped = np.nonzero(~start)[0]  # the entries whose rows are cut rows: in ``cuts`` once per budget pair
 
     def separate(x: np.ndarray) -> np.ndarray:
@@ -456,7 +440,7 @@ def lower_bound(
     out, added, rounds = solve_with_cuts(
         model,
         cuts,
-        full.row_upper[lazy],
+        cut_upper,
         solver=solver,
         time_limit=time_left(time_limit, t0),
         tol=CUT_TOL,
@@ -464,12 +448,7 @@ def lower_bound(
         separate=separate,
         options=options,
     )
-    final = replace(
-        model,
-        A=sp.vstack([model.A, cuts[added]], format="csr"),
-        row_lower=np.concatenate([model.row_lower, full.row_lower[lazy][added]]),
-        row_upper=np.concatenate([model.row_upper, full.row_upper[lazy][added]]),
-    )
+    final = with_cuts(model, cuts, cut_upper, added)
     # a round cut short keeps the bound the rounds before it proved (solve_with_cuts)
     best: float | None = None if out.status == "optimal" else out.bound
     message = ""
@@ -478,9 +457,9 @@ def lower_bound(
         if best is not None:
             message += f" in round {rounds}; the bound is round {out.info.get('bound_round')}'s (valid, maybe loose)"
         return LowerBound(best, n, final.shape[0], rounds, False, 0.0, 0.0, time.perf_counter() - t0, message)
-    if out.dual is not None:
-        b = final.dual_bound(out.dual)
-        best = b if best is None or (b is not None and b > best) else best
+    b = None if out.dual is None else final.dual_bound(out.dual)
+    if b is not None and (best is None or b > best):
+        best = b
     obj = out.objective if out.objective is not None else math.inf
     if out.status == "optimal" and (best is None or obj - best > PROOF_GAP * max(1.0, abs(obj))):
         # HiGHS' multipliers are accurate to an absolute tolerance; the optimal basis, found again in
@@ -496,7 +475,7 @@ def lower_bound(
     active = np.zeros(E, dtype=bool)
     for eps, delta in budget:
         term = x[ent.first] - math.exp(eps) * x[ent.second]
-        near = _near_budget(np.maximum(term, 0.0), ent.group, delta, SEED_GROUP)
+        near = hockey_sums(term, ent.group) >= SEED_GROUP * delta
         active |= (term > -ACTIVE_TOL) & (x[ent.first] > ACTIVE_TOL) & near[ent.group]
     return LowerBound(
         best,

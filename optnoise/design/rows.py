@@ -44,12 +44,17 @@ from optnoise.engine.tolerance import FEASIBILITY_TOL
 from optnoise.engine.validation import check_choice, shown
 from optnoise.privacy.verification import DELTA_RTOL
 
-__all__ = ["PAIR_NOTIONS", "add_pair_rows"]
+__all__ = ["PAIR_NOTIONS", "add_pair_rows", "hockey_sums"]
 
 #: Smallest delta a budget row is scaled by: coefficients stay below 1e12, which solvers handle.
 ROW_SCALE_FLOOR = 1e-12
 #: What :func:`add_pair_rows` can impose on a set of entries.
 PAIR_NOTIONS = ("pure", "dp", "pdp")
+
+
+def hockey_sums(term: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per group, the sum of its entries' positive ``term`` (``p - E q``): its hockey stick over the entries given."""
+    return np.bincount(group, weights=np.maximum(term, 0.0), minlength=int(group.max(initial=-1)) + 1)
 
 
 def _budget_rows(mb: ModelBuilder, cols: np.ndarray, group: np.ndarray, delta: float | None, t: int | None) -> None:

@@ -17,7 +17,32 @@ from optnoise.engine.solve import SOLVERS, solve_model
 from optnoise.engine.tolerance import MIP_REL_GAP
 from optnoise.engine.validation import check_choice, check_positive
 
-__all__ = ["solve_with_cuts"]
+__all__ = ["solve_with_cuts", "split_rows", "with_cuts"]
+
+
+def split_rows(full: LinearModel, lazy: np.ndarray) -> tuple[LinearModel, Any, np.ndarray]:
+    """``full`` without its rows ``lazy``, and those rows as cut rows ``(cuts, cut_upper)`` for :func:`solve_with_cuts`.
+
+    The rows must be one-sided (``<=``): cut rows are ``cuts @ x <= cut_upper``.
+    """
+    lazy = np.asarray(lazy, dtype=np.int64)
+    if not np.all(np.isneginf(full.row_lower[lazy])):
+        raise AssertionError("lazy rows must be one-sided (<=)")
+    on = np.setdiff1d(np.arange(full.shape[0]), lazy)
+    model = replace(full, A=full.A[on], row_lower=full.row_lower[on], row_upper=full.row_upper[on])
+    return model, full.A[lazy], full.row_upper[lazy]
+
+
+def with_cuts(model: LinearModel, cuts: Any, cut_upper: np.ndarray, rows: np.ndarray) -> LinearModel:
+    """``model`` plus the cut rows ``rows``, after its own rows (as :func:`solve_with_cuts` solves it)."""
+    import scipy.sparse as sp
+
+    return replace(
+        model,
+        A=sp.vstack([model.A, cuts[rows]], format="csr"),
+        row_lower=np.concatenate([model.row_lower, np.full(len(rows), -np.inf)]),
+        row_upper=np.concatenate([model.row_upper, cut_upper[rows]]),
+    )
 
 
 def solve_with_cuts(
@@ -89,12 +114,7 @@ def solve_with_cuts(
         time_limit = check_positive("time_limit", time_limit)
 
     def with_rows(rows: np.ndarray) -> LinearModel:
-        return replace(
-            model,
-            A=sp.vstack([model.A, cuts[rows]], format="csr"),
-            row_lower=np.concatenate([model.row_lower, np.full(rows.size, -np.inf)]),
-            row_upper=np.concatenate([model.row_upper, cut_upper[rows]]),
-        )
+        return with_cuts(model, cuts, cut_upper, rows)
 
     t_start = time.perf_counter()
     deadline = None if time_limit is None else time.time() + time_limit

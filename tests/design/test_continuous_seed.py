@@ -9,6 +9,7 @@ from optnoise import NoiseDesign
 from optnoise.design import additive, additive_lp, continuous
 from optnoise.design.composed_polish import refine_cells
 from optnoise.design.continuous_start import finer_seed
+from optnoise.design.rows import hockey_sums
 from optnoise.engine.tolerance import MIP_REL_GAP
 
 
@@ -93,6 +94,6 @@ def test_the_lazy_solve_adds_rows_only_in_shifts_at_their_budget():
     mb, cols, (k, first_c, second_c) = additive_lp._base(cells, L)
     x = additive_lp._point(cells, mb.num_vars, cols, lazy.pmf_at)
     term = x[first_c] - np.e * x[second_c]
-    hs = additive_lp._hockey(term, k)
+    hs = hockey_sums(term, k)
     assert hs.max() == pytest.approx(0.1, rel=1e-6)
     assert (hs[np.unique(k)] < 0.095).any()  # some shift has slack (its rows are never needed)

@@ -89,3 +89,15 @@ def test_rounds_after_an_interior_point_without_crossover_run_it_again(monkeypat
     out, _, rounds = lazy.solve_with_cuts(model, cuts, upper, solver="highs", concurrent=False, options=options)
     assert out.status == "optimal" and rounds >= 2 and out.objective == pytest.approx(-2.0, abs=1e-7)
     assert made[0].getOptionValue("solver")[1] == later
+
+
+def test_split_rows_and_with_cuts_rebuild_the_full_lp():
+    model, cuts, upper = _lp()
+    full = lazy.with_cuts(model, cuts, upper, np.arange(3))
+    base, got_cuts, got_upper = lazy.split_rows(full, np.array([1, 2]))
+    assert base.shape[0] == full.shape[0] - 2 and np.array_equal(got_upper, upper[1:])
+    again = lazy.with_cuts(base, got_cuts, got_upper, np.array([0, 1]))
+    assert solve_model(again, solver="highs").objective == pytest.approx(solve_model(full, solver="highs").objective)
+    two_sided = dataclasses.replace(full, row_lower=np.zeros(full.shape[0]))
+    with pytest.raises(AssertionError, match="one-sided"):
+        lazy.split_rows(two_sided, np.array([0]))
